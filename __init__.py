@@ -1,0 +1,40 @@
+"""graphcompiler: an MLIR-style multi-dialect deep-learning compiler on xDSL.
+
+Public API:
+    parse(text)                      -> verified builtin.module
+    apply_pipeline(module, pipeline) -> runs an MLIR textual pass pipeline
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
+
+    from graphcompiler.registry import Registry
+
+__version__ = "0.1.0"
+
+
+def parse(text: str, *, filename: str = "<string>", registry: Registry | None = None) -> ModuleOp:
+    """Parse and verify MLIR text; errors raise `DiagnosticError`."""
+    from graphcompiler.diagnostics import SourceFile
+    from graphcompiler.parsing import parse_module, verify_module
+    from graphcompiler.registry import default_registry
+
+    ctx = (registry or default_registry()).create_context()
+    module = parse_module(ctx, SourceFile(filename, text))
+    verify_module(module)
+    return module
+
+
+def apply_pipeline(module: ModuleOp, pipeline: str, *, registry: Registry | None = None) -> ModuleOp:
+    """Run `pipeline` (e.g. 'builtin.module(func.func(cse))') on `module` in place."""
+    from graphcompiler.pass_manager import run_pipeline
+    from graphcompiler.pipeline import build_pass_manager
+    from graphcompiler.registry import default_registry
+
+    registry = registry or default_registry()
+    run_pipeline(build_pass_manager(registry, pipeline), module, registry.create_context())
+    return module

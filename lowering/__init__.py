@@ -1,0 +1,1 @@
+"""Dialect conversions: graph -> tir -> llvm."""

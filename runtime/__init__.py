@@ -1,0 +1,1 @@
+"""JIT engine, runtime symbols, parallel call and memory for generated code."""
