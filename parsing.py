@@ -10,6 +10,8 @@ verifier failure is reported at the op that failed.
 
 from __future__ import annotations
 
+import re
+
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Operation
@@ -26,6 +28,7 @@ from graphcompiler.diagnostics import (
 )
 
 SPLIT_MARKER = "// -----"
+_SPLIT_LINE = re.compile(r"^// -----[ \t]*$", re.MULTILINE)
 
 
 class LocatingParser(Parser):
@@ -43,14 +46,22 @@ class LocatingParser(Parser):
         self._op_name_offsets.append(self._current_token.span.start)
         return results
 
+    def _get_op_by_name(self, name: str) -> type[Operation]:
+        # Report an unknown op at its name, not at the token after it.
+        try:
+            return super()._get_op_by_name(name)
+        except ParseError as error:
+            offset = self._op_name_offsets[-1]
+            self.raise_error(error.msg, offset, offset + len(name))
+
     def parse_operation(self) -> Operation:
         op = super().parse_operation()
         offset = self._op_name_offsets.pop()
         if isinstance(op.location, UnknownLoc):
-            op.location = self._file_loc(offset)
+            op.location = self.file_loc(offset)
         return op
 
-    def _file_loc(self, offset: int) -> FileLineColLoc:
+    def file_loc(self, offset: int) -> FileLineColLoc:
         where = self.source.location(offset)
         return FileLineColLoc(
             StringAttr(where.filename), IntAttr(where.line), IntAttr(where.column)
@@ -62,18 +73,19 @@ class LocatingParser(Parser):
 
 def parse_module(ctx: Context, source: SourceFile) -> ModuleOp:
     """Parse `source` into a module; errors raise `DiagnosticError`."""
-    parser = LocatingParser(ctx, source)
+    parser: LocatingParser | None = None
     try:
+        parser = LocatingParser(ctx, source)  # lexes the first token already
         module = parser.parse_module()
     except ParseError as error:
         where = source.location(error.span.start)
         raise DiagnosticError(Diagnostic(Severity.ERROR, error.msg, where)) from None
     except (VerifyException, ValueError, TypeError) as error:
         # Attribute/type constructors verify while the parser builds them.
-        where = source.location(parser.current_offset())
+        where = source.location(parser.current_offset() if parser else 0)
         raise DiagnosticError(Diagnostic(Severity.ERROR, str(error), where)) from None
     if isinstance(module.location, UnknownLoc):
-        module.location = parser._file_loc(0)
+        module.location = parser.file_loc(0)
     return module
 
 
@@ -101,11 +113,12 @@ def verify_module(op: Operation) -> None:
 
 
 def split_input(source: SourceFile) -> list[SourceFile]:
-    """Split on `// -----` as `--split-input-file` does. Each piece is padded
-    with blank lines so that its line numbers are those of the original file."""
+    """Split on lines that are exactly `// -----`, as `--split-input-file`
+    does. Each piece is padded with blank lines so that its line numbers are
+    those of the original file."""
     chunks: list[SourceFile] = []
     lines_before = 0
-    for piece in source.text.split(SPLIT_MARKER):
+    for piece in _SPLIT_LINE.split(source.text):
         chunks.append(SourceFile(source.name, "\n" * lines_before + piece))
         lines_before += piece.count("\n")
     return chunks

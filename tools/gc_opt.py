@@ -116,11 +116,13 @@ def main(argv: list[str] | None = None) -> int:
     outputs: list[str] = []
     failed = False
     for chunk in chunks:
+        # Like mlir-opt, every chunk gets a place in the output, even a failed one.
+        outputs.append("")
         with collect_diagnostics() as emitted:
             try:
                 module = _process(chunk, ctx, manager, instrumentation)
                 with instrumentation.time("Output"):
-                    outputs.append(_print_module(module, args))
+                    outputs[-1] = _print_module(module, args)
             except DiagnosticError as error:
                 emitted.append(error.diagnostic)
         if args.verify_diagnostics:
