@@ -14,8 +14,8 @@ import re
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
-from xdsl.ir import Operation
-from xdsl.parser import Parser
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.traits import NoTerminator
 from xdsl.utils.exceptions import ParseError, VerifyException
 
@@ -38,6 +38,26 @@ class LocatingParser(Parser):
         super().__init__(ctx, source.text, source.name)
         self.source = source
         self._op_name_offsets: list[int] = []
+        self._first_forward_use: dict[str, int] = {}
+
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        try:
+            return super().parse_module(allow_implicit_module)
+        except ParseError:
+            if not self.forward_ssa_references:
+                raise
+            # xDSL reports undefined values at the end of the input; MLIR
+            # reports the first use of one, which is what a user needs.
+            name = min(self.forward_ssa_references, key=self._first_forward_use.__getitem__)
+            offset = self._first_forward_use[name]
+            self.raise_error(
+                f"use of undeclared SSA value name %{name}", offset, offset + len(name) + 1
+            )
+
+    def resolve_operand(self, operand: UnresolvedOperand, type: Attribute) -> SSAValue:
+        if operand.operand_name not in self.ssa_values:
+            self._first_forward_use.setdefault(operand.operand_name, operand.span.start)
+        return super().resolve_operand(operand, type)
 
     def _parse_op_result_list(self):
         # Called first by `parse_operation`; afterwards the current token is

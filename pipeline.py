@@ -238,8 +238,7 @@ def _accepts_float(field_type: object) -> bool:
 def _convert_option(
     element: PassElement, key: str, raw_values: tuple[str, ...], field_type: object
 ) -> object:
-    """Typed value for one option: a scalar, a tuple for list options, or
-    None for a bare `key` of an optional option."""
+    """Typed value for one option: a scalar, or a tuple for list options."""
     values = tuple(_typed_value(v) for v in raw_values)
     if _accepts_float(field_type):
         # `eps=1` for a float option means 1.0, not a type error.
@@ -248,8 +247,14 @@ def _convert_option(
         return values[0]
     if values and isa(values, field_type):
         return values
-    if not values and isa(None, field_type):
-        return None
+    if not values:
+        # A bare `flag` sets a bool option; `key=` is an empty list; a bare
+        # key of an optional option is None.
+        if field_type is bool or bool in get_args(field_type):
+            return True
+        for empty in ((), None):
+            if isa(empty, field_type):
+                return empty
     raise PipelineError(
         f"invalid value '{','.join(raw_values)}' for option '{key}' of pass "
         f"'{element.name}': expected {type_repr(field_type)}"

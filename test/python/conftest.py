@@ -1,0 +1,21 @@
+"""Shared fixtures: the test plugin folder and a registry with it loaded."""
+
+from pathlib import Path
+
+import pytest
+
+PLUGINS = Path(__file__).resolve().parent.parent / "plugins"
+
+
+@pytest.fixture
+def toy_plugin_path() -> Path:
+    return PLUGINS / "toy_plugin.py"
+
+
+@pytest.fixture
+def registry(toy_plugin_path):
+    from graphcompiler.registry import default_registry
+
+    registry = default_registry()
+    registry.load_plugin(str(toy_plugin_path))
+    return registry
