@@ -29,7 +29,9 @@ def parse(text: str, *, filename: str = "<string>", registry: Registry | None = 
     return module
 
 
-def apply_pipeline(module: ModuleOp, pipeline: str, *, registry: Registry | None = None) -> ModuleOp:
+def apply_pipeline(
+    module: ModuleOp, pipeline: str, *, registry: Registry | None = None
+) -> ModuleOp:
     """Run `pipeline` (e.g. 'builtin.module(func.func(cse))') on `module` in place."""
     from graphcompiler.pass_manager import run_pipeline
     from graphcompiler.pipeline import build_pass_manager

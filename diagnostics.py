@@ -54,9 +54,7 @@ class SourceFile:
     _line_starts: list[int] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self._line_starts = [0] + [
-            match.end() for match in re.finditer("\n", self.text)
-        ]
+        self._line_starts = [0] + [match.end() for match in re.finditer("\n", self.text)]
 
     def location(self, offset: int) -> SourceLocation:
         line_index = bisect.bisect_right(self._line_starts, offset) - 1
@@ -91,9 +89,7 @@ class Diagnostic:
         where = f"{self.location}: " if self.location else "loc(unknown): "
         text = f"{where}{self.severity.value}: {self.message}\n"
         if self.location is not None:
-            source = next(
-                (s for s in sources if s.name == self.location.filename), None
-            )
+            source = next((s for s in sources if s.name == self.location.filename), None)
             line = source.line_text(self.location.line) if source else None
             if line is not None:
                 text += f"{line}\n{' ' * (self.location.column - 1)}^\n"
@@ -124,9 +120,7 @@ def location_of(ir: Operation | Attribute | None) -> SourceLocation | None:
     while True:
         match loc:
             case FileLineColLoc():
-                return SourceLocation(
-                    loc.filename.data, loc.line.data, loc.column.data
-                )
+                return SourceLocation(loc.filename.data, loc.line.data, loc.column.data)
             case NameLoc():
                 loc = loc.location
             case CallSiteLoc():
@@ -137,9 +131,7 @@ def location_of(ir: Operation | Attribute | None) -> SourceLocation | None:
                 return None
 
 
-def op_diagnostic(
-    op: Operation, message: str, severity: Severity = Severity.ERROR
-) -> Diagnostic:
+def op_diagnostic(op: Operation, message: str, severity: Severity = Severity.ERROR) -> Diagnostic:
     """A diagnostic about `op`, prefixed `'dialect.op' op` like MLIR's."""
     return Diagnostic(severity, f"'{op.name}' op {message}", location_of(op))
 
@@ -216,9 +208,7 @@ class ExpectedDiagnostic:
 def _mlir_regex(message: str) -> str:
     """`-re` messages are literal text with `{{regex}}` islands, as in MLIR."""
     pieces = re.split(r"\{\{(.*?)\}\}", message)
-    return "".join(
-        piece if index % 2 else re.escape(piece) for index, piece in enumerate(pieces)
-    )
+    return "".join(piece if index % 2 else re.escape(piece) for index, piece in enumerate(pieces))
 
 
 @dataclass
@@ -231,9 +221,7 @@ class ExpectedDiagnostics:
     def from_source(source: SourceFile) -> ExpectedDiagnostics:
         lines = source.lines()
         designator_lines = {
-            number
-            for number, text in enumerate(lines, start=1)
-            if _EXPECTED.search(text)
+            number for number, text in enumerate(lines, start=1) if _EXPECTED.search(text)
         }
 
         def nearest_plain_line(start: int, step: int) -> int:
@@ -260,9 +248,7 @@ class ExpectedDiagnostics:
                 line = number + int(designator)
             where = SourceLocation(source.name, number, match.start() + 1)
             expected.append(
-                ExpectedDiagnostic(
-                    Severity(severity), message, regex is not None, line, where
-                )
+                ExpectedDiagnostic(Severity(severity), message, regex is not None, line, where)
             )
         return ExpectedDiagnostics(expected)
 
@@ -271,9 +257,7 @@ class ExpectedDiagnostics:
         ones; returns the errors describing every mismatch."""
         problems: list[Diagnostic] = []
         for diagnostic in (d for top in emitted for d in top.flatten()):
-            expectation = next(
-                (e for e in self.expected if e.matches(diagnostic)), None
-            )
+            expectation = next((e for e in self.expected if e.matches(diagnostic)), None)
             if expectation is None:
                 problems.append(
                     Diagnostic(

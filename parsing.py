@@ -124,9 +124,7 @@ def verify_module(op: Operation) -> None:
                 and not op.has_trait(NoTerminator)
             ):
                 raise DiagnosticError(
-                    op_diagnostic(
-                        op, "expects a non-empty block ending in a terminator"
-                    )
+                    op_diagnostic(op, "expects a non-empty block ending in a terminator")
                 )
             for nested in block.ops:
                 verify_module(nested)

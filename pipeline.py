@@ -176,15 +176,12 @@ class OpPassManager:
 
     def __str__(self) -> str:
         inner = ",".join(
-            str(e) if isinstance(e, OpPassManager) else format_pass(e)
-            for e in self.elements
+            str(e) if isinstance(e, OpPassManager) else format_pass(e) for e in self.elements
         )
         return f"{self.anchor}({inner})"
 
     def pass_count(self) -> int:
-        return sum(
-            e.pass_count() if isinstance(e, OpPassManager) else 1 for e in self.elements
-        )
+        return sum(e.pass_count() if isinstance(e, OpPassManager) else 1 for e in self.elements)
 
 
 def _option_name(field_name: str) -> str:
@@ -275,9 +272,7 @@ def _instantiate_pass(pass_class: type[ModulePass], element: PassElement) -> Mod
             )
             raise PipelineError(f"unknown option '{key}' for pass '{element.name}'{hint}")
         field_name = fields[option]
-        arguments[field_name] = _convert_option(
-            element, key, raw_values, field_types[field_name]
-        )
+        arguments[field_name] = _convert_option(element, key, raw_values, field_types[field_name])
     missing = pass_class.required_fields() - arguments.keys()
     if missing:
         names = ", ".join(sorted(_option_name(m) for m in missing))

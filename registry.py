@@ -49,9 +49,7 @@ class Registry:
         self.passes: dict[str, PassFactory] = {}
         self.pipelines: dict[str, PipelineDefinition] = {}
 
-    def register_dialect(
-        self, dialect: Dialect | DialectFactory, name: str | None = None
-    ) -> None:
+    def register_dialect(self, dialect: Dialect | DialectFactory, name: str | None = None) -> None:
         """Register a dialect object, or a factory (loaded lazily) with its name."""
         if isinstance(dialect, Dialect):
             name, factory = dialect.name, (lambda: dialect)

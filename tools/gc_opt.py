@@ -1,6 +1,6 @@
 """gc-opt: graphcompiler's modular optimizer driver, spoken like `mlir-opt`.
 
-    gc-opt in.mlir --pass-pipeline='builtin.module(func.func(cse,canonicalize))'
+gc-opt in.mlir --pass-pipeline='builtin.module(func.func(cse,canonicalize))'
 """
 
 from __future__ import annotations
@@ -43,36 +43,93 @@ def _argument_parser() -> argparse.ArgumentParser:
         allow_abbrev=False,
     )
     parser.add_argument("input", nargs="?", default="-", help="input .mlir file (default: stdin)")
-    _add_flag(parser, "output", "-o", dest="output", default="-", metavar="FILE",
-              help="output file (default: stdout)")
-    _add_flag(parser, "pass-pipeline", metavar="PIPELINE",
-              help="textual pipeline, e.g. 'builtin.module(cse,func.func(canonicalize))'")
-    parser.add_argument("-p", "--passes", metavar="PASSES",
-                        help="flat pass list anchored on builtin.module, e.g. 'cse,dce'")
-    _add_flag(parser, "split-input-file", action="store_true",
-              help=f"process each chunk separated by '{SPLIT_MARKER}' on its own")
-    _add_flag(parser, "verify-diagnostics", action="store_true",
-              help="check emitted diagnostics against 'expected-*' comments")
-    _add_flag(parser, "mlir-print-ir-before-all", action="store_true",
-              help="print the IR before every pass (stderr)")
-    _add_flag(parser, "mlir-print-ir-after-all", action="store_true",
-              help="print the IR after every pass (stderr)")
-    _add_flag(parser, "mlir-timing", action="store_true",
-              help="print a wall-time report per pass (stderr)")
-    _add_flag(parser, "mlir-print-op-generic", action="store_true",
-              help="print operations in the generic form")
-    _add_flag(parser, "mlir-print-debuginfo", action="store_true",
-              help="print source locations")
-    _add_flag(parser, "allow-unregistered-dialect", action="store_true",
-              help="accept operations of unregistered dialects")
-    _add_flag(parser, "show-dialects", action="store_true",
-              help="print the registered dialects and exit")
-    _add_flag(parser, "list-passes", action="store_true",
-              help="print every pass and pipeline with its description and options, then exit")
-    _add_flag(parser, "dump-pass-pipeline", action="store_true",
-              help="print the resolved pass pipeline (stderr)")
-    _add_flag(parser, "load-plugin", action="append", default=[], metavar="MODULE",
-              help="load a plugin (Python module name or .py file) exposing register(registry)")
+    _add_flag(
+        parser,
+        "output",
+        "-o",
+        dest="output",
+        default="-",
+        metavar="FILE",
+        help="output file (default: stdout)",
+    )
+    _add_flag(
+        parser,
+        "pass-pipeline",
+        metavar="PIPELINE",
+        help="textual pipeline, e.g. 'builtin.module(cse,func.func(canonicalize))'",
+    )
+    parser.add_argument(
+        "-p",
+        "--passes",
+        metavar="PASSES",
+        help="flat pass list anchored on builtin.module, e.g. 'cse,dce'",
+    )
+    _add_flag(
+        parser,
+        "split-input-file",
+        action="store_true",
+        help=f"process each chunk separated by '{SPLIT_MARKER}' on its own",
+    )
+    _add_flag(
+        parser,
+        "verify-diagnostics",
+        action="store_true",
+        help="check emitted diagnostics against 'expected-*' comments",
+    )
+    _add_flag(
+        parser,
+        "mlir-print-ir-before-all",
+        action="store_true",
+        help="print the IR before every pass (stderr)",
+    )
+    _add_flag(
+        parser,
+        "mlir-print-ir-after-all",
+        action="store_true",
+        help="print the IR after every pass (stderr)",
+    )
+    _add_flag(
+        parser,
+        "mlir-timing",
+        action="store_true",
+        help="print a wall-time report per pass (stderr)",
+    )
+    _add_flag(
+        parser,
+        "mlir-print-op-generic",
+        action="store_true",
+        help="print operations in the generic form",
+    )
+    _add_flag(parser, "mlir-print-debuginfo", action="store_true", help="print source locations")
+    _add_flag(
+        parser,
+        "allow-unregistered-dialect",
+        action="store_true",
+        help="accept operations of unregistered dialects",
+    )
+    _add_flag(
+        parser, "show-dialects", action="store_true", help="print the registered dialects and exit"
+    )
+    _add_flag(
+        parser,
+        "list-passes",
+        action="store_true",
+        help="print every pass and pipeline with its description and options, then exit",
+    )
+    _add_flag(
+        parser,
+        "dump-pass-pipeline",
+        action="store_true",
+        help="print the resolved pass pipeline (stderr)",
+    )
+    _add_flag(
+        parser,
+        "load-plugin",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="load a plugin (Python module name or .py file) exposing register(registry)",
+    )
     return parser
 
 
@@ -100,8 +157,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         source = _read_input(args.input)
     except OSError as error:
-        print(f"{TOOL}: error: cannot open input file '{args.input}': {error.strerror}",
-              file=sys.stderr)
+        print(
+            f"{TOOL}: error: cannot open input file '{args.input}': {error.strerror}",
+            file=sys.stderr,
+        )
         return 1
 
     timer = Timer() if args.mlir_timing else None

@@ -38,9 +38,14 @@ def test_multiline_messages_become_one_line():
 
 def test_all_expectations_met():
     emitted = [
-        Diagnostic(Severity.ERROR, "it is broken here", at(2, 3), [
-            Diagnostic(Severity.NOTE, "because of this", at(4)),
-        ]),
+        Diagnostic(
+            Severity.ERROR,
+            "it is broken here",
+            at(2, 3),
+            [
+                Diagnostic(Severity.NOTE, "because of this", at(4)),
+            ],
+        ),
         Diagnostic(Severity.ERROR, "nowhere to be found", None),
         Diagnostic(Severity.WARNING, "w42rn", at(4)),
     ]
@@ -76,7 +81,10 @@ def test_parse_error_is_a_located_diagnostic():
 
 
 def test_verifier_error_names_the_op():
-    text = 'func.func @f(%a: i32) {\n  %0 = "arith.addi"(%a, %a) : (i32, i32) -> i64\n  func.return\n}\n'
+    text = (
+        'func.func @f(%a: i32) {\n  %0 = "arith.addi"(%a, %a) : (i32, i32) -> i64\n'
+        "  func.return\n}\n"
+    )
     with pytest.raises(DiagnosticError) as caught:
         graphcompiler.parse(text, filename="t.mlir")
     diagnostic = caught.value.diagnostic

@@ -30,8 +30,18 @@ def test_entry_point_plugin_is_loaded_by_gc_opt(tmp_path, toy_plugin_path):
     _install_fake_distribution(tmp_path, toy_plugin_path)
     environment = dict(os.environ, PYTHONPATH=str(tmp_path))
     result = subprocess.run(
-        [sys.executable, "-m", "graphcompiler.tools.gc_opt", "-p", "toy-scale-constants{factor=10}"],
-        input=TOY_INPUT, capture_output=True, text=True, env=environment, check=False,
+        [
+            sys.executable,
+            "-m",
+            "graphcompiler.tools.gc_opt",
+            "-p",
+            "toy-scale-constants{factor=10}",
+        ],
+        input=TOY_INPUT,
+        capture_output=True,
+        text=True,
+        env=environment,
+        check=False,
     )
     assert result.returncode == 0, result.stderr
     assert "toy.constant 40" in result.stdout
@@ -53,7 +63,8 @@ def test_plugin_without_register_function(tmp_path):
 
 def test_failing_pass_is_a_diagnostic_not_a_traceback(tmp_path, capsys):
     plugin = tmp_path / "crashing_plugin.py"
-    plugin.write_text(textwrap.dedent("""
+    plugin.write_text(
+        textwrap.dedent("""
         from dataclasses import dataclass
         from xdsl.passes import ModulePass
 
@@ -65,10 +76,12 @@ def test_failing_pass_is_a_diagnostic_not_a_traceback(tmp_path, capsys):
 
         def register(registry):
             registry.register_pass(Crash)
-    """))
+    """)
+    )
     source = tmp_path / "in.mlir"
     source.write_text("func.func @f() {\n  func.return\n}\n")
-    exit_code = main([str(source), f"--load-plugin={plugin}", "--pass-pipeline=builtin.module(func.func(crash))"])
+    pipeline = "--pass-pipeline=builtin.module(func.func(crash))"
+    exit_code = main([str(source), f"--load-plugin={plugin}", pipeline])
     stderr = capsys.readouterr().err
     assert exit_code == 1
     assert f"{source}:1:1: error: internal error in pass 'crash': RuntimeError: boom" in stderr
