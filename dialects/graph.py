@@ -1,0 +1,977 @@
+"""The Graph IR dialect `graph`: tensor ops inside `func.func` (seed 004).
+
+A graph is a `func.func` over statically shaped builtin tensors: its arguments
+are the graph inputs, its `func.return` operands the outputs. Every op here
+infers its result type from its operands and properties (`infer_type`, used
+by the Python builder) and its verifier checks the declared result against
+that inference, so a wrong shape, rank, axis, permutation or element type is
+reported naming the operand and the expected vs. actual value.
+
+Parameters are properties: integer lists are `array<i64: ...>`, flags are
+`true`/`false`, float parameters are f32. In the custom form they are written
+in the attribute dictionary, defaults omitted:
+
+    %1 = graph.softmax %0 {axis = 1 : i64} : tensor<4x8xf32>
+    %2 = graph.add %1, %b : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+
+A tensor's memory format is a `#graph.format<...>` encoding (plain tensors
+have none), e.g. `tensor<64x32xf32, #graph.format<"KN" -> "NK16k16n">>`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    I64,
+    BFloat16Type,
+    BoolAttr,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    Float32Type,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    TensorType,
+    i1,
+    i64,
+)
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    VarConstraint,
+    base,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    param_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import AttrParser, Parser
+from xdsl.printer import Printer
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+FLOAT_TYPES = (Float32Type, Float16Type, BFloat16Type)
+INTEGER_WIDTHS = (64, 32, 8, 1)
+
+
+def is_float(element_type: Attribute) -> bool:
+    return isinstance(element_type, FLOAT_TYPES)
+
+
+def _check_element_type(element_type: Attribute, role: str) -> None:
+    if is_float(element_type):
+        return
+    if isinstance(element_type, IntegerType) and element_type.width.data in INTEGER_WIDTHS:
+        return
+    raise VerifyException(
+        f"{role} has element type {element_type}; expected one of f32, f16, bf16, i64, i32, i8, i1"
+    )
+
+
+# --- memory formats -------------------------------------------------------
+
+
+def _parse_layout(layout: str) -> list[tuple[str, int | None]]:
+    """'NK16k16n' -> [('N', None), ('K', None), ('k', 16), ('n', 16)]."""
+    symbols: list[tuple[str, int | None]] = []
+    index = 0
+    while index < len(layout):
+        digits = ""
+        while index < len(layout) and layout[index].isdigit():
+            digits += layout[index]
+            index += 1
+        if index == len(layout):
+            raise VerifyException(f"format '{layout}' ends with a block size and no dimension")
+        letter = layout[index]
+        index += 1
+        if letter.isupper() and not digits:
+            symbols.append((letter, None))
+        elif letter.islower() and digits and int(digits) > 0:
+            symbols.append((letter, int(digits)))
+        else:
+            raise VerifyException(
+                f"format '{layout}': expected an outer dimension (uppercase letter) "
+                f"or a block (size then lowercase letter) at '{digits}{letter}'"
+            )
+    return symbols
+
+
+@irdl_attr_definition
+class FormatAttr(ParametrizedAttribute):
+    """A blocked memory format: `plain -> layout`, e.g. `"KN" -> "NK16k16n"`.
+
+    `plain` names the logical dimensions in order (default `A`, `B`, `C`, ...,
+    written `#graph.format<"AB16b16a">`); `layout` orders the outer
+    dimensions (uppercase) and the inner blocks (size + lowercase letter)
+    from outermost to innermost.
+    """
+
+    name = "graph.format"
+    plain: StringAttr = param_def(StringAttr)
+    layout: StringAttr = param_def(StringAttr)
+
+    @staticmethod
+    def positional_names(rank: int) -> str:
+        return "".join(chr(ord("A") + d) for d in range(rank))
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            first = parser.parse_str_literal()
+            if parser.parse_optional_punctuation("->") is None:
+                rank = len({s for s, size in _parse_layout(first) if size is None})
+                return (StringAttr(cls.positional_names(rank)), StringAttr(first))
+            return (StringAttr(first), StringAttr(parser.parse_str_literal()))
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            if self.plain.data != self.positional_names(len(self.plain.data)):
+                printer.print_string_literal(self.plain.data)
+                printer.print_string(" -> ")
+            printer.print_string_literal(self.layout.data)
+
+    def verify(self) -> None:
+        plain = self.plain.data
+        if not plain.isalpha() or not plain.isupper() or len(set(plain)) != len(plain):
+            raise VerifyException(
+                f"format dimension names '{plain}' must be distinct uppercase letters"
+            )
+        symbols = _parse_layout(self.layout.data)
+        outer = [s for s, size in symbols if size is None]
+        if sorted(outer) != sorted(plain):
+            raise VerifyException(
+                f"format '{self.layout.data}' must name each of the dimensions '{plain}' once "
+                "in uppercase"
+            )
+        for letter, size in symbols:
+            if size is not None and letter.upper() not in plain:
+                raise VerifyException(
+                    f"format '{self.layout.data}' blocks unknown dimension '{letter}'"
+                )
+
+    def blocks(self) -> dict[int, list[int]]:
+        """Block sizes of each logical dimension, outermost first."""
+        result: dict[int, list[int]] = {d: [] for d in range(len(self.plain.data))}
+        for letter, size in _parse_layout(self.layout.data):
+            if size is not None:
+                result[self.plain.data.index(letter.upper())].append(size)
+        return result
+
+    def physical_shape(self, shape: Sequence[int]) -> list[int]:
+        """The stored (blocked) shape of a tensor of logical `shape`."""
+        blocks = self.blocks()
+        physical = []
+        for letter, size in _parse_layout(self.layout.data):
+            if size is None:
+                dim = self.plain.data.index(letter)
+                physical.append(shape[dim] // math.prod(blocks[dim]))
+            else:
+                physical.append(size)
+        return physical
+
+    def check_shape(self, shape: Sequence[int], role: str) -> None:
+        if len(shape) != len(self.plain.data):
+            raise VerifyException(
+                f"{role} of rank {len(shape)} has format '{self.layout.data}' for rank "
+                f"{len(self.plain.data)}"
+            )
+        for dim, sizes in self.blocks().items():
+            if shape[dim] % math.prod(sizes):
+                raise VerifyException(
+                    f"{role} dimension {dim} of size {shape[dim]} is not a multiple of its "
+                    f"blocks {sizes} in format '{self.layout.data}'"
+                )
+
+
+def _check_tensor(type_: Attribute, role: str) -> TensorType:
+    if not isinstance(type_, TensorType):
+        raise VerifyException(f"{role} must be a ranked tensor, got {type_}")
+    if not type_.has_static_shape():
+        raise VerifyException(f"{role} must have a static shape, got {type_}")
+    _check_element_type(type_.element_type, role)
+    if isinstance(type_.encoding, FormatAttr):
+        type_.encoding.check_shape(type_.get_shape(), role)
+    return type_
+
+
+# --- property access and shape helpers ------------------------------------
+
+
+def _shape(type_: TensorType) -> list[int]:
+    return list(type_.get_shape())
+
+
+def _fmt(shape: Sequence[int]) -> str:
+    return "[" + ", ".join(str(d) for d in shape) + "]"
+
+
+def broadcast_shapes(shapes: Sequence[Sequence[int]], roles: Sequence[str]) -> list[int]:
+    """numpy broadcasting; the error names the operands that disagree."""
+    rank = max(len(s) for s in shapes)
+    result = []
+    for axis in range(rank):
+        size, owner = 1, None
+        for shape, role in zip(shapes, roles, strict=True):
+            dim = shape[axis - rank + len(shape)] if axis - rank + len(shape) >= 0 else 1
+            if dim == 1 or dim == size:
+                continue
+            if size != 1:
+                raise VerifyException(
+                    f"{role} of shape {_fmt(shape)} does not broadcast with {owner} of shape "
+                    f"{_fmt(shapes[roles.index(owner)])}"
+                )
+            size, owner = dim, role
+        result.append(size)
+    return result
+
+
+def normalize_axis(axis: int, rank: int, what: str = "axis") -> int:
+    if not -rank <= axis < rank:
+        raise VerifyException(f"{what} {axis} is out of range for rank {rank}")
+    return axis % rank
+
+
+def int_list(properties: Mapping[str, Attribute], name: str) -> list[int]:
+    value = properties.get(name)
+    return list(value.get_values()) if isinstance(value, DenseArrayBase) else []
+
+
+def int_value(properties: Mapping[str, Attribute], name: str) -> int:
+    return properties[name].value.data
+
+
+def float_value(properties: Mapping[str, Attribute], name: str) -> float:
+    return properties[name].value.data
+
+
+def bool_value(properties: Mapping[str, Attribute], name: str) -> bool:
+    value = properties.get(name)
+    return bool(value is not None and value.value.data)
+
+
+def i64_array(values: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, list(values))
+
+
+def f32_attr(value: float) -> FloatAttr:
+    return FloatAttr(value, Float32Type())
+
+
+# --- op base ----------------------------------------------------------------
+
+
+class GraphOp(IRDLOperation):
+    """Base of every graph op: checks operand/result tensors and that the
+    declared result type is the one `infer_type` computes."""
+
+    irdl_options = (ParsePropInAttrDict(),)
+    traits = traits_def(Pure())
+
+    @classmethod
+    def infer_type(
+        cls,
+        operand_types: Sequence[TensorType],
+        properties: Mapping[str, Attribute],
+        result_type: TensorType | None = None,
+    ) -> TensorType:
+        """The result type for these operands and properties (defaults
+        filled in). Ops whose result is free (reshape, cast, broadcast_to)
+        check the given `result_type` instead."""
+        raise NotImplementedError
+
+    @classmethod
+    def operand_role(cls, index: int) -> str:
+        """`operand #1 ('rhs')`: how messages name an operand."""
+        operands = cls.get_irdl_definition().operands
+        return f"operand #{index} ('{operands[min(index, len(operands) - 1)][0]}')"
+
+    @classmethod
+    def with_defaults(cls, properties: Mapping[str, Attribute]) -> dict[str, Attribute]:
+        merged = {
+            name: prop.default_value
+            for name, prop in cls.get_irdl_definition().properties.items()
+            if prop.default_value is not None
+        }
+        merged.update(properties)
+        return merged
+
+    def verify_(self) -> None:
+        operand_types = [
+            _check_tensor(operand.type, self.operand_role(index))
+            for index, operand in enumerate(self.operands)
+        ]
+        actual = _check_tensor(self.results[0].type, "result")
+        inferred = self.infer_type(operand_types, self.with_defaults(self.properties), actual)
+        if (_shape(inferred), inferred.element_type) != (_shape(actual), actual.element_type):
+            raise VerifyException(
+                f"result type {_without_format(actual)} does not match the inferred type "
+                f"{_without_format(inferred)}"
+            )
+
+
+def _without_format(type_: TensorType) -> TensorType:
+    return TensorType(type_.element_type, type_.get_shape())
+
+
+def _require_result_type(cls: type[GraphOp], result_type: TensorType | None) -> TensorType:
+    if result_type is None:
+        raise VerifyException(f"{cls.name} needs its result type to be given")
+    return result_type
+
+
+def _require_float(cls: type[GraphOp], type_: TensorType, index: int) -> None:
+    if not is_float(type_.element_type):
+        raise VerifyException(
+            f"{cls.operand_role(index)} has element type {type_.element_type}; "
+            f"{cls.name} needs a floating-point type"
+        )
+
+
+def _require_same_element_type(cls: type[GraphOp], types: Sequence[TensorType]) -> None:
+    for index, type_ in enumerate(types[1:], start=1):
+        if type_.element_type != types[0].element_type:
+            raise VerifyException(
+                f"{cls.operand_role(index)} has element type {type_.element_type}, expected "
+                f"{types[0].element_type} like {cls.operand_role(0)}"
+            )
+
+
+# --- element-wise ops ---------------------------------------------------------
+
+
+class UnaryOp(GraphOp):
+    """f(x) element by element; the result has the input's type."""
+
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    input = operand_def(T)
+    result = result_def(T)
+    assembly_format = "$input attr-dict `:` type($input)"
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        return operand_types[0]
+
+
+class FloatUnaryOp(UnaryOp):
+    """A unary op defined on floating-point tensors only."""
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        _require_float(cls, operand_types[0], 0)
+        return operand_types[0]
+
+
+def _op_class(base_class: type[GraphOp], op_name: str, doc: str) -> type[GraphOp]:
+    """Define `graph.<op_name>` as a subclass of a family's base class."""
+    class_name = "".join(part.title() for part in op_name.split("_")) + "Op"
+    namespace = {"name": f"graph.{op_name}", "__doc__": doc}
+    return irdl_op_definition(type(class_name, (base_class,), namespace))
+
+
+ReluOp = _op_class(UnaryOp, "relu", "max(x, 0)")
+AbsOp = _op_class(UnaryOp, "abs", "|x|")
+NegOp = _op_class(UnaryOp, "neg", "-x")
+SquareOp = _op_class(UnaryOp, "square", "x * x")
+SigmoidOp = _op_class(FloatUnaryOp, "sigmoid", "1 / (1 + exp(-x))")
+TanhOp = _op_class(FloatUnaryOp, "tanh", "tanh(x)")
+ExpOp = _op_class(FloatUnaryOp, "exp", "e ** x")
+LogOp = _op_class(FloatUnaryOp, "log", "natural logarithm")
+SqrtOp = _op_class(FloatUnaryOp, "sqrt", "square root")
+RsqrtOp = _op_class(FloatUnaryOp, "rsqrt", "1 / sqrt(x)")
+ErfOp = _op_class(FloatUnaryOp, "erf", "the error function")
+ReciprocalOp = _op_class(FloatUnaryOp, "reciprocal", "1 / x")
+
+
+@irdl_op_definition
+class GeluOp(FloatUnaryOp):
+    """x * Phi(x): exact (`approximate = "none"`) or with the tanh formula."""
+
+    name = "graph.gelu"
+    approximate = prop_def(StringAttr, default_value=StringAttr("none"))
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        if properties["approximate"].data not in ("none", "tanh"):
+            raise VerifyException(
+                f'approximate must be "none" or "tanh", got "{properties["approximate"].data}"'
+            )
+        return super().infer_type(operand_types, properties, result_type)
+
+
+@irdl_op_definition
+class LeakyReluOp(FloatUnaryOp):
+    """x if x >= 0 else alpha * x."""
+
+    name = "graph.leaky_relu"
+    alpha = prop_def(FloatAttr, default_value=f32_attr(0.01))
+
+
+@irdl_op_definition
+class ClampOp(UnaryOp):
+    """min(max(x, min), max)."""
+
+    name = "graph.clamp"
+    min = prop_def(FloatAttr)
+    max = prop_def(FloatAttr)
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        low, high = float_value(properties, "min"), float_value(properties, "max")
+        if low > high:
+            raise VerifyException(f"min {low} is greater than max {high}")
+        return super().infer_type(operand_types, properties, result_type)
+
+
+@irdl_op_definition
+class CastOp(GraphOp):
+    """Converts each element to the result's element type (C semantics:
+    floats truncate toward zero into integers, nonzero becomes true in i1)."""
+
+    name = "graph.cast"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        result_type = _require_result_type(cls, result_type)
+        if _shape(result_type) != _shape(operand_types[0]):
+            raise VerifyException(
+                f"result shape {_fmt(_shape(result_type))} differs from {cls.operand_role(0)} "
+                f"shape {_fmt(_shape(operand_types[0]))}"
+            )
+        return result_type
+
+
+class BinaryOp(GraphOp):
+    """lhs (op) rhs element by element, with numpy broadcasting."""
+
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        _require_same_element_type(cls, operand_types)
+        shape = broadcast_shapes(
+            [_shape(t) for t in operand_types], [cls.operand_role(i) for i in range(2)]
+        )
+        return TensorType(operand_types[0].element_type, shape)
+
+
+class ComparisonOp(BinaryOp):
+    """A broadcasting comparison; the result is i1."""
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        return TensorType(i1, super().infer_type(operand_types, properties).get_shape())
+
+
+AddOp = _op_class(BinaryOp, "add", "lhs + rhs")
+SubOp = _op_class(BinaryOp, "sub", "lhs - rhs")
+MulOp = _op_class(BinaryOp, "mul", "lhs * rhs")
+DivOp = _op_class(BinaryOp, "div", "lhs / rhs (integers: truncating toward zero)")
+PowOp = _op_class(BinaryOp, "pow", "lhs ** rhs")
+MaximumOp = _op_class(BinaryOp, "maximum", "max(lhs, rhs)")
+MinimumOp = _op_class(BinaryOp, "minimum", "min(lhs, rhs)")
+GreaterOp = _op_class(ComparisonOp, "greater", "lhs > rhs")
+LessOp = _op_class(ComparisonOp, "less", "lhs < rhs")
+EqualOp = _op_class(ComparisonOp, "equal", "lhs == rhs")
+
+
+@irdl_op_definition
+class SelectOp(GraphOp):
+    """cond ? true_value : false_value element by element, broadcasting all three."""
+
+    name = "graph.select"
+    cond = operand_def(TensorType)
+    true_value = operand_def(TensorType)
+    false_value = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = (
+        "$cond `,` $true_value `,` $false_value attr-dict `:` functional-type(operands, results)"
+    )
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        if operand_types[0].element_type != i1:
+            raise VerifyException(
+                f"{cls.operand_role(0)} has element type {operand_types[0].element_type}, expected i1"
+            )
+        _require_same_element_type(cls, operand_types[1:])
+        shape = broadcast_shapes(
+            [_shape(t) for t in operand_types], [cls.operand_role(i) for i in range(3)]
+        )
+        return TensorType(operand_types[1].element_type, shape)
+
+
+# --- matmul -------------------------------------------------------------------
+
+
+@irdl_op_definition
+class MatmulOp(GraphOp):
+    """a @ b over the last two dims (optionally transposed); the batch dims
+    in front broadcast like numpy."""
+
+    name = "graph.matmul"
+    a = operand_def(TensorType)
+    b = operand_def(TensorType)
+    result = result_def(TensorType)
+    transpose_a = prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
+    transpose_b = prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
+    assembly_format = "$a `,` $b attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        _require_same_element_type(cls, operand_types)
+        shapes = [_shape(t) for t in operand_types]
+        for index, shape in enumerate(shapes):
+            if len(shape) < 2:
+                raise VerifyException(
+                    f"{cls.operand_role(index)} has rank {len(shape)}, expected at least 2"
+                )
+        (m, k_a), (k_b, n) = shapes[0][-2:], shapes[1][-2:]
+        if bool_value(properties, "transpose_a"):
+            m, k_a = k_a, m
+        if bool_value(properties, "transpose_b"):
+            k_b, n = n, k_b
+        if k_a != k_b:
+            raise VerifyException(
+                f"{cls.operand_role(1)} contracting dimension is {k_b}, expected {k_a} to "
+                f"match {cls.operand_role(0)}"
+            )
+        batch = broadcast_shapes(
+            [shapes[0][:-2], shapes[1][:-2]], [cls.operand_role(0), cls.operand_role(1)]
+        )
+        return TensorType(operand_types[0].element_type, [*batch, m, n])
+
+
+# --- reductions and normalizations -----------------------------------------
+
+
+def reduced_axes(properties: Mapping[str, Attribute], rank: int) -> list[int]:
+    """The normalized `axes` of a reduction; none listed means all."""
+    axes = [normalize_axis(a, rank, "axes entry") for a in int_list(properties, "axes")]
+    if len(set(axes)) != len(axes):
+        raise VerifyException(f"axes {int_list(properties, 'axes')} has duplicates")
+    return sorted(axes) if axes else list(range(rank))
+
+
+class ReduceOp(GraphOp):
+    """Reduces `axes` (all if empty), keeping them as size 1 if `keep_dims`."""
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    axes = prop_def(DenseArrayBase, default_value=i64_array([]))
+    keep_dims = prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        shape = _shape(operand_types[0])
+        axes = reduced_axes(properties, len(shape))
+        keep = bool_value(properties, "keep_dims")
+        reduced = [1 if d in axes else s for d, s in enumerate(shape) if keep or d not in axes]
+        return TensorType(operand_types[0].element_type, reduced)
+
+
+class FloatReduceOp(ReduceOp):
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        _require_float(cls, operand_types[0], 0)
+        return super().infer_type(operand_types, properties, result_type)
+
+
+ReduceSumOp = _op_class(ReduceOp, "reduce_sum", "sum over axes")
+ReduceMeanOp = _op_class(FloatReduceOp, "reduce_mean", "mean over axes")
+ReduceMaxOp = _op_class(ReduceOp, "reduce_max", "maximum over axes")
+ReduceMinOp = _op_class(ReduceOp, "reduce_min", "minimum over axes")
+ReduceProdOp = _op_class(ReduceOp, "reduce_prod", "product over axes")
+
+
+class SoftmaxBase(FloatUnaryOp):
+    axis = prop_def(IntegerAttr[I64], default_value=IntegerAttr(-1, i64))
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        normalize_axis(int_value(properties, "axis"), len(_shape(operand_types[0])))
+        return super().infer_type(operand_types, properties, result_type)
+
+
+SoftmaxOp = _op_class(SoftmaxBase, "softmax", "exp(x - max) / sum(exp(x - max)) along axis")
+LogSoftmaxOp = _op_class(SoftmaxBase, "log_softmax", "x - max - log(sum(exp(x - max))) along axis")
+
+
+def _check_parameter_shape(
+    cls: type[GraphOp], types: Sequence[TensorType], index: int, expected: Sequence[int]
+) -> None:
+    if _shape(types[index]) != list(expected):
+        raise VerifyException(
+            f"{cls.operand_role(index)} has shape {_fmt(_shape(types[index]))}, expected "
+            f"{_fmt(expected)}"
+        )
+
+
+@irdl_op_definition
+class LayerNormOp(GraphOp):
+    """(x - mean) / sqrt(var + epsilon) * gamma + beta, with mean and variance
+    over the dims axis..rank-1; gamma and beta have the shape of those dims."""
+
+    name = "graph.layer_norm"
+    input = operand_def(TensorType)
+    gamma = operand_def(TensorType)
+    beta = operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = prop_def(IntegerAttr[I64], default_value=IntegerAttr(-1, i64))
+    epsilon = prop_def(FloatAttr, default_value=f32_attr(1e-5))
+    assembly_format = "$input `,` $gamma `,` $beta attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        _require_float(cls, operand_types[0], 0)
+        _require_same_element_type(cls, operand_types)
+        shape = _shape(operand_types[0])
+        axis = normalize_axis(int_value(properties, "axis"), len(shape))
+        for index in (1, 2):
+            _check_parameter_shape(cls, operand_types, index, shape[axis:])
+        return operand_types[0]
+
+
+@irdl_op_definition
+class BatchNormOp(GraphOp):
+    """Inference batch norm over channel dim 1:
+    (x - mean) / sqrt(var + epsilon) * scale + bias."""
+
+    name = "graph.batch_norm"
+    input = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    mean = operand_def(TensorType)
+    var = operand_def(TensorType)
+    result = result_def(TensorType)
+    epsilon = prop_def(FloatAttr, default_value=f32_attr(1e-5))
+    assembly_format = (
+        "$input `,` $scale `,` $bias `,` $mean `,` $var attr-dict `:` "
+        "functional-type(operands, results)"
+    )
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        _require_float(cls, operand_types[0], 0)
+        _require_same_element_type(cls, operand_types)
+        shape = _shape(operand_types[0])
+        if len(shape) < 2:
+            raise VerifyException(
+                f"{cls.operand_role(0)} has rank {len(shape)}, expected at least 2"
+            )
+        for index in range(1, 5):
+            _check_parameter_shape(cls, operand_types, index, [shape[1]])
+        return operand_types[0]
+
+
+# --- data movement --------------------------------------------------------------
+
+
+@irdl_op_definition
+class TransposeOp(GraphOp):
+    """result[i_perm[0], ...] = input[i_0, ...]: result dim d is input dim perm[d]."""
+
+    name = "graph.transpose"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    perm = prop_def(DenseArrayBase)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        shape = _shape(operand_types[0])
+        perm = int_list(properties, "perm")
+        if sorted(perm) != list(range(len(shape))):
+            raise VerifyException(
+                f"perm {_fmt(perm)} is not a permutation of the {len(shape)} dims of "
+                f"{cls.operand_role(0)}"
+            )
+        return TensorType(operand_types[0].element_type, [shape[p] for p in perm])
+
+
+@irdl_op_definition
+class ReshapeOp(GraphOp):
+    """The same elements in row-major order under the result's shape."""
+
+    name = "graph.reshape"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        result_type = _require_result_type(cls, result_type)
+        source, target = _shape(operand_types[0]), _shape(result_type)
+        if math.prod(source) != math.prod(target):
+            raise VerifyException(
+                f"cannot reshape {cls.operand_role(0)} of shape {_fmt(source)} "
+                f"({math.prod(source)} elements) to {_fmt(target)} ({math.prod(target)} elements)"
+            )
+        return TensorType(operand_types[0].element_type, target)
+
+
+@irdl_op_definition
+class BroadcastToOp(GraphOp):
+    """numpy.broadcast_to the result's shape."""
+
+    name = "graph.broadcast_to"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        result_type = _require_result_type(cls, result_type)
+        source, target = _shape(operand_types[0]), _shape(result_type)
+        if (
+            len(source) > len(target)
+            or broadcast_shapes([source, target], [cls.operand_role(0), "the result"]) != target
+        ):
+            raise VerifyException(
+                f"{cls.operand_role(0)} of shape {_fmt(source)} cannot be broadcast to "
+                f"{_fmt(target)}"
+            )
+        return TensorType(operand_types[0].element_type, target)
+
+
+@irdl_op_definition
+class ConcatOp(GraphOp):
+    """Joins the inputs along `axis`; all other dims must agree."""
+
+    name = "graph.concat"
+    inputs = var_operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = prop_def(IntegerAttr[I64])
+    assembly_format = "$inputs attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        if not operand_types:
+            raise VerifyException("needs at least one input")
+        _require_same_element_type(cls, operand_types)
+        first = _shape(operand_types[0])
+        axis = normalize_axis(int_value(properties, "axis"), len(first))
+        total = 0
+        for index, type_ in enumerate(operand_types):
+            shape = _shape(type_)
+            expected = [*first[:axis], shape[axis] if len(shape) > axis else 0, *first[axis + 1 :]]
+            if shape != expected:
+                raise VerifyException(
+                    f"{cls.operand_role(index)} has shape {_fmt(shape)}, expected "
+                    f"{_fmt(expected)} (all dims but {axis} like {cls.operand_role(0)})"
+                )
+            total += shape[axis]
+        return TensorType(operand_types[0].element_type, [*first[:axis], total, *first[axis + 1 :]])
+
+
+def slice_ranges(properties: Mapping[str, Attribute], shape: Sequence[int]) -> list[range]:
+    """Python-slice semantics per dim (negative and out-of-range bounds clamp)."""
+    starts, ends, steps = (int_list(properties, n) for n in ("starts", "ends", "steps"))
+    steps = steps or [1] * len(shape)
+    for name, values in (("starts", starts), ("ends", ends), ("steps", steps)):
+        if len(values) != len(shape):
+            raise VerifyException(
+                f"{name} has {len(values)} entries, expected {len(shape)} (the rank)"
+            )
+    if any(step <= 0 for step in steps):
+        raise VerifyException(f"steps {_fmt(steps)} must be positive")
+    return [
+        range(*slice(start, end, step).indices(dim))
+        for start, end, step, dim in zip(starts, ends, steps, shape, strict=True)
+    ]
+
+
+@irdl_op_definition
+class SliceOp(GraphOp):
+    """input[starts[0]:ends[0]:steps[0], ...] with Python slice semantics."""
+
+    name = "graph.slice"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    starts = prop_def(DenseArrayBase)
+    ends = prop_def(DenseArrayBase)
+    steps = opt_prop_def(DenseArrayBase)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        ranges = slice_ranges(properties, _shape(operand_types[0]))
+        return TensorType(operand_types[0].element_type, [len(r) for r in ranges])
+
+
+@irdl_op_definition
+class ConstantOp(GraphOp):
+    """A tensor constant: `graph.constant dense<...> : tensor<...>`."""
+
+    name = "graph.constant"
+    value = prop_def(DenseIntOrFPElementsAttr)
+    result = result_def(TensorType)
+
+    def __init__(self, value: DenseIntOrFPElementsAttr):
+        super().__init__(properties={"value": value}, result_types=[value.type])
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        return properties["value"].type
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConstantOp:
+        at = parser.pos
+        value = parser.parse_attribute()
+        if not isinstance(value, DenseIntOrFPElementsAttr):
+            parser.raise_error("expected a dense<...> tensor value", at, parser.pos)
+        extra = parser.parse_optional_attr_dict()
+        op = cls(value)
+        op.attributes.update(extra)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(self.value)
+        printer.print_op_attributes(self.attributes)
+
+
+# --- convolution and pooling ----------------------------------------------------
+
+
+def _window_output(
+    size: int, kernel: int, stride: int, pad_before: int, pad_after: int, dilation: int
+) -> int:
+    return (size + pad_before + pad_after - dilation * (kernel - 1) - 1) // stride + 1
+
+
+def _window_params(properties, name: str, count: int, default: int) -> list[int]:
+    values = int_list(properties, name) or [default] * count
+    if len(values) != count:
+        raise VerifyException(f"{name} has {len(values)} entries, expected {count}")
+    if name != "padding" and any(v <= 0 for v in values):
+        raise VerifyException(f"{name} {_fmt(values)} must be positive")
+    if name == "padding" and any(v < 0 for v in values):
+        raise VerifyException(f"padding {_fmt(values)} must not be negative")
+    return values
+
+
+def window_output_shape(
+    properties, input_shape: Sequence[int], kernel: Sequence[int], dilations: Sequence[int]
+) -> list[int]:
+    """Output H, W of a 2-D window op (NCHW input, padding = top, left, bottom, right)."""
+    strides = _window_params(properties, "strides", 2, 1)
+    padding = _window_params(properties, "padding", 4, 0)
+    sizes = [
+        _window_output(
+            input_shape[2 + d], kernel[d], strides[d], padding[d], padding[d + 2], dilations[d]
+        )
+        for d in range(2)
+    ]
+    if min(sizes) <= 0:
+        raise VerifyException(
+            f"the window does not fit: input spatial size {_fmt(input_shape[2:])} gives output {_fmt(sizes)}"
+        )
+    return sizes
+
+
+def _require_rank(cls: type[GraphOp], types: Sequence[TensorType], index: int, rank: int) -> None:
+    if len(_shape(types[index])) != rank:
+        raise VerifyException(
+            f"{cls.operand_role(index)} has rank {len(_shape(types[index]))}, expected {rank}"
+        )
+
+
+@irdl_op_definition
+class Conv2dOp(GraphOp):
+    """2-D convolution, input NCHW, weight OIHW (I = C / groups)."""
+
+    name = "graph.conv2d"
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    result = result_def(TensorType)
+    strides = prop_def(DenseArrayBase, default_value=i64_array([1, 1]))
+    padding = prop_def(DenseArrayBase, default_value=i64_array([0, 0, 0, 0]))
+    dilations = prop_def(DenseArrayBase, default_value=i64_array([1, 1]))
+    groups = prop_def(IntegerAttr[I64], default_value=IntegerAttr(1, i64))
+    assembly_format = "$input `,` $weight attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        _require_same_element_type(cls, operand_types)
+        for index in (0, 1):
+            _require_rank(cls, operand_types, index, 4)
+        (n, c, _, _), (o, i, kh, kw) = _shape(operand_types[0]), _shape(operand_types[1])
+        groups = int_value(properties, "groups")
+        if groups <= 0 or c % groups or o % groups:
+            raise VerifyException(
+                f"groups {groups} must be positive and divide the {c} input and {o} output channels"
+            )
+        if i * groups != c:
+            raise VerifyException(
+                f"{cls.operand_role(1)} has {i} input channels, expected {c // groups} "
+                f"({c} channels of {cls.operand_role(0)} / {groups} groups)"
+            )
+        dilations = _window_params(properties, "dilations", 2, 1)
+        h, w = window_output_shape(properties, _shape(operand_types[0]), [kh, kw], dilations)
+        return TensorType(operand_types[0].element_type, [n, o, h, w])
+
+
+class PoolOp(GraphOp):
+    """A 2-D pooling window over an NCHW input."""
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    kernel = prop_def(DenseArrayBase)
+    strides = prop_def(DenseArrayBase, default_value=i64_array([1, 1]))
+    padding = prop_def(DenseArrayBase, default_value=i64_array([0, 0, 0, 0]))
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        _require_rank(cls, operand_types, 0, 4)
+        kernel = _window_params(properties, "kernel", 2, 1)
+        n, c, _, _ = _shape(operand_types[0])
+        h, w = window_output_shape(properties, _shape(operand_types[0]), kernel, [1, 1])
+        return TensorType(operand_types[0].element_type, [n, c, h, w])
+
+
+class FloatPoolOp(PoolOp):
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        _require_float(cls, operand_types[0], 0)
+        return super().infer_type(operand_types, properties, result_type)
+
+
+MaxPool2dOp = _op_class(PoolOp, "max_pool2d", "maximum over each window (padding never wins)")
+AvgPool2dOp = _op_class(
+    FloatPoolOp, "avg_pool2d", "mean over each window, padding excluded from the count"
+)
+
+
+GRAPH_OPS: tuple[type[GraphOp], ...] = (
+    ReluOp, SigmoidOp, TanhOp, ExpOp, LogOp, SqrtOp, RsqrtOp, AbsOp, NegOp, ErfOp,
+    ReciprocalOp, SquareOp, GeluOp, LeakyReluOp, ClampOp, CastOp,
+    AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp, GreaterOp, LessOp, EqualOp,
+    SelectOp, MatmulOp,
+    ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp,
+    SoftmaxOp, LogSoftmaxOp, LayerNormOp, BatchNormOp,
+    TransposeOp, ReshapeOp, BroadcastToOp, ConcatOp, SliceOp, ConstantOp,
+    Conv2dOp, MaxPool2dOp, AvgPool2dOp,
+)  # fmt: skip
+
+OPS_BY_NAME: dict[str, type[GraphOp]] = {op.name.removeprefix("graph."): op for op in GRAPH_OPS}
+
+Graph = Dialect("graph", list(GRAPH_OPS), [FormatAttr])
