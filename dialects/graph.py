@@ -740,9 +740,9 @@ class BroadcastToOp(GraphOp):
     def infer_type(cls, operand_types, properties, result_type=None):
         result_type = _require_result_type(cls, result_type)
         source, target = _shape(operand_types[0]), _shape(result_type)
-        if (
-            len(source) > len(target)
-            or broadcast_shapes([source, target], [cls.operand_role(0), "the result"]) != target
+        padded = [1] * (len(target) - len(source)) + source
+        if len(source) > len(target) or any(
+            s not in (1, t) for s, t in zip(padded, target, strict=True)
         ):
             raise VerifyException(
                 f"{cls.operand_role(0)} of shape {_fmt(source)} cannot be broadcast to "

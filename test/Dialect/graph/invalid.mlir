@@ -1,0 +1,287 @@
+// Verifier errors name the operand and the expected vs actual value.
+// RUN: gc-opt %s --split-input-file --verify-diagnostics
+
+func.func @broadcast_mismatch(%a: tensor<4x5xf32>, %b: tensor<4x3xf32>) {
+  // expected-error @+1 {{'graph.add' op operand #1 ('rhs') of shape [4, 3] does not broadcast with operand #0 ('lhs') of shape [4, 5]}}
+  %0 = graph.add %a, %b : (tensor<4x5xf32>, tensor<4x3xf32>) -> tensor<4x5xf32>
+  func.return
+}
+
+// -----
+
+func.func @element_type_mismatch(%a: tensor<4xf32>, %b: tensor<4xi32>) {
+  // expected-error @+1 {{operand #1 ('rhs') has element type i32, expected f32 like operand #0 ('lhs')}}
+  %0 = graph.mul %a, %b : (tensor<4xf32>, tensor<4xi32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @wrong_result_shape(%a: tensor<4x1xf32>, %b: tensor<3xf32>) {
+  // expected-error @+1 {{result type tensor<4x1xf32> does not match the inferred type tensor<4x3xf32>}}
+  %0 = graph.sub %a, %b : (tensor<4x1xf32>, tensor<3xf32>) -> tensor<4x1xf32>
+  func.return
+}
+
+// -----
+
+func.func @comparison_result(%a: tensor<4xf32>) {
+  // expected-error @+1 {{result type tensor<4xf32> does not match the inferred type tensor<4xi1>}}
+  %0 = graph.greater %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @select_condition(%c: tensor<4xf32>, %a: tensor<4xf32>) {
+  // expected-error @+1 {{operand #0 ('cond') has element type f32, expected i1}}
+  %0 = graph.select %c, %a, %a : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @float_only(%a: tensor<4xi32>) {
+  // expected-error @+1 {{'graph.exp' op operand #0 ('input') has element type i32; graph.exp needs a floating-point type}}
+  %0 = graph.exp %a : tensor<4xi32>
+  func.return
+}
+
+// -----
+
+func.func @unsupported_element_type(%a: tensor<4xi16>) {
+  // expected-error @+1 {{operand #0 ('input') has element type i16; expected one of f32, f16, bf16, i64, i32, i8, i1}}
+  %0 = graph.relu %a : tensor<4xi16>
+  func.return
+}
+
+// -----
+
+func.func @dynamic_shape(%a: tensor<?x4xf32>) {
+  // expected-error @+1 {{operand #0 ('input') must have a static shape, got tensor<?x4xf32>}}
+  %0 = graph.relu %a : tensor<?x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @gelu_mode(%a: tensor<4xf32>) {
+  // expected-error @+1 {{approximate must be "none" or "tanh", got "fast"}}
+  %0 = graph.gelu %a {approximate = "fast"} : tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @clamp_bounds(%a: tensor<4xf32>) {
+  // expected-error @+1 {{min 2.0 is greater than max 1.0}}
+  %0 = graph.clamp %a {min = 2.0 : f32, max = 1.0 : f32} : tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @cast_shape(%a: tensor<4xf32>) {
+  // expected-error @+1 {{result shape [5] differs from operand #0 ('input') shape [4]}}
+  %0 = graph.cast %a : tensor<4xf32> -> tensor<5xi32>
+  func.return
+}
+
+// -----
+
+func.func @matmul_contracting(%a: tensor<4x8xf32>, %b: tensor<7x16xf32>) {
+  // expected-error @+1 {{operand #1 ('b') contracting dimension is 7, expected 8 to match operand #0 ('a')}}
+  %0 = graph.matmul %a, %b : (tensor<4x8xf32>, tensor<7x16xf32>) -> tensor<4x16xf32>
+  func.return
+}
+
+// -----
+
+func.func @matmul_rank(%a: tensor<8xf32>, %b: tensor<8x16xf32>) {
+  // expected-error @+1 {{operand #0 ('a') has rank 1, expected at least 2}}
+  %0 = graph.matmul %a, %b : (tensor<8xf32>, tensor<8x16xf32>) -> tensor<16xf32>
+  func.return
+}
+
+// -----
+
+func.func @matmul_transposed(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) {
+  // expected-error @+1 {{operand #1 ('b') contracting dimension is 16, expected 8}}
+  %0 = graph.matmul %a, %b {transpose_b = true} : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @matmul_batch(%a: tensor<2x4x8xf32>, %b: tensor<3x8x16xf32>) {
+  // expected-error @+1 {{operand #1 ('b') of shape [3] does not broadcast with operand #0 ('a') of shape [2]}}
+  %0 = graph.matmul %a, %b : (tensor<2x4x8xf32>, tensor<3x8x16xf32>) -> tensor<2x4x16xf32>
+  func.return
+}
+
+// -----
+
+func.func @reduce_axis_range(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{axes entry 2 is out of range for rank 2}}
+  %0 = graph.reduce_sum %a {axes = array<i64: 2>} : tensor<2x3xf32> -> tensor<2xf32>
+  func.return
+}
+
+// -----
+
+func.func @reduce_duplicate_axes(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{axes [1, -1] has duplicates}}
+  %0 = graph.reduce_max %a {axes = array<i64: 1, -1>} : tensor<2x3xf32> -> tensor<2xf32>
+  func.return
+}
+
+// -----
+
+func.func @reduce_keep_dims(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{result type tensor<2xf32> does not match the inferred type tensor<2x1xf32>}}
+  %0 = graph.reduce_sum %a {axes = array<i64: 1>, keep_dims = true} : tensor<2x3xf32> -> tensor<2xf32>
+  func.return
+}
+
+// -----
+
+func.func @softmax_axis(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{'graph.softmax' op axis -3 is out of range for rank 2}}
+  %0 = graph.softmax %a {axis = -3 : i64} : tensor<2x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @layer_norm_gamma(%x: tensor<2x3x4xf32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{operand #1 ('gamma') has shape [4], expected [3, 4]}}
+  %0 = graph.layer_norm %x, %g, %g {axis = 1 : i64} : (tensor<2x3x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x3x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @batch_norm_channels(%x: tensor<2x3x4xf32>, %c: tensor<3xf32>, %v: tensor<4xf32>) {
+  // expected-error @+1 {{operand #4 ('var') has shape [4], expected [3]}}
+  %0 = graph.batch_norm %x, %c, %c, %c, %v : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<4xf32>) -> tensor<2x3x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @transpose_perm(%a: tensor<2x3x4xf32>) {
+  // expected-error @+1 {{perm [0, 0, 1] is not a permutation of the 3 dims of operand #0 ('input')}}
+  %0 = graph.transpose %a {perm = array<i64: 0, 0, 1>} : tensor<2x3x4xf32> -> tensor<2x2x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @reshape_count(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{cannot reshape operand #0 ('input') of shape [2, 3] (6 elements) to [7] (7 elements)}}
+  %0 = graph.reshape %a : tensor<2x3xf32> -> tensor<7xf32>
+  func.return
+}
+
+// -----
+
+func.func @broadcast_to_shape(%a: tensor<3xf32>) {
+  // expected-error @+1 {{operand #0 ('input') of shape [3] cannot be broadcast to [2, 4]}}
+  %0 = graph.broadcast_to %a : tensor<3xf32> -> tensor<2x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @concat_dims(%a: tensor<2x3xf32>, %b: tensor<3x3xf32>) {
+  // expected-error @+1 {{operand #1 ('inputs') has shape [3, 3], expected [2, 3] (all dims but 1 like operand #0 ('inputs'))}}
+  %0 = graph.concat %a, %b {axis = 1 : i64} : (tensor<2x3xf32>, tensor<3x3xf32>) -> tensor<2x6xf32>
+  func.return
+}
+
+// -----
+
+func.func @slice_rank(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{starts has 1 entries, expected 2 (the rank)}}
+  %0 = graph.slice %a {starts = array<i64: 0>, ends = array<i64: 1, 1>} : tensor<2x3xf32> -> tensor<1x1xf32>
+  func.return
+}
+
+// -----
+
+func.func @slice_step(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{steps [1, 0] must be positive}}
+  %0 = graph.slice %a {starts = array<i64: 0, 0>, ends = array<i64: 1, 1>, steps = array<i64: 1, 0>} : tensor<2x3xf32> -> tensor<1x1xf32>
+  func.return
+}
+
+// -----
+
+func.func @conv_channels(%x: tensor<1x4x9x9xf32>, %w: tensor<6x3x3x3xf32>) {
+  // expected-error @+1 {{operand #1 ('weight') has 3 input channels, expected 4 (4 channels of operand #0 ('input') / 1 groups)}}
+  %0 = graph.conv2d %x, %w : (tensor<1x4x9x9xf32>, tensor<6x3x3x3xf32>) -> tensor<1x6x7x7xf32>
+  func.return
+}
+
+// -----
+
+func.func @conv_groups(%x: tensor<1x4x9x9xf32>, %w: tensor<6x2x3x3xf32>) {
+  // expected-error @+1 {{groups 3 must be positive and divide the 4 input and 6 output channels}}
+  %0 = graph.conv2d %x, %w {groups = 3 : i64} : (tensor<1x4x9x9xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x7x7xf32>
+  func.return
+}
+
+// -----
+
+func.func @conv_rank(%x: tensor<4x9x9xf32>, %w: tensor<6x4x3x3xf32>) {
+  // expected-error @+1 {{operand #0 ('input') has rank 3, expected 4}}
+  %0 = graph.conv2d %x, %w : (tensor<4x9x9xf32>, tensor<6x4x3x3xf32>) -> tensor<1x6x7x7xf32>
+  func.return
+}
+
+// -----
+
+func.func @pool_window(%x: tensor<1x4x2x2xf32>) {
+  // expected-error @+1 {{the window does not fit: input spatial size [2, 2] gives output [0, 0]}}
+  %0 = graph.max_pool2d %x {kernel = array<i64: 3, 3>} : tensor<1x4x2x2xf32> -> tensor<1x4x1x1xf32>
+  func.return
+}
+
+// -----
+
+func.func @pool_padding(%x: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{padding has 2 entries, expected 4}}
+  %0 = graph.avg_pool2d %x {kernel = array<i64: 2, 2>, padding = array<i64: 1, 1>} : tensor<1x4x8x8xf32> -> tensor<1x4x9x9xf32>
+  func.return
+}
+
+// -----
+
+func.func @constant_type() {
+  // expected-error @+1 {{result type tensor<3xf32> does not match the inferred type tensor<2xf32>}}
+  %0 = "graph.constant"() <{value = dense<[1.0, 2.0]> : tensor<2xf32>}> : () -> tensor<3xf32>
+  func.return
+}
+
+// -----
+
+// expected-error @+1 {{format 'NK16k' must name each of the dimensions 'KNM' once in uppercase}}
+func.func @format_dims(%w: tensor<64x32x2xf32, #graph.format<"KNM" -> "NK16k">>) {
+  func.return
+}
+
+// -----
+
+func.func @format_block(%a: tensor<60x32xf32, #graph.format<"AB16a">>) {
+  // expected-error @+1 {{operand #0 ('input') dimension 0 of size 60 is not a multiple of its blocks [16] in format 'AB16a'}}
+  %0 = graph.relu %a : tensor<60x32xf32, #graph.format<"AB16a">>
+  func.return
+}
+
+// -----
+
+func.func @format_rank(%a: tensor<64xf32, #graph.format<"AB">>) {
+  // expected-error @+1 {{operand #0 ('input') of rank 1 has format 'AB' for rank 2}}
+  %0 = graph.relu %a : tensor<64xf32, #graph.format<"AB">>
+  func.return
+}
