@@ -152,7 +152,9 @@ def _slice(op: graph.SliceOp, x: Array) -> Array:
 def _constant(op: graph.ConstantOp) -> Array:
     values, shape = np.array(op.value.get_values()), op.value.type.get_shape()
     # A splat holds one value for the whole tensor.
-    return to_tensor(values.reshape(shape) if values.size == math.prod(shape) else values, op.value.type)
+    return to_tensor(
+        values.reshape(shape) if values.size == math.prod(shape) else values, op.value.type
+    )
 
 
 def _windows(
@@ -161,9 +163,7 @@ def _windows(
     """[N, C, OH, OW, KH, KW] views of the padded NCHW input."""
     strides = graph.int_list(properties, "strides") or [1, 1]
     top, left, bottom, right = graph.int_list(properties, "padding") or [0, 0, 0, 0]
-    padded = np.pad(
-        x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=pad_value
-    )
+    padded = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=pad_value)
     extent = [dilations[d] * (kernel[d] - 1) + 1 for d in range(2)]
     windows = np.lib.stride_tricks.sliding_window_view(padded, extent, axis=(2, 3))
     return windows[:, :, :: strides[0], :: strides[1], :: dilations[0], :: dilations[1]]

@@ -508,7 +508,8 @@ class SelectOp(GraphOp):
     def infer_type(cls, operand_types, properties, result_type=None):
         if operand_types[0].element_type != i1:
             raise VerifyException(
-                f"{cls.operand_role(0)} has element type {operand_types[0].element_type}, expected i1"
+                f"{cls.operand_role(0)} has element type {operand_types[0].element_type}, "
+                "expected i1"
             )
         _require_same_element_type(cls, operand_types[1:])
         shape = broadcast_shapes(
@@ -882,7 +883,8 @@ def window_output_shape(
     ]
     if min(sizes) <= 0:
         raise VerifyException(
-            f"the window does not fit: input spatial size {_fmt(input_shape[2:])} gives output {_fmt(sizes)}"
+            f"the window does not fit: input spatial size {_fmt(input_shape[2:])} gives "
+            f"output {_fmt(sizes)}"
         )
     return sizes
 

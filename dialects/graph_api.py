@@ -59,7 +59,9 @@ def element_type(name_or_type: str | Attribute) -> Attribute:
     if isinstance(name_or_type, Attribute):
         return name_or_type
     if name_or_type not in ELEMENT_TYPES:
-        raise ValueError(f"unknown element type '{name_or_type}' (one of {', '.join(ELEMENT_TYPES)})")
+        raise ValueError(
+            f"unknown element type '{name_or_type}' (one of {', '.join(ELEMENT_TYPES)})"
+        )
     return ELEMENT_TYPES[name_or_type]
 
 
@@ -88,7 +90,9 @@ def _property(name: str, value: Any) -> Attribute:
     raise ValueError(f"cannot use {value!r} as the value of property '{name}'")
 
 
-def dense_constant(array: np.ndarray, dtype: str | Attribute | None = None) -> DenseIntOrFPElementsAttr:
+def dense_constant(
+    array: np.ndarray, dtype: str | Attribute | None = None
+) -> DenseIntOrFPElementsAttr:
     """A numpy array as a `dense<...>` attribute (dtype inferred if not given)."""
     array = np.asarray(array)
     if dtype is None:
@@ -169,9 +173,7 @@ class GraphBuilder:
             self.block.add_op(func.ReturnOp(*self.outputs))
             input_types = [arg.type for arg in self.block.args]
             output_types = [value.type for value in self.outputs]
-            self._function = func.FuncOp(
-                self.name, (input_types, output_types), Region(self.block)
-            )
+            self._function = func.FuncOp(self.name, (input_types, output_types), Region(self.block))
         return self._function
 
     def module(self) -> ModuleOp:

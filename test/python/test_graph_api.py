@@ -127,5 +127,9 @@ def test_user_selector_chooses_among_ready_ops():
     function = diamond()
     seen = set()
     for op in OpVisitor.dfs_topology_sort().order(function):
-        assert all(operand.owner in seen for operand in op.operands if operand.owner in function.body.block.ops)
+        assert all(
+            operand.owner in seen
+            for operand in op.operands
+            if operand.owner in function.body.block.ops
+        )
         seen.add(op)
