@@ -100,10 +100,15 @@ def parse_module(ctx: Context, source: SourceFile) -> ModuleOp:
     except ParseError as error:
         where = source.location(error.span.start)
         raise DiagnosticError(Diagnostic(Severity.ERROR, error.msg, where)) from None
-    except (VerifyException, ValueError, TypeError) as error:
-        # Attribute/type constructors verify while the parser builds them.
+    except Exception as error:
+        # Attribute/type constructors verify while the parser builds them;
+        # anything else escaping a dialect's parser is a bug, still reported
+        # at the place the parser reached.
         where = source.location(parser.current_offset() if parser else 0)
-        raise DiagnosticError(Diagnostic(Severity.ERROR, str(error), where)) from None
+        message = str(error)
+        if not isinstance(error, VerifyException | ValueError | TypeError):
+            message = f"internal error while parsing: {type(error).__name__}: {error}"
+        raise DiagnosticError(Diagnostic(Severity.ERROR, message, where)) from error
     if isinstance(module.location, UnknownLoc):
         module.location = parser.file_loc(0)
     return module

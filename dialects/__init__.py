@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -9,13 +11,15 @@ if TYPE_CHECKING:
 
     from graphcompiler.registry import Registry
 
+# dialect name -> (module, Dialect object name); imported when first used.
+DIALECTS = {"graph": ("graph", "Graph"), "tir": ("tir", "Tir")}
 
-def _graph() -> Dialect:
-    from graphcompiler.dialects.graph import Graph
 
-    return Graph
+def _loader(module: str, attribute: str) -> Callable[[], Dialect]:
+    return lambda: getattr(importlib.import_module(f"graphcompiler.dialects.{module}"), attribute)
 
 
 def register_dialects(registry: Registry) -> None:
-    """Register graphcompiler's own dialects (imported when first used)."""
-    registry.register_dialect(_graph, "graph")
+    """Register graphcompiler's own dialects with the tools."""
+    for name, (module, attribute) in DIALECTS.items():
+        registry.register_dialect(_loader(module, attribute), name)

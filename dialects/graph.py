@@ -56,10 +56,12 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
-from xdsl.parser import AttrParser, Parser
+from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
+
+from graphcompiler.dialects.common import TypedValueFormat
 
 FLOAT_TYPES = (Float32Type, Float16Type, BFloat16Type)
 INTEGER_WIDTHS = (64, 32, 8, 1)
@@ -818,35 +820,16 @@ class SliceOp(GraphOp):
 
 
 @irdl_op_definition
-class ConstantOp(GraphOp):
+class ConstantOp(TypedValueFormat, GraphOp):
     """A tensor constant: `graph.constant dense<...> : tensor<...>`."""
 
     name = "graph.constant"
     value = prop_def(DenseIntOrFPElementsAttr)
     result = result_def(TensorType)
 
-    def __init__(self, value: DenseIntOrFPElementsAttr):
-        super().__init__(properties={"value": value}, result_types=[value.type])
-
     @classmethod
     def infer_type(cls, operand_types, properties, result_type=None):
         return properties["value"].type
-
-    @classmethod
-    def parse(cls, parser: Parser) -> ConstantOp:
-        at = parser.pos
-        value = parser.parse_attribute()
-        if not isinstance(value, DenseIntOrFPElementsAttr):
-            parser.raise_error("expected a dense<...> tensor value", at, parser.pos)
-        extra = parser.parse_optional_attr_dict()
-        op = cls(value)
-        op.attributes.update(extra)
-        return op
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_attribute(self.value)
-        printer.print_op_attributes(self.attributes)
 
 
 # --- convolution and pooling ----------------------------------------------------
