@@ -1061,12 +1061,13 @@ class RoundAndCastOp(ConversionExpression):
 
 
 class VectorReduceExpression(ExpressionOp):
-    input = operand_def(VectorType)
+    input = operand_def()
     result = result_def()
     traits = traits_def(Pure())
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def check_types(self) -> None:
+        _require(isinstance(self.input.type, VectorType), f"'{self.name}' reduces a vector, got {self.input.type}")
         _require(
             self.result.type == element_of(self.input.type),
             f"reducing {self.input.type} gives {element_of(self.input.type)}",

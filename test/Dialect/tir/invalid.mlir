@@ -237,7 +237,7 @@ tir.func @assign_type(%x: i64) {
 // -----
 
 tir.func @reduce_scalar(%x: f32) {
-  // expected-error @+1 {{f32 should be of base attribute vector}}
+  // expected-error @+1 {{'tir.reduce_add' reduces a vector, got f32}}
   %0 = tir.reduce_add %x : f32 -> f32
   tir.return
 }
