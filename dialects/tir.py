@@ -678,7 +678,7 @@ class IfOp(StatementOp):
 
     @classmethod
     def parse(cls, parser: Parser) -> IfOp:
-        cond = parser.parse_operand()
+        cond = parser.parse_operand(i1)
         then_region = parser.parse_region()
         if not then_region.blocks:  # `{ }` parses to no block; keep one empty block
             then_region.add_block(Block())
@@ -846,43 +846,48 @@ class BinaryExpression(ExpressionOp):
     traits = traits_def(Pure())
     assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
 
-    def operand_rule(self, common: Attribute) -> None:
-        _require(not is_bool(common), f"'{self.name}' does not take booleans")
+    @classmethod
+    def operand_rule(cls, common: Attribute) -> None:
+        _require(not is_bool(common), f"'{cls.name}' does not take booleans")
 
-    def result_for(self, common: Attribute) -> Attribute:
+    @classmethod
+    def result_for(cls, common: Attribute) -> Attribute:
         return common
 
+    @classmethod
+    def infer_type(cls, lhs: Attribute, rhs: Attribute) -> Attribute:
+        """The result type for these operand types (auto-cast applied)."""
+        common = common_type(lhs, rhs)
+        cls.operand_rule(common)
+        return cls.result_for(common)
+
     def check_types(self) -> None:
-        common = common_type(self.lhs.type, self.rhs.type)
-        self.operand_rule(common)
-        expected = self.result_for(common)
+        expected = self.infer_type(self.lhs.type, self.rhs.type)
         _require(
             self.result.type == expected, f"result type {self.result.type} should be {expected}"
         )
 
 
 class IntegerBinaryExpression(BinaryExpression):
-    def operand_rule(self, common: Attribute) -> None:
-        _require(
-            is_integer(common),
-            f"'{self.name}' needs integer operands, got {self.lhs.type} and {self.rhs.type}",
-        )
+    @classmethod
+    def operand_rule(cls, common: Attribute) -> None:
+        _require(is_integer(common), f"'{cls.name}' needs integer operands, got {common}")
 
 
 class ComparisonExpression(BinaryExpression):
-    def operand_rule(self, common: Attribute) -> None:
+    @classmethod
+    def operand_rule(cls, common: Attribute) -> None:
         pass
 
-    def result_for(self, common: Attribute) -> Attribute:
+    @classmethod
+    def result_for(cls, common: Attribute) -> Attribute:
         return with_element(common, i1)
 
 
 class LogicExpression(BinaryExpression):
-    def operand_rule(self, common: Attribute) -> None:
-        _require(
-            is_bool(common),
-            f"'{self.name}' needs boolean operands, got {self.lhs.type} and {self.rhs.type}",
-        )
+    @classmethod
+    def operand_rule(cls, common: Attribute) -> None:
+        _require(is_bool(common), f"'{cls.name}' needs boolean operands, got {common}")
 
 
 def _op_class(base_class: type[IRDLOperation], op_name: str, doc: str) -> type[IRDLOperation]:
@@ -1067,7 +1072,10 @@ class VectorReduceExpression(ExpressionOp):
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def check_types(self) -> None:
-        _require(isinstance(self.input.type, VectorType), f"'{self.name}' reduces a vector, got {self.input.type}")
+        _require(
+            isinstance(self.input.type, VectorType),
+            f"'{self.name}' reduces a vector, got {self.input.type}",
+        )
         _require(
             self.result.type == element_of(self.input.type),
             f"reducing {self.input.type} gives {element_of(self.input.type)}",

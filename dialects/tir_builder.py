@@ -1,0 +1,284 @@
+"""A Python builder for Tensor IR in the spirit of the seed's `builder::`
+(`make_func`, `make_tensor`, `make_var`, `make_for`, `make_call`, ...).
+
+Statements are appended at the current insertion block; `with` blocks open
+function bodies, loops, `if` branches and `stmts` blocks:
+
+    b = TirBuilder()
+    with b.make_func("main", []):
+        value = b.make_var(f32, b.const(1.0, f32))
+        A = b.make_tensor([100], f32)
+        with b.make_for(0, 100, parallel=True) as i:
+            b.make_store(b.add(b.read(value), i), A, [i])
+        b.make_return()
+    print(b.module)
+
+Python ints and floats given where a value is expected become `tir.const`s
+(index for indices and loop bounds).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+from xdsl.dialects.builtin import (
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
+    VectorType,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+
+from graphcompiler.dialects import tir
+
+Value = SSAValue | int | float
+
+
+class TirBuilder:
+    def __init__(self, module: ModuleOp | None = None):
+        self.module = module or ModuleOp([])
+        self._blocks: list[Block] = [self.module.body.block]
+        self.current_function: tir.FuncOp | None = None
+
+    # --- placement ---------------------------------------------------------
+
+    def insert(self, op: Operation) -> Operation:
+        self._blocks[-1].add_op(op)
+        return op
+
+    @contextmanager
+    def at_end_of(self, block: Block) -> Iterator[Block]:
+        """Append statements to `block` inside the `with`."""
+        self._blocks.append(block)
+        try:
+            yield block
+        finally:
+            self._blocks.pop()
+
+    # --- module level --------------------------------------------------------
+
+    def make_decl(
+        self, name: str, params: Sequence[Attribute], ret: Attribute | None = None
+    ) -> tir.FuncOp:
+        """A body-less function, resolved against runtime symbols at JIT time."""
+        return self.insert(tir.FuncOp(name, params, ret))
+
+    @contextmanager
+    def make_func(
+        self, name: str, params: Sequence[Attribute], ret: Attribute | None = None
+    ) -> Iterator[list[SSAValue]]:
+        """Define a function; the `with` body builds it and gets its parameters."""
+        body = Block(arg_types=params)
+        function = self.insert(tir.FuncOp(name, params, ret, Region(body)))
+        self.current_function = function
+        with self.at_end_of(body):
+            yield list(body.args)
+
+    def make_global(
+        self, name: str, type_: Attribute, initial_value: Attribute | None = None
+    ) -> tir.GlobalOp:
+        properties = {"sym_name": StringAttr(name), "type": type_}
+        if initial_value is not None:
+            properties["initial_value"] = initial_value
+        return self.insert(tir.GlobalOp.create(properties=properties))
+
+    def global_ref(self, global_op: tir.GlobalOp) -> SSAValue:
+        handle = (
+            global_op.type
+            if isinstance(global_op.type, tir.TirTensorType)
+            else tir.VarType(global_op.type)
+        )
+        op = tir.GlobalRefOp.create(
+            properties={"global_name": SymbolRefAttr(global_op.sym_name)}, result_types=[handle]
+        )
+        return self.insert(op).result
+
+    # --- statements -------------------------------------------------------------
+
+    def make_tensor(self, shape: Sequence[int], element_type: Attribute) -> SSAValue:
+        return self.insert(
+            tir.DefineTensorOp.create(result_types=[tir.TirTensorType(shape, element_type)])
+        ).result
+
+    def make_var(self, type_: Attribute, init: Value | None = None) -> SSAValue:
+        operands = [] if init is None else [self.value(init, type_)]
+        return self.insert(
+            tir.DefineVarOp.create(operands=operands, result_types=[tir.VarType(type_)])
+        ).result
+
+    def make_assign(self, var: SSAValue, value: Value) -> None:
+        self.insert(tir.AssignOp.create(operands=[var, self.value(value, var.type.element_type)]))
+
+    def make_store(
+        self, value: Value, tensor: SSAValue, indices: Sequence[Value], lanes: int = 1
+    ) -> None:
+        value = self.value(value, tensor.type.element_type)
+        self.insert(
+            tir.StoreOp.create(
+                operands=[value, tensor, *self.indices(indices)],
+                properties={"lanes": IntegerAttr(lanes, 64)},
+            )
+        )
+
+    def make_evaluate(self, value: SSAValue) -> None:
+        self.insert(tir.EvaluateOp.create(operands=[value]))
+
+    @contextmanager
+    def make_stmts(self) -> Iterator[None]:
+        body = Block()
+        self.insert(tir.StmtsOp.create(regions=[Region(body)]))
+        with self.at_end_of(body):
+            yield
+
+    def make_if(self, cond: SSAValue, with_else: bool = False) -> tir.IfOp:
+        """An if; fill it with `with b.at_end_of(op.then_region.block)` (and else_region)."""
+        else_region = Region(Block()) if with_else else Region()
+        return self.insert(tir.IfOp.create(operands=[cond], regions=[Region(Block()), else_region]))
+
+    @contextmanager
+    def make_for(
+        self, start: Value, end: Value, step: Value = 1, parallel: bool = False
+    ) -> Iterator[SSAValue]:
+        """for (var = start; var < end; var += step); yields the loop var."""
+        bounds = [self.value(v, IndexType()) for v in (start, end, step)]
+        body = Block(arg_types=[bounds[0].type])
+        self.insert(
+            tir.ForOp.create(
+                operands=bounds,
+                regions=[Region(body)],
+                properties={"parallel": tir.BoolAttr.from_bool(parallel)},
+            )
+        )
+        with self.at_end_of(body):
+            yield body.args[0]
+
+    def make_return(self, value: Value | None = None) -> None:
+        operands = [] if value is None else [self.value(value, self.current_function.return_type)]
+        self.insert(tir.ReturnOp.create(operands=operands))
+
+    def make_brgemm(
+        self, a: SSAValue, b: SSAValue, c: SSAValue, batch: Value, **sizes: int | bool
+    ) -> None:
+        """C (+)= sum_b A_b x B_b; sizes: m n k lda ldb ldc stride_a stride_b [accumulate]."""
+        properties = {
+            name: tir.BoolAttr.from_bool(value)
+            if isinstance(value, bool)
+            else IntegerAttr(value, 64)
+            for name, value in sizes.items()
+        }
+        self.insert(
+            tir.BrgemmOp.create(
+                operands=[a, b, c, self.value(batch, IndexType())], properties=properties
+            )
+        )
+
+    # --- expressions -----------------------------------------------------------
+
+    def const(self, value: int | float | Attribute, type_: Attribute) -> SSAValue:
+        if isinstance(value, Attribute):
+            attribute = value
+        elif isinstance(type_, VectorType):
+            attribute = tir.DenseIntOrFPElementsAttr.from_list(
+                type_, [value] * type_.get_shape()[0]
+            )
+        elif tir.is_float(type_):
+            attribute = FloatAttr(float(value), type_)
+        else:
+            attribute = IntegerAttr(int(value), type_)
+        return self.insert(
+            tir.ConstOp.create(properties={"value": attribute}, result_types=[attribute.type])
+        ).result
+
+    def value(self, value: Value, type_: Attribute) -> SSAValue:
+        """`value` itself, or a constant of `type_` for a Python number."""
+        return value if isinstance(value, SSAValue) else self.const(value, type_)
+
+    def indices(self, indices: Sequence[Value]) -> list[SSAValue]:
+        return [self.value(i, IndexType()) for i in indices]
+
+    def binary(self, op_class: type[tir.BinaryExpression], lhs: Value, rhs: Value) -> SSAValue:
+        """lhs (op) rhs; a Python number takes the other operand's type."""
+        if not isinstance(lhs, SSAValue):
+            lhs = self.value(lhs, rhs.type)
+        rhs = self.value(rhs, lhs.type)
+        result_type = op_class.infer_type(lhs.type, rhs.type)
+        return self.insert(op_class.create(operands=[lhs, rhs], result_types=[result_type])).result
+
+    def add(self, lhs: Value, rhs: Value) -> SSAValue:
+        return self.binary(tir.AddOp, lhs, rhs)
+
+    def sub(self, lhs: Value, rhs: Value) -> SSAValue:
+        return self.binary(tir.SubOp, lhs, rhs)
+
+    def mul(self, lhs: Value, rhs: Value) -> SSAValue:
+        return self.binary(tir.MulOp, lhs, rhs)
+
+    def div(self, lhs: Value, rhs: Value) -> SSAValue:
+        return self.binary(tir.DivOp, lhs, rhs)
+
+    def mod(self, lhs: Value, rhs: Value) -> SSAValue:
+        return self.binary(tir.ModOp, lhs, rhs)
+
+    def unary(
+        self,
+        op_class: type[tir.ExpressionOp],
+        operand: SSAValue,
+        result_type: Attribute | None = None,
+    ) -> SSAValue:
+        """A one-operand expression; the result type defaults to the operand's."""
+        op = op_class.create(operands=[operand], result_types=[result_type or operand.type])
+        return self.insert(op).result
+
+    def cast(self, value: SSAValue, type_: Attribute) -> SSAValue:
+        return self.unary(tir.CastOp, value, type_)
+
+    def read(self, var: SSAValue) -> SSAValue:
+        return self.unary(tir.ReadOp, var, var.type.element_type)
+
+    def make_load(self, tensor: SSAValue, indices: Sequence[Value], lanes: int = 1) -> SSAValue:
+        element = tensor.type.element_type
+        result_type = VectorType(element, [lanes]) if lanes > 1 else element
+        op = tir.LoadOp.create(
+            operands=[tensor, *self.indices(indices)],
+            result_types=[result_type],
+            properties={"lanes": IntegerAttr(lanes, 64)},
+        )
+        return self.insert(op).result
+
+    def tensor_ptr(
+        self, tensor: SSAValue, indices: Sequence[Value], view_shape: Sequence[int]
+    ) -> SSAValue:
+        """`&tensor[indices]` seen as a dense tensor of `view_shape`."""
+        view = tir.TirTensorType(view_shape, tensor.type.element_type)
+        return self.insert(
+            tir.TensorPtrOp.create(operands=[tensor, *self.indices(indices)], result_types=[view])
+        ).result
+
+    def make_call(self, callee: tir.FuncOp, args: Sequence[SSAValue]) -> SSAValue:
+        """A call expression; wrap it in `make_evaluate` when called for its effect."""
+        op = tir.CallOp.create(
+            operands=list(args),
+            properties={"callee": SymbolRefAttr(callee.sym_name)},
+            result_types=[callee.return_type],
+        )
+        return self.insert(op).result
+
+    def make_func_addr(self, function: tir.FuncOp) -> SSAValue:
+        op = tir.FuncAddrOp.create(
+            properties={"callee": SymbolRefAttr(function.sym_name)}, result_types=[tir.PtrType()]
+        )
+        return self.insert(op).result
+
+    def make_call_indirect(
+        self, pointer: SSAValue, prototype: tir.FuncOp, args: Sequence[SSAValue]
+    ) -> SSAValue:
+        op = tir.CallIndirectOp.create(
+            operands=[pointer, *args],
+            properties={"prototype": SymbolRefAttr(prototype.sym_name)},
+            result_types=[prototype.return_type],
+        )
+        return self.insert(op).result
