@@ -709,40 +709,47 @@ class TransposeOp(GraphOp):
         return TensorType(operand_types[0].element_type, [shape[p] for p in perm])
 
 
-@irdl_op_definition
-class ReshapeOp(GraphOp):
-    """The same elements in row-major order under the result's shape."""
+class ResultShapedOp(GraphOp):
+    """A data-movement op whose result type gives the new shape."""
 
-    name = "graph.reshape"
     input = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     @classmethod
+    def check_shapes(cls, source: list[int], target: list[int]) -> None:
+        raise NotImplementedError
+
+    @classmethod
     def infer_type(cls, operand_types, properties, result_type=None):
-        result_type = _require_result_type(cls, result_type)
-        source, target = _shape(operand_types[0]), _shape(result_type)
+        target = _shape(_require_result_type(cls, result_type))
+        cls.check_shapes(_shape(operand_types[0]), target)
+        return TensorType(operand_types[0].element_type, target)
+
+
+@irdl_op_definition
+class ReshapeOp(ResultShapedOp):
+    """The same elements in row-major order under the result's shape."""
+
+    name = "graph.reshape"
+
+    @classmethod
+    def check_shapes(cls, source, target):
         if math.prod(source) != math.prod(target):
             raise VerifyException(
                 f"cannot reshape {cls.operand_role(0)} of shape {_fmt(source)} "
                 f"({math.prod(source)} elements) to {_fmt(target)} ({math.prod(target)} elements)"
             )
-        return TensorType(operand_types[0].element_type, target)
 
 
 @irdl_op_definition
-class BroadcastToOp(GraphOp):
+class BroadcastToOp(ResultShapedOp):
     """numpy.broadcast_to the result's shape."""
 
     name = "graph.broadcast_to"
-    input = operand_def(TensorType)
-    result = result_def(TensorType)
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     @classmethod
-    def infer_type(cls, operand_types, properties, result_type=None):
-        result_type = _require_result_type(cls, result_type)
-        source, target = _shape(operand_types[0]), _shape(result_type)
+    def check_shapes(cls, source, target):
         padded = [1] * (len(target) - len(source)) + source
         if len(source) > len(target) or any(
             s not in (1, t) for s, t in zip(padded, target, strict=True)
@@ -751,7 +758,6 @@ class BroadcastToOp(GraphOp):
                 f"{cls.operand_role(0)} of shape {_fmt(source)} cannot be broadcast to "
                 f"{_fmt(target)}"
             )
-        return TensorType(operand_types[0].element_type, target)
 
 
 @irdl_op_definition

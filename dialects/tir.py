@@ -507,6 +507,15 @@ class StmtsOp(StatementOp):
     assembly_format = "$body attr-dict"
 
 
+def _parse_var_type(parser: Parser) -> VarType:
+    """`: !tir.var<T>` at the end of an op that works on a var."""
+    parser.parse_punctuation(":")
+    var_type = parser.parse_type()
+    if not isinstance(var_type, VarType):
+        parser.raise_error(f"expected a !tir.var<...> type, got {var_type}")
+    return var_type
+
+
 @irdl_op_definition
 class DefineVarOp(StatementOp):
     """Defines a local var, optionally initialized."""
@@ -519,12 +528,9 @@ class DefineVarOp(StatementOp):
     def parse(cls, parser: Parser) -> DefineVarOp:
         init = parser.parse_optional_unresolved_operand()
         attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        var_type = parser.parse_type()
-        if not isinstance(var_type, VarType):
-            parser.raise_error(f"expected a !tir.var<...> type, got {var_type}")
-        operands = [[parser.resolve_operand(init, var_type.element_type)]] if init else [[]]
-        return cls.create(operands=operands[0], result_types=[var_type], attributes=attributes)
+        var_type = _parse_var_type(parser)
+        operands = [parser.resolve_operand(init, var_type.element_type)] if init else []
+        return cls.create(operands=operands, result_types=[var_type], attributes=attributes)
 
     def print(self, printer: Printer) -> None:
         if self.init is not None:
@@ -560,10 +566,7 @@ class _VarValueFormat:
         parser.parse_punctuation("=")
         value = parser.parse_unresolved_operand()
         attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        var_type = parser.parse_type()
-        if not isinstance(var_type, VarType):
-            parser.raise_error(f"expected a !tir.var<...> type, got {var_type}")
+        var_type = _parse_var_type(parser)
         operands = [
             parser.resolve_operand(var, var_type),
             parser.resolve_operand(value, var_type.element_type),
@@ -1296,10 +1299,7 @@ class ReadOp(ExpressionOp):
     def parse(cls, parser: Parser) -> ReadOp:
         var = parser.parse_unresolved_operand()
         attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        var_type = parser.parse_type()
-        if not isinstance(var_type, VarType):
-            parser.raise_error(f"expected a !tir.var<...> type, got {var_type}")
+        var_type = _parse_var_type(parser)
         return cls.create(
             operands=[parser.resolve_operand(var, var_type)],
             result_types=[var_type.element_type],
