@@ -55,6 +55,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     SymbolNameConstraint,
     SymbolRefAttr,
+    UnitAttr,
     VectorType,
     i1,
     i32,
@@ -348,12 +349,15 @@ def _is_inside(op: Operation, ancestor: Operation) -> bool:
 
 @irdl_op_definition
 class FuncOp(IRDLOperation):
-    """A function; without a body it is a declaration resolved at JIT time."""
+    """A function; without a body it is a declaration resolved at JIT time.
+    A declaration may be variadic (`(!tir.ptr, ...)`), like the runtime's
+    `sc_parallel_call_cpu` that takes the captures of a parallel body."""
 
     name = "tir.func"
     body = region_def()
     sym_name = prop_def(SymbolNameConstraint())
     function_type = prop_def(FunctionType)
+    variadic = opt_prop_def(UnitAttr)
     traits = traits_def(IsolatedFromAbove(), SymbolOpInterface(), NoTerminator())
 
     def __init__(
@@ -362,15 +366,16 @@ class FuncOp(IRDLOperation):
         inputs: Sequence[Attribute],
         output: Attribute | None,
         body: Region | None = None,
+        variadic: bool = False,
     ):
         outputs = [] if output is None or isinstance(output, NoneType) else [output]
-        super().__init__(
-            properties={
-                "sym_name": StringAttr(name),
-                "function_type": FunctionType.from_lists(inputs, outputs),
-            },
-            regions=[body if body is not None else Region()],
-        )
+        properties = {
+            "sym_name": StringAttr(name),
+            "function_type": FunctionType.from_lists(inputs, outputs),
+        }
+        if variadic:
+            properties["variadic"] = UnitAttr()
+        super().__init__(properties=properties, regions=[body if body is not None else Region()])
 
     @property
     def is_declaration(self) -> bool:
@@ -383,10 +388,10 @@ class FuncOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> FuncOp:
-        name, inputs, outputs, body, extra, _, _ = parse_func_op_like(
-            parser, reserved_attr_names=("sym_name", "function_type")
+        name, inputs, outputs, body, extra, _, _, variadic = parse_func_op_like(
+            parser, reserved_attr_names=("sym_name", "function_type"), allow_variadic=True
         )
-        op = cls(name, inputs, outputs[0] if outputs else None, body)
+        op = cls(name, inputs, outputs[0] if outputs else None, body, variadic)
         if extra is not None:
             op.attributes.update(extra.data)
         return op
@@ -394,12 +399,14 @@ class FuncOp(IRDLOperation):
     def print(self, printer: Printer) -> None:
         print_func_op_like(
             printer, self.sym_name, self.function_type, self.body, self.attributes,
-            reserved_attr_names=("sym_name", "function_type"), print_empty_outputs=False,
+            reserved_attr_names=("sym_name", "function_type", "variadic"), print_empty_outputs=False,
+            is_variadic=self.variadic is not None,
         )  # fmt: skip
 
     def verify_(self) -> None:
         inputs = self.function_type.inputs.data
         _require(len(self.function_type.outputs.data) <= 1, "a function returns at most one value")
+        _require(self.variadic is None or self.is_declaration, "only a declaration can be variadic")
         for index, type_ in enumerate(inputs):
             _require(
                 is_value_type(type_) or isinstance(type_, TirTensorType),
@@ -1422,11 +1429,13 @@ def _check_call(
     op: Operation, prototype: FuncOp, args: Sequence[SSAValue], result: SSAValue
 ) -> None:
     expected = prototype.function_type.inputs.data
+    variadic = prototype.variadic is not None
     _require(
-        len(args) == len(expected),
-        f"passes {len(args)} arguments to @{prototype.sym_name.data}, which takes {len(expected)}",
+        len(args) == len(expected) or (variadic and len(args) > len(expected)),
+        f"passes {len(args)} arguments to @{prototype.sym_name.data}, which takes "
+        f"{len(expected)}{' or more' if variadic else ''}",
     )
-    for index, (arg, type_) in enumerate(zip(args, expected, strict=True)):
+    for index, (arg, type_) in enumerate(zip(args, expected)):
         _require(
             arg.type == type_,
             f"argument #{index} has type {arg.type}, but @{prototype.sym_name.data} takes {type_}",
