@@ -1435,7 +1435,7 @@ def _check_call(
         f"passes {len(args)} arguments to @{prototype.sym_name.data}, which takes "
         f"{len(expected)}{' or more' if variadic else ''}",
     )
-    for index, (arg, type_) in enumerate(zip(args, expected)):
+    for index, (arg, type_) in enumerate(zip(args, expected, strict=False)):  # variadic tail
         _require(
             arg.type == type_,
             f"argument #{index} has type {arg.type}, but @{prototype.sym_name.data} takes {type_}",

@@ -19,7 +19,7 @@
 // CHECK-NEXT:    %[[CALL:.*]] = tir.call @sc_parallel_call_cpu(%[[FN]], %c0, %c100, %c1, %[[VALUE]], %A) : (!tir.ptr, index, index, index, f32, !tir.tensor<100xf32>) -> none
 // CHECK-NEXT:    tir.evaluate %[[CALL]] : none
 // CHECK-NEXT:    tir.return
-// CHECK-NOT:   parallel
+// CHECK-NOT:   parallel {
 tir.func @main() {
   %one = tir.const 1.0 : f32
   %value = tir.define_var %one : !tir.var<f32>
