@@ -46,6 +46,7 @@ tir.func @main() {
 // CHECK-NEXT:    %c0 = tir.const 0 : index
 // CHECK-NEXT:    %c8 = tir.const 8 : index
 // CHECK-NEXT:    %c1 = tir.const 1 : index
+// CHECK-NEXT:    %zero = tir.const 0.000000e+00 : f32
 // CHECK-NEXT:    %g = tir.global_ref @count : !tir.var<i32>
 // CHECK:         tir.call @sc_parallel_call_cpu(%{{.*}}, %c0, %c8, %c1, %B, %i)
 // CHECK:         tir.for %k = %c0 to %c8 step %c1 {
