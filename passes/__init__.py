@@ -11,17 +11,28 @@ if TYPE_CHECKING:
 
     from graphcompiler.registry import Registry
 
-# pass name -> (module under graphcompiler.passes, class); imported when used.
+# pass name -> (module, class); imported when first used.
 PASSES = {
-    "tir-outline-parallel": ("tir_outline_parallel", "TirOutlineParallelPass"),
+    "tir-outline-parallel": ("graphcompiler.passes.tir_outline_parallel", "TirOutlineParallelPass"),
+    "convert-tir-to-llvm": ("graphcompiler.lowering.tir_to_llvm", "ConvertTirToLlvmPass"),
+}
+
+# name -> (pipeline elements, description)
+PIPELINES = {
+    "tir-to-llvm": (
+        "tir-outline-parallel,convert-tir-to-llvm",
+        "Tensor IR to the llvm dialect: outline parallel loops, then convert",
+    ),
 }
 
 
 def _loader(module: str, attribute: str) -> Callable[[], type[ModulePass]]:
-    return lambda: getattr(importlib.import_module(f"graphcompiler.passes.{module}"), attribute)
+    return lambda: getattr(importlib.import_module(module), attribute)
 
 
 def register_passes(registry: Registry) -> None:
     """Register graphcompiler's own passes and named pipelines with the tools."""
     for name, (module, attribute) in PASSES.items():
         registry.register_pass(_loader(module, attribute), name)
+    for name, (pipeline, description) in PIPELINES.items():
+        registry.register_pipeline(name, pipeline, description)

@@ -1,0 +1,88 @@
+"""The `llvm` dialect to LLVM IR text, through xDSL's llvmlite translator.
+
+xDSL 0.74's translator (xdsl.backend.llvm) covers what our lowering emits,
+with two gaps whose workarounds live here and only here (while translating,
+`convert_op` is wrapped):
+- indirect calls (`llvm.call` through a pointer) are emitted as
+  `call <ret> %fnptr(<args>)`;
+- some ops (`llvm.getelementptr`, `llvm.alloca`) yield
+  *typed* llvmlite pointers (`float*`), and storing a vector or a pointer
+  through them then fails llvmlite's type check; every pointer result is
+  made opaque (`ptr`), which is what the llvm dialect means. The printed IR
+  is the same: llvmlite prints both kinds as `ptr`;
+- a global *definition* with external linkage is printed `external global T
+  init`, which LLVM reads as a malformed declaration; its linkage keyword is
+  dropped (the default linkage is external).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import llvmlite.ir as ir
+from xdsl.backend.llvm import convert as xdsl_convert
+from xdsl.backend.llvm.convert_type import convert_type
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import ModuleOp
+
+
+class _IndirectCall(ir.instructions.Instruction):
+    """`call <ret> %callee(<args>)` with an explicit function type: llvmlite
+    only calls values whose type names the function (opaque pointers don't)."""
+
+    def __init__(self, parent, function_type: ir.FunctionType, callee, args, name=""):
+        super().__init__(parent, function_type.return_type, "call", [callee, *args], name=name)
+        self.function_type = function_type
+
+    def descr(self, buf: list[str]) -> None:
+        callee, *args = self.operands
+        arguments = ", ".join(f"{a.type} {a.get_reference()}" for a in args)
+        buf.append(f"call {self.function_type.return_type} {callee.get_reference()}({arguments})\n")
+
+
+def _convert_op_with_workarounds(op, builder, val_map, block_map=None):
+    if isinstance(op, llvm.CallOp) and op.callee is None:
+        callee, *args = (val_map[a] for a in op.args)
+        function_type = op.var_callee_type
+        llvm_type = ir.FunctionType(
+            convert_type(function_type.output), [convert_type(t) for t in function_type.inputs]
+        )
+        instruction = _IndirectCall(builder.block, llvm_type, callee, args)
+        builder._insert(instruction)
+        if op.returned is not None:
+            val_map[op.returned] = instruction
+        return
+    _xdsl_convert_op(op, builder, val_map, block_map)
+    for result in op.results:
+        value = val_map.get(result)
+        # Only instructions: globals and functions are shared llvmlite objects.
+        if (
+            isinstance(value, ir.Instruction)
+            and isinstance(value.type, ir.PointerType)
+            and not value.type.is_opaque
+        ):
+            value.type = ir.PointerType(addrspace=value.type.addrspace)
+
+
+_xdsl_convert_op = xdsl_convert.convert_op
+
+
+@contextmanager
+def _workarounds() -> Iterator[None]:
+    xdsl_convert.convert_op = _convert_op_with_workarounds
+    try:
+        yield
+    finally:
+        xdsl_convert.convert_op = _xdsl_convert_op
+
+
+def translate_to_llvm_ir(module: ModuleOp) -> str:
+    """LLVM IR text of a module that holds only llvm dialect ops."""
+    with _workarounds():
+        llvm_module = xdsl_convert.convert_module(module, fallback_target_triple=None)
+    for value in llvm_module.global_values:
+        if isinstance(value, ir.GlobalVariable) and value.initializer is not None:
+            if value.linkage == "external":
+                value.linkage = ""
+    return str(llvm_module)

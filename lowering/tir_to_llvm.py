@@ -1,0 +1,957 @@
+"""convert-tir-to-llvm: Tensor IR to xDSL's `llvm` dialect.
+
+A small conversion driver in MLIR's terms:
+- the *target*: after conversion only `LEGAL_DIALECTS` may remain;
+- the *type converter*: `convert_type` (tensors, vars and pointers become
+  `!llvm.ptr`, `index` becomes i64, `ui8` becomes i8, vectors stay vectors);
+- the *patterns*: one function per tir op (or op family) in `PATTERNS`,
+  each emitting llvm ops for one tir op through a `FunctionLowering`.
+
+Structured control flow (`tir.for`, `tir.if`, `tir.stmts`) becomes blocks and
+branches; vars become allocas; local tensors become allocas when small and
+runtime allocations (freed when their block ends) when large. Intrinsics map
+to LLVM intrinsics or vector shuffles; brgemm and the parallel call become
+runtime calls (runtime/symbols.py). A parallel call's captures are packed
+into a stack struct that a generated wrapper unpacks for the outlined body.
+The first op without a pattern stops the conversion with a diagnostic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    BFloat16Type,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    DictionaryAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    NoneType,
+    Signedness,
+    TensorType,
+    UnitAttr,
+    VectorType,
+    i1,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.traits import SymbolTable
+
+from graphcompiler.diagnostics import DiagnosticError, op_diagnostic
+from graphcompiler.dialects import tir
+from graphcompiler.runtime.symbols import RUNTIME_SYMBOLS
+
+LEGAL_DIALECTS = ("llvm", "builtin")
+PARALLEL_CALL = "sc_parallel_call_cpu"
+HEAP_THRESHOLD_BYTES = 16 * 1024
+"""Local tensors above this size are heap-allocated, not put on the stack."""
+
+_ptr = llvm.LLVMPointerType()
+
+
+def _fail(op: Operation, message: str) -> DiagnosticError:
+    return DiagnosticError(op_diagnostic(op, message))
+
+
+# --- type converter -------------------------------------------------------------
+
+
+def convert_type(type_: Attribute) -> Attribute:
+    match type_:
+        case IndexType():
+            return i64
+        case IntegerType():
+            return IntegerType(type_.width.data)  # signedness lives in the ops
+        case Float16Type() | BFloat16Type() | Float32Type() | Float64Type():
+            return type_
+        case VectorType():
+            return VectorType(convert_type(type_.element_type), type_.get_shape())
+        case tir.TirTensorType() | tir.VarType() | tir.PtrType():
+            return _ptr
+        case NoneType():
+            return llvm.LLVMVoidType()
+    raise ValueError(f"no LLVM type for {type_}")
+
+
+def _is_unsigned(type_: Attribute) -> bool:
+    element = tir.element_of(type_)
+    return isinstance(element, IntegerType) and element.signedness.data == Signedness.UNSIGNED
+
+
+def _byte_size(type_: Attribute) -> int:
+    return max(1, tir.bit_width(type_) // 8) if not isinstance(type_, tir.PtrType) else 8
+
+
+# --- function lowering ----------------------------------------------------------
+
+
+@dataclass
+class FunctionLowering:
+    """Emits the llvm.func for one tir.func, op by op."""
+
+    module: ModuleLowering
+    function: tir.FuncOp
+    entry: Block = field(default_factory=Block)
+    current: Block | None = None
+    values: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    heap_scopes: list[list[SSAValue]] = field(default_factory=list)
+    blocks: list[Block] = field(default_factory=list)
+
+    def emit(self, op: Operation) -> Operation:
+        self.current.add_op(op)
+        return op
+
+    def value(self, value: SSAValue) -> SSAValue:
+        return self.values[value]
+
+    def new_block(self, arg_types: Sequence[Attribute] = ()) -> Block:
+        block = Block(arg_types=arg_types)
+        self.blocks.append(block)
+        return block
+
+    def constant(self, value: int | float | bool, type_: Attribute) -> SSAValue:
+        """A constant of an llvm (already converted) type, splatted for vectors."""
+        element = type_.element_type if isinstance(type_, VectorType) else type_
+        if isinstance(element, IntegerType):
+            scalar = IntegerAttr(int(value), element)
+        else:
+            scalar = FloatAttr(float(value), element)
+        if isinstance(type_, VectorType):
+            attribute = DenseIntOrFPElementsAttr.from_list(
+                type_, [scalar.value.data] * type_.get_shape()[0]
+            )
+        else:
+            attribute = scalar
+        return self.emit(llvm.ConstantOp(attribute, type_)).result
+
+    def alloca(self, type_: Attribute, count: int = 1, alignment: int = 64) -> SSAValue:
+        """Stack memory, allocated once in the entry block (so LLVM promotes vars)."""
+        size = llvm.ConstantOp(IntegerAttr(count, i64), i64)
+        slot = llvm.AllocaOp(size.result, type_, alignment)
+        self.entry.insert_op_before(
+            slot, self.entry.first_op
+        ) if self.entry.first_op else self.entry.add_op(slot)
+        self.entry.insert_op_before(size, slot)
+        return slot.results[0]
+
+    def call(
+        self, name: str, args: Sequence[SSAValue], result: Attribute | None = None
+    ) -> SSAValue | None:
+        self.module.require_runtime(name)
+        call = self.emit(llvm.CallOp(name, *args, return_type=result))
+        return call.returned
+
+    # Conversions between scalar/vector types (the seed's auto-cast and tir.cast).
+
+    def convert_value(self, value: SSAValue, source: Attribute, target: Attribute) -> SSAValue:
+        if source == target:
+            return value
+        if (
+            isinstance(tir.element_of(source), IndexType)
+            and isinstance(tir.element_of(target), IntegerType)
+            and tir.bit_width(target) == 64
+        ):
+            return value
+        llvm_target = convert_type(target)
+        if tir.is_float(source) and tir.is_float(target):
+            wider = tir.bit_width(target) > tir.bit_width(source)
+            same = tir.bit_width(target) == tir.bit_width(source)
+            if same:  # f16 <-> bf16 goes through f32
+                widened = self.convert_value(value, source, tir.with_element(source, Float32Type()))
+                return self.convert_value(widened, tir.with_element(source, Float32Type()), target)
+            op = llvm.FPExtOp(value, llvm_target) if wider else llvm.FPTruncOp(value, llvm_target)
+            return self.emit(op).results[0]
+        if not tir.is_float(source) and tir.is_float(target):
+            if _is_unsigned(source):  # uitofp: zero-extend into a wider signed int first
+                value = self.emit(
+                    llvm.ZExtOp(value, tir.with_element(convert_type(source), i64))
+                ).results[0]
+            return self.emit(llvm.SIToFPOp(value, llvm_target)).results[0]
+        if tir.is_float(source) and not tir.is_float(target):
+            return self.float_to_int(
+                value, convert_type(source), llvm_target, tir.element_of(target) == i1
+            )
+        source_bits, target_bits = (
+            tir.bit_width(tir.element_of(source)),
+            tir.bit_width(tir.element_of(target)),
+        )
+        if tir.element_of(target) == i1:
+            zero = self.constant(0, convert_type(source))
+            return self.emit(llvm.ICmpOp(value, zero, _icmp("ne"))).results[0]
+        if target_bits < source_bits:
+            return self.emit(llvm.TruncOp(value, llvm_target)).results[0]
+        if target_bits > source_bits:
+            extend = (
+                llvm.ZExtOp
+                if (_is_unsigned(source) or tir.element_of(source) == i1)
+                else llvm.SExtOp
+            )
+            return self.emit(extend(value, llvm_target)).results[0]
+        return value
+
+    def float_to_int(
+        self, value: SSAValue, source: Attribute, target: Attribute, to_bool: bool
+    ) -> SSAValue:
+        if to_bool:
+            return self.emit(llvm.FCmpOp(value, self.constant(0.0, source), "une")).results[0]
+        # llvm.fptosi.sat: C truncation, saturating instead of poison when out of range.
+        name = f"llvm.fptosi.sat.{_mangle(target)}.{_mangle(source)}"
+        return self.emit(llvm.CallIntrinsicOp(name, [value], [target])).results[0]
+
+    # Memory.
+
+    def element_address(self, tensor: SSAValue, indices: Sequence[SSAValue]) -> SSAValue:
+        """Address of tensor[indices] in its dense row-major layout."""
+        tensor_type = tensor.type
+        shape = tensor_type.get_shape()
+        offset = None
+        for position, index in enumerate(indices):
+            stride = 1
+            for dim in shape[position + 1 :]:
+                stride *= dim
+            term = self.convert_value(self.value(index), index.type, IndexType())
+            if stride != 1:
+                term = self.emit(llvm.MulOp(term, self.constant(stride, i64))).results[0]
+            offset = term if offset is None else self.emit(llvm.AddOp(offset, term)).results[0]
+        element = convert_type(tensor_type.element_type)
+        gep = llvm.GEPOp(self.value(tensor), [llvm.GEP_USE_SSA_VAL], element, ssa_indices=[offset])
+        return self.emit(gep).results[0]
+
+    def free_scope(self, scope: list[SSAValue]) -> None:
+        for allocation in reversed(scope):
+            self.call("sc_aligned_free", [allocation])
+
+    def lower_region(self, block: Block) -> None:
+        """Lower a tir block as a scope: its heap tensors are freed at its end."""
+        self.heap_scopes.append([])
+        for op in block.ops:
+            if self.current is None:  # code after a return: unreachable, but kept valid
+                self.current = self.new_block()
+            pattern = PATTERNS.get(type(op))
+            if pattern is None:
+                raise _fail(
+                    op,
+                    f"cannot be converted to the llvm dialect (no pattern; legal dialects: {', '.join(LEGAL_DIALECTS)})",
+                )
+            pattern(self, op)
+        scope = self.heap_scopes.pop()
+        if not _terminated(self.current):
+            self.free_scope(scope)
+
+    def build(self) -> llvm.FuncOp:
+        function = self.function
+        inputs = [convert_type(t) for t in function.function_type.inputs.data]
+        result = convert_type(function.return_type)
+        function_type = llvm.LLVMFunctionType(
+            inputs, None if isinstance(result, llvm.LLVMVoidType) else result
+        )
+        arg_attrs = ArrayAttr(
+            [
+                DictionaryAttr(
+                    {"llvm.noalias": UnitAttr()} if isinstance(t, tir.TirTensorType) else {}
+                )
+                for t in function.function_type.inputs.data
+            ]
+        )
+        if function.is_declaration:
+            return llvm.FuncOp(function.sym_name, function_type, llvm.LinkageAttr("external"))
+        self.entry = Block(arg_types=inputs)
+        self.blocks = [self.entry]
+        self.current = self.entry
+        self.values.update(zip(function.body.block.args, self.entry.args, strict=True))
+        self.lower_region(function.body.block)
+        if not _terminated(self.current):
+            if isinstance(function.return_type, NoneType):
+                self.emit(llvm.ReturnOp())
+            else:
+                self.emit(llvm.UnreachableOp())
+        region = Region(self.blocks)
+        return llvm.FuncOp(
+            function.sym_name,
+            function_type,
+            llvm.LinkageAttr("external"),
+            body=region,
+            other_props={"arg_attrs": arg_attrs},
+        )
+
+
+def _terminated(block: Block | None) -> bool:
+    if block is None:
+        return True
+    return block.last_op is not None and isinstance(
+        block.last_op, llvm.BrOp | llvm.CondBrOp | llvm.ReturnOp | llvm.UnreachableOp
+    )
+
+
+def _mangle(type_: Attribute) -> str:
+    if isinstance(type_, VectorType):
+        return f"v{type_.get_shape()[0]}{_mangle(type_.element_type)}"
+    if isinstance(type_, IntegerType):
+        return f"i{type_.width.data}"
+    return {Float16Type: "f16", BFloat16Type: "bf16", Float32Type: "f32", Float64Type: "f64"}[
+        type(type_)
+    ]
+
+
+_ICMP_PREDICATES = {
+    "eq": 0,
+    "ne": 1,
+    "slt": 2,
+    "sle": 3,
+    "sgt": 4,
+    "sge": 5,
+    "ult": 6,
+    "ule": 7,
+    "ugt": 8,
+    "uge": 9,
+}
+
+
+def _icmp(name: str) -> IntegerAttr:
+    return IntegerAttr(_ICMP_PREDICATES[name], i64)
+
+
+# --- patterns: statements ----------------------------------------------------------
+
+
+def _lower_define_var(fl: FunctionLowering, op: tir.DefineVarOp) -> None:
+    slot = fl.alloca(
+        convert_type(op.result.type.element_type), alignment=_byte_size(op.result.type.element_type)
+    )
+    fl.values[op.result] = slot
+    if op.init is not None:
+        fl.emit(llvm.StoreOp(fl.value(op.init), slot))
+
+
+def _lower_define_tensor(fl: FunctionLowering, op: tir.DefineTensorOp) -> None:
+    tensor_type = op.result.type
+    element = convert_type(tensor_type.element_type)
+    count = tensor_type.element_count()
+    size = count * _byte_size(tensor_type.element_type)
+    if size <= HEAP_THRESHOLD_BYTES:
+        fl.values[op.result] = fl.alloca(element, count)
+        return
+    memory = fl.call("sc_aligned_alloc", [fl.constant(size, i64)], _ptr)
+    fl.heap_scopes[-1].append(memory)
+    fl.values[op.result] = memory
+
+
+def _lower_assign(fl: FunctionLowering, op: tir.AssignOp) -> None:
+    fl.emit(llvm.StoreOp(fl.value(op.value), fl.value(op.var)))
+
+
+def _lower_store(fl: FunctionLowering, op: tir.StoreOp) -> None:
+    address = fl.element_address(op.tensor, op.indices)
+    fl.emit(
+        llvm.StoreOp(fl.value(op.value), address, alignment=_byte_size(op.tensor.type.element_type))
+    )
+
+
+def _lower_evaluate(fl: FunctionLowering, op: tir.EvaluateOp) -> None:
+    """The expression was emitted where it stands; nothing is left to do."""
+
+
+def _lower_stmts(fl: FunctionLowering, op: tir.StmtsOp) -> None:
+    fl.lower_region(op.body.block)
+
+
+def _lower_if(fl: FunctionLowering, op: tir.IfOp) -> None:
+    then_block, merge = fl.new_block(), fl.new_block()
+    else_block = fl.new_block() if op.else_region.blocks else merge
+    fl.emit(llvm.CondBrOp(fl.value(op.cond), then_block, [], else_block, []))
+    for block, region in ((then_block, op.then_region), (else_block, op.else_region)):
+        if block is merge:
+            continue
+        fl.current = block
+        fl.lower_region(region.block)
+        if not _terminated(fl.current):
+            fl.emit(llvm.BrOp(merge))
+    fl.current = merge
+
+
+def _lower_for(fl: FunctionLowering, op: tir.ForOp) -> None:
+    if op.parallel:
+        raise _fail(op, "is a parallel loop: run tir-outline-parallel before convert-tir-to-llvm")
+    var_type = convert_type(op.loop_var.type)
+    header, body, exit_block = fl.new_block([var_type]), fl.new_block(), fl.new_block()
+    start, end, step = (fl.value(v) for v in (op.start, op.end, op.step))
+    fl.emit(llvm.BrOp(header, start))
+    fl.current = header
+    induction = header.args[0]
+    predicate = "ult" if _is_unsigned(op.loop_var.type) else "slt"
+    keep_going = fl.emit(llvm.ICmpOp(induction, end, _icmp(predicate))).results[0]
+    fl.emit(llvm.CondBrOp(keep_going, body, [], exit_block, []))
+    fl.current = body
+    fl.values[op.loop_var] = induction
+    fl.lower_region(op.body.block)
+    if not _terminated(fl.current):
+        following = fl.emit(llvm.AddOp(induction, step)).results[0]
+        fl.emit(llvm.BrOp(header, following))
+    fl.current = exit_block
+
+
+def _lower_return(fl: FunctionLowering, op: tir.ReturnOp) -> None:
+    for scope in reversed(fl.heap_scopes):
+        fl.free_scope(scope)
+    fl.emit(llvm.ReturnOp(fl.value(op.value) if op.value is not None else None))
+    fl.current = None
+
+
+def _brgemm_sizes(fl: FunctionLowering, op: tir.BrgemmBase, names: Sequence[str]) -> list[SSAValue]:
+    return [fl.constant(getattr(op, name).value.data, i64) for name in names]
+
+
+def _check_f32_brgemm(op: tir.BrgemmBase, element: Attribute) -> None:
+    if not isinstance(element, Float32Type):
+        raise _fail(op, f"the runtime has no {element} brgemm yet; only f32 is supported")
+
+
+def _lower_brgemm(fl: FunctionLowering, op: tir.BrgemmOp) -> None:
+    _check_f32_brgemm(op, op.a.type.element_type)
+    batch = fl.convert_value(fl.value(op.batch), op.batch.type, IndexType())
+    sizes = _brgemm_sizes(fl, op, ("m", "n", "k", "lda", "ldb", "ldc", "stride_a", "stride_b"))
+    accumulate = fl.constant(bool(op.accumulate.value.data), i1)
+    args = [fl.value(op.a), fl.value(op.b), fl.value(op.c), batch, *sizes, accumulate]
+    fl.call("sc_brgemm_f32", args)
+
+
+def _lower_list_brgemm(fl: FunctionLowering, op: tir.ListBrgemmOp) -> None:
+    _check_f32_brgemm(op, op.a_type)
+    batch = fl.convert_value(fl.value(op.batch), op.batch.type, IndexType())
+    sizes = _brgemm_sizes(fl, op, ("m", "n", "k", "lda", "ldb", "ldc"))
+    accumulate = fl.constant(bool(op.accumulate.value.data), i1)
+    args = [fl.value(op.a_list), fl.value(op.b_list), fl.value(op.c), batch, *sizes, accumulate]
+    fl.call("sc_list_brgemm_f32", args)
+
+
+# --- patterns: expressions -------------------------------------------------------------
+
+
+def _lower_const(fl: FunctionLowering, op: tir.ConstOp) -> None:
+    result_type = convert_type(op.result.type)
+    value = op.value
+    if isinstance(value, IntegerAttr):
+        attribute = IntegerAttr(value.value.data, result_type)
+    elif isinstance(value, FloatAttr):
+        attribute = value
+    else:
+        attribute = DenseIntOrFPElementsAttr.from_list(
+            result_type,
+            list(value.get_values())
+            * (1 if len(value.get_values()) > 1 else result_type.get_shape()[0]),
+        )
+    fl.values[op.result] = fl.emit(llvm.ConstantOp(attribute, result_type)).result
+
+
+_INT_BINARY: dict[type, Callable[..., Operation]] = {
+    tir.AddOp: llvm.AddOp,
+    tir.SubOp: llvm.SubOp,
+    tir.MulOp: llvm.MulOp,
+    tir.IntAndOp: llvm.AndOp,
+    tir.IntOrOp: llvm.OrOp,
+    tir.IntXorOp: llvm.XOrOp,
+    tir.ShlOp: llvm.ShlOp,
+    tir.AndOp: llvm.AndOp,
+    tir.OrOp: llvm.OrOp,
+}
+_SIGNED_INT_BINARY = {
+    tir.DivOp: (llvm.SDivOp, llvm.UDivOp),
+    tir.ModOp: (llvm.SRemOp, llvm.URemOp),
+    tir.ShrOp: (llvm.AShrOp, llvm.LShrOp),
+}
+_FLOAT_BINARY = {
+    tir.AddOp: llvm.FAddOp,
+    tir.SubOp: llvm.FSubOp,
+    tir.MulOp: llvm.FMulOp,
+    tir.DivOp: llvm.FDivOp,
+}
+_FLOAT_MIN_MAX = {tir.MinOp: llvm.VectorFMinOp, tir.MaxOp: llvm.VectorFMaxOp}
+_COMPARISONS = {
+    tir.GtOp: "gt",
+    tir.LtOp: "lt",
+    tir.GeOp: "ge",
+    tir.LeOp: "le",
+    tir.EqOp: "eq",
+    tir.NeOp: "ne",
+}
+
+
+def _compare(
+    fl: FunctionLowering, relation: str, lhs: SSAValue, rhs: SSAValue, type_: Attribute
+) -> SSAValue:
+    if tir.is_float(type_):
+        predicate = "une" if relation == "ne" else f"o{relation}"
+        return fl.emit(llvm.FCmpOp(lhs, rhs, predicate)).results[0]
+    if relation in ("eq", "ne"):
+        predicate = relation
+    else:
+        predicate = ("u" if _is_unsigned(type_) else "s") + relation
+    return fl.emit(llvm.ICmpOp(lhs, rhs, _icmp(predicate))).results[0]
+
+
+def _lower_binary(fl: FunctionLowering, op: tir.BinaryExpression) -> None:
+    common = tir.common_type(op.lhs.type, op.rhs.type)
+    lhs = fl.convert_value(fl.value(op.lhs), op.lhs.type, common)
+    rhs = fl.convert_value(fl.value(op.rhs), op.rhs.type, common)
+    kind = type(op)
+    if kind in _COMPARISONS:
+        result = _compare(fl, _COMPARISONS[kind], lhs, rhs, common)
+    elif tir.is_float(common) and kind in _FLOAT_BINARY:
+        result = fl.emit(_FLOAT_BINARY[kind](lhs, rhs)).results[0]
+    elif tir.is_float(common) and kind in _FLOAT_MIN_MAX:
+        result = fl.emit(_FLOAT_MIN_MAX[kind](lhs, rhs)).results[0]
+    elif kind in (tir.MinOp, tir.MaxOp):
+        lhs_wins = _compare(fl, "lt" if kind is tir.MinOp else "gt", lhs, rhs, common)
+        result = fl.emit(llvm.SelectOp(lhs_wins, lhs, rhs)).results[0]
+    elif kind in _SIGNED_INT_BINARY:
+        signed, unsigned = _SIGNED_INT_BINARY[kind]
+        result = fl.emit((unsigned if _is_unsigned(common) else signed)(lhs, rhs)).results[0]
+    else:
+        result = fl.emit(_INT_BINARY[kind](lhs, rhs)).results[0]
+    fl.values[op.result] = result
+
+
+_FLOAT_UNARY = {
+    tir.FloorOp: llvm.FFloorOp,
+    tir.CeilOp: llvm.FCeilOp,
+    tir.ExpOp: llvm.FExpOp,
+    tir.SqrtOp: llvm.FSqrtOp,
+}
+
+
+def _lower_unary(fl: FunctionLowering, op: tir.UnaryExpression) -> None:
+    x, type_ = fl.value(op.input), convert_type(op.input.type)
+    kind = type(op)
+    if kind in _FLOAT_UNARY:
+        result = fl.emit(_FLOAT_UNARY[kind](x)).results[0]
+    elif kind is tir.RsqrtOp:
+        root = fl.emit(llvm.FSqrtOp(x)).results[0]
+        result = fl.emit(llvm.FDivOp(fl.constant(1.0, type_), root)).results[0]
+    elif kind is tir.RoundOp:
+        result = fl.emit(
+            llvm.CallIntrinsicOp(f"llvm.round.{_mangle(type_)}", [x], [type_])
+        ).results[0]
+    elif kind is tir.NotOp:
+        result = fl.emit(llvm.XOrOp(x, fl.constant(1, type_))).results[0]
+    elif kind is tir.AbsOp and tir.is_float(op.input.type):
+        result = fl.emit(llvm.FAbsOp(x)).results[0]
+    else:  # integer abs
+        negative = fl.emit(llvm.ICmpOp(x, fl.constant(0, type_), _icmp("slt"))).results[0]
+        negated = fl.emit(llvm.SubOp(fl.constant(0, type_), x)).results[0]
+        result = fl.emit(llvm.SelectOp(negative, negated, x)).results[0]
+    fl.values[op.result] = result
+
+
+def _lower_cast(fl: FunctionLowering, op: tir.CastOp) -> None:
+    fl.values[op.result] = fl.convert_value(fl.value(op.input), op.input.type, op.result.type)
+
+
+def _lower_reinterpret(fl: FunctionLowering, op: tir.ReinterpretOp) -> None:
+    fl.values[op.result] = fl.emit(
+        llvm.BitcastOp(fl.value(op.input), convert_type(op.result.type))
+    ).results[0]
+
+
+def _splat(fl: FunctionLowering, scalar: SSAValue, vector_type: VectorType) -> SSAValue:
+    lanes = vector_type.get_shape()[0]
+    undefined = fl.emit(llvm.UndefOp(vector_type)).results[0]
+    first = fl.emit(llvm.InsertElementOp(undefined, scalar, fl.constant(0, i32))).results[0]
+    mask = DenseArrayBase.from_list(i32, [0] * lanes)
+    return fl.emit(llvm.ShuffleVectorOp(first, undefined, mask, vector_type)).results[0]
+
+
+def _lower_broadcast(fl: FunctionLowering, op: tir.BroadcastOp) -> None:
+    fl.values[op.result] = _splat(fl, fl.value(op.input), convert_type(op.result.type))
+
+
+def _lower_isnan(fl: FunctionLowering, op: tir.IsnanOp) -> None:
+    x = fl.value(op.input)
+    fl.values[op.result] = fl.emit(llvm.FCmpOp(x, x, "uno")).results[0]
+
+
+def _clamp(fl: FunctionLowering, x: SSAValue, source: Attribute, low: int, high: int) -> SSAValue:
+    type_ = convert_type(source)
+    if tir.is_float(source):
+        x = fl.emit(llvm.VectorFMaxOp(x, fl.constant(low, type_))).results[0]
+        return fl.emit(llvm.VectorFMinOp(x, fl.constant(high, type_))).results[0]
+    for bound, relation in ((low, "lt"), (high, "gt")):
+        limit = fl.constant(bound, type_)
+        outside = _compare(fl, relation, x, limit, source)
+        x = fl.emit(llvm.SelectOp(outside, limit, x)).results[0]
+    return x
+
+
+def _lower_saturated_cast(fl: FunctionLowering, op: tir.SaturatedCastOp) -> None:
+    low, high = (0, 255) if _is_unsigned(op.result.type) else (-128, 127)
+    clamped = _clamp(fl, fl.value(op.input), op.input.type, low, high)
+    source = op.input.type
+    if tir.is_float(source):
+        fl.values[op.result] = fl.float_to_int(
+            clamped, convert_type(source), convert_type(op.result.type), False
+        )
+    else:
+        fl.values[op.result] = fl.emit(llvm.TruncOp(clamped, convert_type(op.result.type))).results[
+            0
+        ]
+
+
+def _lower_round_and_cast(fl: FunctionLowering, op: tir.RoundAndCastOp) -> None:
+    type_ = convert_type(op.input.type)
+    rounded = fl.emit(
+        llvm.CallIntrinsicOp(f"llvm.round.{_mangle(type_)}", [fl.value(op.input)], [type_])
+    ).results[0]
+    fl.values[op.result] = fl.float_to_int(rounded, type_, convert_type(op.result.type), False)
+
+
+def _lower_reduce(fl: FunctionLowering, op: tir.VectorReduceExpression) -> None:
+    vector, element = fl.value(op.input), convert_type(op.result.type)
+    is_add = isinstance(op, tir.ReduceAddOp)
+    if tir.is_float(op.result.type):
+        start = fl.constant(0.0 if is_add else 1.0, element)
+        reduce = llvm.VectorReduceFAddOp if is_add else llvm.VectorReduceFMulOp
+        fl.values[op.result] = fl.emit(reduce(start, vector)).results[0]
+        return
+    name = f"llvm.vector.reduce.{'add' if is_add else 'mul'}.{_mangle(convert_type(op.input.type))}"
+    fl.values[op.result] = fl.emit(llvm.CallIntrinsicOp(name, [vector], [element])).results[0]
+
+
+def _lower_select(fl: FunctionLowering, op: tir.SelectOp) -> None:
+    fl.values[op.result] = fl.emit(
+        llvm.SelectOp(fl.value(op.cond), fl.value(op.true_value), fl.value(op.false_value))
+    ).results[0]
+
+
+def _lower_fmadd(fl: FunctionLowering, op: tir.FmaddOp) -> None:
+    fl.values[op.result] = fl.emit(
+        llvm.FMAOp(fl.value(op.a), fl.value(op.b), fl.value(op.c))
+    ).results[0]
+
+
+def _shuffle_mask(op: tir.VectorPairExpression) -> list[int]:
+    """Lane indices into concat(a, b) for the x86 shuffles, per 128-bit lane."""
+    lanes = op.result.type.get_shape()[0]
+    bits = tir.bit_width(tir.element_of(op.result.type))
+    per_128 = max(1, 128 // bits)
+    mask = []
+    for lane in range(lanes):
+        group, position = divmod(lane, per_128)
+        base = group * per_128
+        if isinstance(op, tir.UnpackLowOp | tir.UnpackHighOp):
+            half = 0 if isinstance(op, tir.UnpackLowOp) else per_128 // 2
+            source = base + half + position // 2
+            mask.append(source + (lanes if position % 2 else 0))
+        elif isinstance(op, tir.ShuffleOp):
+            selector = (op.imm.value.data >> (2 * (position % 4))) & 3
+            from_b = position >= per_128 // 2
+            mask.append(base + (position // 4) * 4 + selector + (lanes if from_b else 0))
+        else:  # permute: choose 128-bit halves of a (0, 1) or b (2, 3) for each half of the result
+            half_selector = (op.imm.value.data >> (4 * (group % 2))) & 3
+            source_group = half_selector % 2 + (group // 2) * 2
+            offset = lanes if half_selector >= 2 else 0
+            mask.append(source_group * per_128 + position + offset)
+    return mask
+
+
+def _lower_vector_pair(fl: FunctionLowering, op: tir.VectorPairExpression) -> None:
+    mask = DenseArrayBase.from_list(i32, _shuffle_mask(op))
+    shuffle = llvm.ShuffleVectorOp(
+        fl.value(op.a), fl.value(op.b), mask, convert_type(op.result.type)
+    )
+    fl.values[op.result] = fl.emit(shuffle).results[0]
+
+
+def _lower_permutex2var(fl: FunctionLowering, op: tir.Permutex2varOp) -> None:
+    """result[j] = concat(a, b)[idx[j] mod 2n], through a stack buffer (the
+    llvm dialect has no extractelement)."""
+    vector_type = convert_type(op.a.type)
+    lanes = vector_type.get_shape()[0]
+    element = vector_type.element_type
+    table = fl.alloca(element, 2 * lanes)
+    fl.emit(llvm.StoreOp(fl.value(op.a), table))
+    upper = fl.emit(llvm.GEPOp(table, [lanes], element)).results[0]
+    fl.emit(llvm.StoreOp(fl.value(op.b), upper))
+    index_type = convert_type(op.idx.type)
+    indices = fl.alloca(index_type.element_type, lanes)
+    fl.emit(llvm.StoreOp(fl.value(op.idx), indices))
+    result = fl.emit(llvm.UndefOp(vector_type)).results[0]
+    for lane in range(lanes):
+        slot = fl.emit(llvm.GEPOp(indices, [lane], index_type.element_type)).results[0]
+        index = fl.emit(llvm.LoadOp(slot, index_type.element_type)).results[0]
+        wrapped = fl.emit(
+            llvm.AndOp(index, fl.constant(2 * lanes - 1, index_type.element_type))
+        ).results[0]
+        wide = fl.convert_value(wrapped, tir.element_of(op.idx.type), IndexType())
+        source = fl.emit(
+            llvm.GEPOp(table, [llvm.GEP_USE_SSA_VAL], element, ssa_indices=[wide])
+        ).results[0]
+        value = fl.emit(llvm.LoadOp(source, element)).results[0]
+        result = fl.emit(llvm.InsertElementOp(result, value, fl.constant(lane, i32))).results[0]
+    fl.values[op.result] = result
+
+
+def _lower_read(fl: FunctionLowering, op: tir.ReadOp) -> None:
+    fl.values[op.result] = fl.emit(
+        llvm.LoadOp(fl.value(op.var), convert_type(op.result.type))
+    ).results[0]
+
+
+def _lower_load(fl: FunctionLowering, op: tir.LoadOp) -> None:
+    address = fl.element_address(op.tensor, op.indices)
+    load = llvm.LoadOp(
+        address, convert_type(op.result.type), alignment=_byte_size(op.tensor.type.element_type)
+    )
+    fl.values[op.result] = fl.emit(load).results[0]
+
+
+def _lower_tensor_ptr(fl: FunctionLowering, op: tir.TensorPtrOp) -> None:
+    fl.values[op.result] = fl.element_address(op.tensor, op.indices)
+
+
+def _lower_addr_of(fl: FunctionLowering, op: tir.AddrOfOp) -> None:
+    fl.values[op.result] = fl.value(op.tensor)
+
+
+def _lower_global_ref(fl: FunctionLowering, op: tir.GlobalRefOp) -> None:
+    fl.values[op.result] = fl.emit(llvm.AddressOfOp(op.global_name, _ptr)).result
+
+
+def _lower_func_addr(fl: FunctionLowering, op: tir.FuncAddrOp) -> None:
+    fl.values[op.result] = fl.emit(llvm.AddressOfOp(op.callee, _ptr)).result
+
+
+def _lower_call(fl: FunctionLowering, op: tir.CallOp) -> None:
+    callee = op.callee.root_reference.data
+    if callee == PARALLEL_CALL:
+        _lower_parallel_call(fl, op)
+        return
+    result = None if isinstance(op.result.type, NoneType) else convert_type(op.result.type)
+    call = fl.emit(llvm.CallOp(callee, *[fl.value(a) for a in op.args], return_type=result))
+    if result is not None:
+        fl.values[op.result] = call.returned
+
+
+def _lower_call_indirect(fl: FunctionLowering, op: tir.CallIndirectOp) -> None:
+    prototype = SymbolTable.lookup_symbol(op, op.prototype)
+    inputs = [convert_type(t) for t in prototype.function_type.inputs.data]
+    result = None if isinstance(op.result.type, NoneType) else convert_type(op.result.type)
+    call = llvm.CallOp(
+        None,
+        fl.value(op.target),
+        *[fl.value(a) for a in op.args],
+        return_type=result,
+        var_callee_type=llvm.LLVMFunctionType(inputs, result),
+    )
+    fl.emit(call)
+    if result is not None:
+        fl.values[op.result] = call.returned
+
+
+CAPTURE_SLOT_BYTES = 64
+"""Each capture of a parallel body gets a 64-byte slot (room for a 512-bit
+vector), addressed by a GEP over the capture's own type."""
+
+
+def _capture_slot(packed: SSAValue, position: int, type_: Attribute) -> llvm.GEPOp:
+    index = position * CAPTURE_SLOT_BYTES // _llvm_byte_size(type_)
+    return llvm.GEPOp(packed, [index], type_)
+
+
+def _llvm_byte_size(type_: Attribute) -> int:
+    if isinstance(type_, llvm.LLVMPointerType):
+        return 8
+    if isinstance(type_, VectorType):
+        return type_.get_shape()[0] * _llvm_byte_size(type_.element_type)
+    return max(1, tir.bit_width(type_) // 8)
+
+
+def _lower_parallel_call(fl: FunctionLowering, op: tir.CallOp) -> None:
+    """sc_parallel_call_cpu(body, start, end, step, captures...): the captures
+    go into stack slots; a generated wrapper `body(i, slots*)` unpacks them."""
+    body_address, start, end, step, *captures = op.args
+    if not isinstance(body_address.owner, tir.FuncAddrOp):
+        raise _fail(op, "needs the body as a tir.func_addr of a function of this module")
+    body_name = body_address.owner.callee.root_reference.data
+    capture_types = [convert_type(c.type) for c in captures]
+    wrapper = fl.module.parallel_wrapper(body_name, capture_types)
+    packed = fl.alloca(IntegerType(8), CAPTURE_SLOT_BYTES * max(1, len(captures)))
+    for position, (capture, type_) in enumerate(zip(captures, capture_types, strict=True)):
+        slot = fl.emit(_capture_slot(packed, position, type_)).results[0]
+        fl.emit(llvm.StoreOp(fl.value(capture), slot))
+    wrapper_address = fl.emit(llvm.AddressOfOp(wrapper, _ptr)).result
+    bounds = [fl.convert_value(fl.value(v), v.type, IndexType()) for v in (start, end, step)]
+    fl.call(PARALLEL_CALL, [wrapper_address, *bounds, packed])
+
+
+PATTERNS: dict[type[Operation], Callable[[FunctionLowering, Operation], None]] = {
+    tir.DefineVarOp: _lower_define_var,
+    tir.DefineTensorOp: _lower_define_tensor,
+    tir.AssignOp: _lower_assign,
+    tir.StoreOp: _lower_store,
+    tir.EvaluateOp: _lower_evaluate,
+    tir.StmtsOp: _lower_stmts,
+    tir.IfOp: _lower_if,
+    tir.ForOp: _lower_for,
+    tir.ReturnOp: _lower_return,
+    tir.BrgemmOp: _lower_brgemm,
+    tir.ListBrgemmOp: _lower_list_brgemm,
+    tir.ConstOp: _lower_const,
+    tir.CastOp: _lower_cast,
+    tir.ReinterpretOp: _lower_reinterpret,
+    tir.BroadcastOp: _lower_broadcast,
+    tir.IsnanOp: _lower_isnan,
+    tir.SaturatedCastOp: _lower_saturated_cast,
+    tir.RoundAndCastOp: _lower_round_and_cast,
+    tir.SelectOp: _lower_select,
+    tir.FmaddOp: _lower_fmadd,
+    tir.Permutex2varOp: _lower_permutex2var,
+    tir.ReadOp: _lower_read,
+    tir.LoadOp: _lower_load,
+    tir.TensorPtrOp: _lower_tensor_ptr,
+    tir.AddrOfOp: _lower_addr_of,
+    tir.GlobalRefOp: _lower_global_ref,
+    tir.FuncAddrOp: _lower_func_addr,
+    tir.CallOp: _lower_call,
+    tir.CallIndirectOp: _lower_call_indirect,
+    **{op: _lower_binary for op in tir.TIR_OPS if issubclass(op, tir.BinaryExpression)},
+    **{op: _lower_unary for op in tir.TIR_OPS if issubclass(op, tir.UnaryExpression)},
+    **{op: _lower_reduce for op in tir.TIR_OPS if issubclass(op, tir.VectorReduceExpression)},
+    **{op: _lower_vector_pair for op in tir.TIR_OPS if issubclass(op, tir.VectorPairExpression)},
+}
+
+
+# --- module lowering -------------------------------------------------------------------
+
+
+@dataclass
+class ModuleLowering:
+    """Converts a module's tir functions and globals, collecting the extra
+    llvm functions (parallel wrappers, runtime declarations) they need."""
+
+    module: ModuleOp
+    extra: list[Operation] = field(default_factory=list)
+    declared: set[str] = field(default_factory=set)
+    wrappers: dict[str, str] = field(default_factory=dict)
+
+    def require_runtime(self, name: str) -> None:
+        """Declare runtime function `name` unless the module already does."""
+        if name in self.declared:
+            return
+        self.declared.add(name)
+        symbol = RUNTIME_SYMBOLS[name]
+        inputs = [convert_type(t) for t in symbol.params]
+        result = None if symbol.result is None else convert_type(symbol.result)
+        self.extra.append(
+            llvm.FuncOp(name, llvm.LLVMFunctionType(inputs, result), llvm.LinkageAttr("external"))
+        )
+
+    def parallel_wrapper(self, body: str, capture_types: list[Attribute]) -> str:
+        """`body__parallel(i64 i, ptr captures)`, calling `body(i, captures...)`."""
+        if body in self.wrappers:
+            return self.wrappers[body]
+        name = f"{body}__parallel"
+        block = Block(arg_types=[i64, _ptr])
+        index, packed = block.args
+        arguments = [index]
+        for position, type_ in enumerate(capture_types):
+            slot = _capture_slot(packed, position, type_)
+            load = llvm.LoadOp(slot.results[0], type_)
+            block.add_ops([slot, load])
+            arguments.append(load.results[0])
+        block.add_ops([llvm.CallOp(body, *arguments), llvm.ReturnOp()])
+        self.extra.append(
+            llvm.FuncOp(
+                name,
+                llvm.LLVMFunctionType([i64, _ptr]),
+                llvm.LinkageAttr("internal"),
+                body=Region(block),
+            )
+        )
+        self.wrappers[body] = name
+        return name
+
+    def convert_global(self, op: tir.GlobalOp) -> llvm.GlobalOp:
+        type_ = op.type
+        if isinstance(type_, tir.TirTensorType):
+            element = convert_type(type_.element_type)
+            global_type = llvm.LLVMArrayType(type_.element_count(), element)
+            if op.initial_value is not None:
+                values = list(op.initial_value.get_values())
+            else:
+                values = [0.0 if tir.is_float(element) else 0] * type_.element_count()
+            value = DenseIntOrFPElementsAttr.from_list(
+                TensorType(element, [type_.element_count()]), values
+            )
+        else:
+            global_type = convert_type(type_)
+            initial = op.initial_value
+            if initial is None:
+                value = (
+                    FloatAttr(0.0, global_type)
+                    if tir.is_float(type_)
+                    else IntegerAttr(0, global_type)
+                )
+            elif isinstance(initial, IntegerAttr):
+                value = IntegerAttr(initial.value.data, global_type)
+            else:
+                value = initial
+        return llvm.GlobalOp(global_type, op.sym_name, "external", value=value, alignment=64)
+
+    def convert(self) -> None:
+        converted: list[Operation] = []
+        for op in self.module.body.block.ops:
+            if isinstance(op, tir.FuncOp):
+                if op.is_declaration:
+                    self.check_declaration(op)
+                    self.declared.add(op.sym_name.data)
+                converted.append(FunctionLowering(self, op).build())
+            elif isinstance(op, tir.GlobalOp):
+                converted.append(self.convert_global(op))
+            elif op.dialect_name() in LEGAL_DIALECTS:
+                converted.append(op.clone())
+            else:
+                raise _fail(
+                    op,
+                    f"cannot be converted to the llvm dialect (legal dialects: {', '.join(LEGAL_DIALECTS)})",
+                )
+        block = self.module.body.block
+        for op in list(block.ops):
+            op.detach()
+            op.erase(safe_erase=False)
+        block.add_ops([*converted, *self.extra])
+
+    def check_declaration(self, op: tir.FuncOp) -> None:
+        symbol = RUNTIME_SYMBOLS.get(op.sym_name.data)
+        if symbol is None:
+            known = ", ".join(sorted(RUNTIME_SYMBOLS))
+            raise _fail(
+                op,
+                f"declares @{op.sym_name.data}, which is neither defined in this module nor a runtime function ({known})",
+            )
+        if not symbol.matches(op):
+            raise _fail(
+                op,
+                f"declares @{symbol.name} with a signature different from the runtime's {symbol.declaration().function_type}",
+            )
+
+
+@dataclass(frozen=True)
+class ConvertTirToLlvmPass(ModulePass):
+    """Convert Tensor IR (after tir-outline-parallel) to the llvm dialect."""
+
+    name = "convert-tir-to-llvm"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        ModuleLowering(op).convert()

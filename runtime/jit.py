@@ -1,0 +1,88 @@
+"""The JIT engine: LLVM IR -> host machine code with llvmlite (MCJIT, O3,
+host CPU name and features), linked with the native runtime.
+
+Symbols are resolved against the native runtime (runtime/native.ll, compiled
+into the same module) and the libraries of the runtime symbol table.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+
+import llvmlite.binding as llvm
+
+from graphcompiler.runtime.symbols import NATIVE_LIBRARIES, NUM_THREADS_GLOBAL, native_source
+
+
+@functools.cache
+def _initialize() -> llvm.TargetMachine:
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    for library in NATIVE_LIBRARIES:
+        llvm.load_library_permanently(library)
+    target = llvm.Target.from_default_triple()
+    return target.create_target_machine(
+        cpu=llvm.get_host_cpu_name(),
+        features=llvm.get_host_cpu_features().flatten(),
+        opt=3,
+        codemodel="jitdefault",
+    )
+
+
+def default_num_threads() -> int:
+    """GC_NUM_THREADS, else OMP_NUM_THREADS, else 0 (libgomp's default: all cores)."""
+    for variable in ("GC_NUM_THREADS", "OMP_NUM_THREADS"):
+        value = os.environ.get(variable, "").strip()
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    return 0
+
+
+def _optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine) -> None:
+    options = llvm.create_pipeline_tuning_options(speed_level=3)
+    builder = llvm.create_pass_builder(machine, options)
+    builder.getModulePassManager().run(module, builder)
+
+
+def parse_llvm_ir(text: str, name: str = "program") -> llvm.ModuleRef:
+    module = llvm.parse_assembly(text)
+    module.name = name
+    module.verify()
+    return module
+
+
+def assembly(llvm_ir: str) -> str:
+    """Host assembly of optimized `llvm_ir` (without the runtime)."""
+    machine = _initialize()
+    module = parse_llvm_ir(llvm_ir)
+    _optimize(module, machine)
+    return machine.emit_assembly(module)
+
+
+class JitEngine:
+    """Compiles `llvm_ir` with the runtime and keeps the machine code alive."""
+
+    def __init__(self, llvm_ir: str, num_threads: int | None = None):
+        machine = _initialize()
+        module = parse_llvm_ir(native_source(), "graphcompiler_runtime")
+        module.link_in(parse_llvm_ir(llvm_ir))
+        _optimize(module, machine)
+        self.module = module
+        self.engine = llvm.create_mcjit_compiler(module, machine)
+        self.engine.finalize_object()
+        self.engine.run_static_constructors()
+        self.set_num_threads(default_num_threads() if num_threads is None else num_threads)
+
+    def function_address(self, name: str) -> int:
+        return self.engine.get_function_address(name)
+
+    def global_address(self, name: str) -> int:
+        return self.engine.get_global_value_address(name)
+
+    def set_num_threads(self, count: int) -> None:
+        """Threads for parallel loops; 0 lets libgomp use all cores."""
+        if count < 0:
+            raise ValueError(f"num_threads must be >= 0, got {count}")
+        ctypes.c_int32.from_address(self.global_address(NUM_THREADS_GLOBAL)).value = count

@@ -1,0 +1,261 @@
+; graphcompiler's native runtime, JIT-compiled with the generated code.
+;
+; Every symbol here is declared in runtime/symbols.py (the one table the IR
+; declarations and the JIT's symbol resolution both come from). It is LLVM IR
+; rather than C so that nothing needs a C compiler at run time; the thread
+; pool is libgomp's (GOMP_parallel), loaded by the JIT engine.
+
+@sc_num_threads = global i32 0          ; 0: libgomp's default (all cores)
+
+@fmt_int = private constant [4 x i8] c"%d\0A\00"
+@fmt_float = private constant [4 x i8] c"%g\0A\00"
+@fmt_element = private constant [4 x i8] c"%g \00"
+@fmt_newline = private constant [2 x i8] c"\0A\00"
+
+declare i32 @printf(ptr, ...)
+declare i32 @fflush(ptr)
+declare ptr @aligned_alloc(i64, i64)
+declare void @free(ptr)
+declare void @GOMP_parallel(ptr, ptr, i32, i32)
+declare i32 @omp_get_thread_num()
+declare i32 @omp_get_num_threads()
+
+; --- printing (for executable tests) ---------------------------------------
+
+define void @print_int(i32 %value) {
+  call i32 (ptr, ...) @printf(ptr @fmt_int, i32 %value)
+  call i32 @fflush(ptr null)
+  ret void
+}
+
+define void @print_float(float %value) {
+  %wide = fpext float %value to double
+  call i32 (ptr, ...) @printf(ptr @fmt_float, double %wide)
+  call i32 @fflush(ptr null)
+  ret void
+}
+
+; print_tensor(data, count): `count` f32 values on one line.
+define void @print_tensor(ptr %data, i64 %count) {
+entry:
+  %empty = icmp sle i64 %count, 0
+  br i1 %empty, label %done, label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+  %address = getelementptr float, ptr %data, i64 %i
+  %value = load float, ptr %address
+  %wide = fpext float %value to double
+  call i32 (ptr, ...) @printf(ptr @fmt_element, double %wide)
+  %next = add i64 %i, 1
+  %more = icmp slt i64 %next, %count
+  br i1 %more, label %loop, label %done
+done:
+  call i32 (ptr, ...) @printf(ptr @fmt_newline)
+  call i32 @fflush(ptr null)
+  ret void
+}
+
+; --- memory -------------------------------------------------------------------
+
+define ptr @sc_aligned_alloc(i64 %bytes) {
+  %padded = add i64 %bytes, 63
+  %rounded = and i64 %padded, -64        ; aligned_alloc wants a multiple of 64
+  %nonzero = icmp eq i64 %rounded, 0
+  %size = select i1 %nonzero, i64 64, i64 %rounded
+  %memory = call ptr @aligned_alloc(i64 64, i64 %size)
+  ret ptr %memory
+}
+
+define void @sc_aligned_free(ptr %memory) {
+  call void @free(ptr %memory)
+  ret void
+}
+
+; --- parallel for ----------------------------------------------------------------
+;
+; sc_parallel_call_cpu(body, start, end, step, captures) runs
+; body(i, captures) for i = start, start + step, ... < end on the thread pool,
+; each thread taking one contiguous chunk of the iterations (OpenMP static
+; schedule). `captures` points at the packed values the outlined body needs.
+
+%parallel_task = type { ptr, i64, i64, i64, ptr }
+
+define private void @sc_parallel_worker(ptr %task) {
+entry:
+  %body_slot = getelementptr %parallel_task, ptr %task, i32 0, i32 0
+  %body = load ptr, ptr %body_slot
+  %start_slot = getelementptr %parallel_task, ptr %task, i32 0, i32 1
+  %start = load i64, ptr %start_slot
+  %end_slot = getelementptr %parallel_task, ptr %task, i32 0, i32 2
+  %end = load i64, ptr %end_slot
+  %step_slot = getelementptr %parallel_task, ptr %task, i32 0, i32 3
+  %step = load i64, ptr %step_slot
+  %captures_slot = getelementptr %parallel_task, ptr %task, i32 0, i32 4
+  %captures = load ptr, ptr %captures_slot
+  ; iterations = ceil((end - start) / step)
+  %span = sub i64 %end, %start
+  %span_up = add i64 %span, %step
+  %span_up1 = sub i64 %span_up, 1
+  %iterations = sdiv i64 %span_up1, %step
+  %thread32 = call i32 @omp_get_thread_num()
+  %threads32 = call i32 @omp_get_num_threads()
+  %thread = sext i32 %thread32 to i64
+  %threads = sext i32 %threads32 to i64
+  ; chunk = ceil(iterations / threads)
+  %work_up = add i64 %iterations, %threads
+  %work_up1 = sub i64 %work_up, 1
+  %chunk = sdiv i64 %work_up1, %threads
+  %first = mul i64 %thread, %chunk
+  %last_unclamped = add i64 %first, %chunk
+  %over = icmp sgt i64 %last_unclamped, %iterations
+  %last = select i1 %over, i64 %iterations, i64 %last_unclamped
+  %any = icmp slt i64 %first, %last
+  br i1 %any, label %loop, label %done
+loop:
+  %k = phi i64 [ %first, %entry ], [ %k_next, %loop ]
+  %offset = mul i64 %k, %step
+  %i = add i64 %start, %offset
+  call void %body(i64 %i, ptr %captures)
+  %k_next = add i64 %k, 1
+  %more = icmp slt i64 %k_next, %last
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}
+
+define void @sc_parallel_call_cpu(ptr %body, i64 %start, i64 %end, i64 %step, ptr %captures) {
+entry:
+  %empty = icmp sge i64 %start, %end
+  br i1 %empty, label %done, label %run
+run:
+  %task = alloca %parallel_task
+  %body_slot = getelementptr %parallel_task, ptr %task, i32 0, i32 0
+  store ptr %body, ptr %body_slot
+  %start_slot = getelementptr %parallel_task, ptr %task, i32 0, i32 1
+  store i64 %start, ptr %start_slot
+  %end_slot = getelementptr %parallel_task, ptr %task, i32 0, i32 2
+  store i64 %end, ptr %end_slot
+  %step_slot = getelementptr %parallel_task, ptr %task, i32 0, i32 3
+  store i64 %step, ptr %step_slot
+  %captures_slot = getelementptr %parallel_task, ptr %task, i32 0, i32 4
+  store ptr %captures, ptr %captures_slot
+  %threads = load i32, ptr @sc_num_threads
+  call void @GOMP_parallel(ptr @sc_parallel_worker, ptr %task, i32 %threads, i32 0)
+  br label %done
+done:
+  ret void
+}
+
+; --- batch-reduce GEMM microkernel -------------------------------------------------
+;
+; C[m, n] (+)= sum over b < batch, k < K of A[b*stride_a + m*lda + k] * B[b*stride_b + k*ldb + n]
+; The innermost loop runs over n with unit stride in B and C, which LLVM
+; vectorizes at O3.
+
+define void @sc_brgemm_f32(ptr noalias %A, ptr noalias %B, ptr noalias %C, i64 %batch,
+                           i64 %M, i64 %N, i64 %K, i64 %lda, i64 %ldb, i64 %ldc,
+                           i64 %stride_a, i64 %stride_b, i1 %accumulate) {
+entry:
+  br i1 %accumulate, label %compute, label %zero_rows
+zero_rows:
+  %zm = phi i64 [ 0, %entry ], [ %zm_next, %zero_row_done ]
+  %zrow = mul i64 %zm, %ldc
+  br label %zero_cols
+zero_cols:
+  %zn = phi i64 [ 0, %zero_rows ], [ %zn_next, %zero_cols ]
+  %zindex = add i64 %zrow, %zn
+  %zaddress = getelementptr float, ptr %C, i64 %zindex
+  store float 0.0, ptr %zaddress
+  %zn_next = add i64 %zn, 1
+  %zn_more = icmp slt i64 %zn_next, %N
+  br i1 %zn_more, label %zero_cols, label %zero_row_done
+zero_row_done:
+  %zm_next = add i64 %zm, 1
+  %zm_more = icmp slt i64 %zm_next, %M
+  br i1 %zm_more, label %zero_rows, label %compute
+compute:
+  %has_batch = icmp sgt i64 %batch, 0
+  br i1 %has_batch, label %batches, label %done
+batches:
+  %b = phi i64 [ 0, %compute ], [ %b_next, %batch_done ]
+  %a_base_offset = mul i64 %b, %stride_a
+  %a_base = getelementptr float, ptr %A, i64 %a_base_offset
+  %b_base_offset = mul i64 %b, %stride_b
+  %b_base = getelementptr float, ptr %B, i64 %b_base_offset
+  br label %rows
+rows:
+  %m = phi i64 [ 0, %batches ], [ %m_next, %row_done ]
+  %a_row_offset = mul i64 %m, %lda
+  %c_row_offset = mul i64 %m, %ldc
+  %c_row = getelementptr float, ptr %C, i64 %c_row_offset
+  br label %depth
+depth:
+  %k = phi i64 [ 0, %rows ], [ %k_next, %depth_done ]
+  %a_index = add i64 %a_row_offset, %k
+  %a_address = getelementptr float, ptr %a_base, i64 %a_index
+  %a_value = load float, ptr %a_address
+  %b_row_offset = mul i64 %k, %ldb
+  %b_row = getelementptr float, ptr %b_base, i64 %b_row_offset
+  br label %cols
+cols:
+  %n = phi i64 [ 0, %depth ], [ %n_next, %cols ]
+  %b_address = getelementptr float, ptr %b_row, i64 %n
+  %b_value = load float, ptr %b_address
+  %c_address = getelementptr float, ptr %c_row, i64 %n
+  %c_value = load float, ptr %c_address
+  %product = fmul float %a_value, %b_value
+  %sum = fadd float %c_value, %product
+  store float %sum, ptr %c_address
+  %n_next = add i64 %n, 1
+  %n_more = icmp slt i64 %n_next, %N
+  br i1 %n_more, label %cols, label %depth_done
+depth_done:
+  %k_next = add i64 %k, 1
+  %k_more = icmp slt i64 %k_next, %K
+  br i1 %k_more, label %depth, label %row_done
+row_done:
+  %m_next = add i64 %m, 1
+  %m_more = icmp slt i64 %m_next, %M
+  br i1 %m_more, label %rows, label %batch_done
+batch_done:
+  %b_next = add i64 %b, 1
+  %b_more = icmp slt i64 %b_next, %batch
+  br i1 %b_more, label %batches, label %done
+done:
+  ret void
+}
+
+; list_brgemm: the b-th blocks of A and B are at a_list[b] and b_list[b].
+define void @sc_list_brgemm_f32(ptr %a_list, ptr %b_list, ptr noalias %C, i64 %batch,
+                                i64 %M, i64 %N, i64 %K, i64 %lda, i64 %ldb, i64 %ldc,
+                                i1 %accumulate) {
+entry:
+  %has_batch = icmp sgt i64 %batch, 0
+  br i1 %has_batch, label %first, label %empty
+empty:
+  br i1 %accumulate, label %done, label %zero
+zero:
+  call void @sc_brgemm_f32(ptr null, ptr null, ptr %C, i64 0, i64 %M, i64 %N, i64 %K,
+                           i64 %lda, i64 %ldb, i64 %ldc, i64 0, i64 0, i1 false)
+  br label %done
+first:
+  %a0 = load ptr, ptr %a_list
+  %b0 = load ptr, ptr %b_list
+  call void @sc_brgemm_f32(ptr %a0, ptr %b0, ptr %C, i64 1, i64 %M, i64 %N, i64 %K,
+                           i64 %lda, i64 %ldb, i64 %ldc, i64 0, i64 0, i1 %accumulate)
+  %more_batches = icmp sgt i64 %batch, 1
+  br i1 %more_batches, label %rest, label %done
+rest:
+  %b = phi i64 [ 1, %first ], [ %b_next, %rest ]
+  %a_slot = getelementptr ptr, ptr %a_list, i64 %b
+  %a_block = load ptr, ptr %a_slot
+  %b_slot = getelementptr ptr, ptr %b_list, i64 %b
+  %b_block = load ptr, ptr %b_slot
+  call void @sc_brgemm_f32(ptr %a_block, ptr %b_block, ptr %C, i64 1, i64 %M, i64 %N, i64 %K,
+                           i64 %lda, i64 %ldb, i64 %ldc, i64 0, i64 0, i1 true)
+  %b_next = add i64 %b, 1
+  %b_more = icmp slt i64 %b_next, %batch
+  br i1 %b_more, label %rest, label %done
+done:
+  ret void
+}

@@ -1,0 +1,86 @@
+"""The runtime symbol table: every function generated code may call.
+
+One table serves both sides: the compiler takes IR declarations from it
+(`declaration(name)`), the conversion checks user declarations against it,
+and the JIT loads their implementations (`native.ll`, LLVM IR compiled with
+the program) and the libraries they use. Adding a runtime function means one
+entry here and its body in `native.ll`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+
+from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType, i1, i32
+from xdsl.ir import Attribute
+
+from graphcompiler.dialects import tir
+
+NATIVE_LIBRARIES = ("libgomp.so.1",)
+"""Shared libraries the native runtime calls into (GOMP_parallel, omp_*)."""
+
+
+@dataclass(frozen=True)
+class RuntimeSymbol:
+    name: str
+    params: tuple[Attribute, ...]
+    result: Attribute | None
+    doc: str
+    variadic: bool = False
+
+    def declaration(self) -> tir.FuncOp:
+        """A tir declaration of this symbol, to put in a module that calls it."""
+        return tir.FuncOp(self.name, self.params, self.result, variadic=self.variadic)
+
+    def matches(self, function: tir.FuncOp) -> bool:
+        return (
+            tuple(function.function_type.inputs.data) == self.params
+            and function.return_type == (self.result or tir.NoneType())
+            and (function.variadic is not None) == self.variadic
+        )
+
+
+_ptr, _index, _i64 = tir.PtrType(), IndexType(), IntegerType(64)
+
+RUNTIME_SYMBOLS: dict[str, RuntimeSymbol] = {
+    symbol.name: symbol
+    for symbol in (
+        RuntimeSymbol("print_int", (i32,), None, "print an i32 and a newline"),
+        RuntimeSymbol("print_float", (Float32Type(),), None, "print an f32 and a newline"),
+        RuntimeSymbol("print_tensor", (_ptr, _index), None, "print `count` f32 values on a line"),
+        RuntimeSymbol("sc_aligned_alloc", (_index,), _ptr, "64-byte aligned allocation"),
+        RuntimeSymbol("sc_aligned_free", (_ptr,), None, "free an sc_aligned_alloc block"),
+        RuntimeSymbol(
+            "sc_parallel_call_cpu",
+            (_ptr, _index, _index, _index),
+            None,
+            "run body(i, captures...) for i in range(start, end, step) on the thread pool",
+            variadic=True,
+        ),
+        RuntimeSymbol(
+            "sc_brgemm_f32",
+            (_ptr, _ptr, _ptr, *([_i64] * 9), i1),
+            None,
+            "f32 batch-reduce GEMM: A, B, C, batch, M, N, K, lda, ldb, ldc, stride_a, stride_b, accumulate",
+        ),
+        RuntimeSymbol(
+            "sc_list_brgemm_f32",
+            (_ptr, _ptr, _ptr, *([_i64] * 7), i1),
+            None,
+            "f32 list batch-reduce GEMM: A list, B list, C, batch, M, N, K, lda, ldb, ldc, accumulate",
+        ),
+    )
+}
+
+NUM_THREADS_GLOBAL = "sc_num_threads"
+"""The i32 global of the native runtime holding the thread count (0 = all cores)."""
+
+
+def declaration(name: str) -> tir.FuncOp:
+    return RUNTIME_SYMBOLS[name].declaration()
+
+
+def native_source() -> str:
+    """The LLVM IR implementing every symbol of the table."""
+    return resources.files("graphcompiler.runtime").joinpath("native.ll").read_text()
