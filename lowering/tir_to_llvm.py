@@ -266,8 +266,6 @@ class FunctionLowering:
                 for t in function.function_type.inputs.data
             ]
         )
-        if function.is_declaration:
-            return llvm.FuncOp(function.sym_name, function_type, llvm.LinkageAttr("external"))
         self.entry = Block(arg_types=inputs)
         self.blocks = [self.entry]
         self.current = self.entry
@@ -851,7 +849,7 @@ class ModuleLowering:
             return
         self.declared.add(name)
         symbol = RUNTIME_SYMBOLS[name]
-        inputs = [convert_type(t) for t in symbol.params]
+        inputs = [convert_type(t) for t in symbol.llvm_params]
         result = None if symbol.result is None else convert_type(symbol.result)
         self.extra.append(
             llvm.FuncOp(name, llvm.LLVMFunctionType(inputs, result), llvm.LinkageAttr("external"))
@@ -912,10 +910,11 @@ class ModuleLowering:
     def convert(self) -> None:
         converted: list[Operation] = []
         for op in self.module.body.block.ops:
-            if isinstance(op, tir.FuncOp):
-                if op.is_declaration:
-                    self.check_declaration(op)
-                    self.declared.add(op.sym_name.data)
+            if isinstance(op, tir.FuncOp) and op.is_declaration:
+                # Runtime functions are declared with their native signature.
+                self.check_declaration(op)
+                self.require_runtime(op.sym_name.data)
+            elif isinstance(op, tir.FuncOp):
                 converted.append(FunctionLowering(self, op).build())
             elif isinstance(op, tir.GlobalOp):
                 converted.append(self.convert_global(op))

@@ -28,6 +28,13 @@ class RuntimeSymbol:
     result: Attribute | None
     doc: str
     variadic: bool = False
+    native_params: tuple[Attribute, ...] | None = None
+    """The parameters of the native function when they differ from the IR
+    view (a variadic IR declaration receives its extra arguments packed)."""
+
+    @property
+    def llvm_params(self) -> tuple[Attribute, ...]:
+        return self.native_params if self.native_params is not None else self.params
 
     def declaration(self) -> tir.FuncOp:
         """A tir declaration of this symbol, to put in a module that calls it."""
@@ -57,6 +64,7 @@ RUNTIME_SYMBOLS: dict[str, RuntimeSymbol] = {
             None,
             "run body(i, captures...) for i in range(start, end, step) on the thread pool",
             variadic=True,
+            native_params=(_ptr, _index, _index, _index, _ptr),
         ),
         RuntimeSymbol(
             "sc_brgemm_f32",

@@ -26,14 +26,17 @@ from graphcompiler.diagnostics import (
 from graphcompiler.parsing import SPLIT_MARKER, parse_module, split_input, verify_module
 from graphcompiler.pass_manager import Instrumentation, Timer, run_pipeline
 from graphcompiler.pipeline import OpPassManager, PipelineError, build_pass_manager
-from graphcompiler.registry import Registry, RegistryError, default_registry
+from graphcompiler.registry import Registry
+from graphcompiler.tools.driver import (
+    ToolError,
+    add_flag,
+    add_plugin_flag,
+    load_registry,
+    read_source,
+    write_output,
+)
 
 TOOL = "gc-opt"
-
-
-def _add_flag(parser: argparse.ArgumentParser, name: str, *short: str, **kwargs) -> None:
-    """MLIR tools accept `-flag` as well as `--flag`; so do we."""
-    parser.add_argument(f"--{name}", f"-{name}", *short, **kwargs)
 
 
 def _argument_parser() -> argparse.ArgumentParser:
@@ -43,7 +46,7 @@ def _argument_parser() -> argparse.ArgumentParser:
         allow_abbrev=False,
     )
     parser.add_argument("input", nargs="?", default="-", help="input .mlir file (default: stdin)")
-    _add_flag(
+    add_flag(
         parser,
         "output",
         "-o",
@@ -52,7 +55,7 @@ def _argument_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="output file (default: stdout)",
     )
-    _add_flag(
+    add_flag(
         parser,
         "pass-pipeline",
         metavar="PIPELINE",
@@ -64,81 +67,72 @@ def _argument_parser() -> argparse.ArgumentParser:
         metavar="PASSES",
         help="flat pass list anchored on builtin.module, e.g. 'cse,dce'",
     )
-    _add_flag(
+    add_flag(
         parser,
         "split-input-file",
         action="store_true",
         help=f"process each chunk separated by '{SPLIT_MARKER}' on its own",
     )
-    _add_flag(
+    add_flag(
         parser,
         "verify-diagnostics",
         action="store_true",
         help="check emitted diagnostics against 'expected-*' comments",
     )
-    _add_flag(
+    add_flag(
         parser,
         "mlir-print-ir-before-all",
         action="store_true",
         help="print the IR before every pass (stderr)",
     )
-    _add_flag(
+    add_flag(
         parser,
         "mlir-print-ir-after-all",
         action="store_true",
         help="print the IR after every pass (stderr)",
     )
-    _add_flag(
+    add_flag(
         parser,
         "mlir-timing",
         action="store_true",
         help="print a wall-time report per pass (stderr)",
     )
-    _add_flag(
+    add_flag(
         parser,
         "mlir-print-op-generic",
         action="store_true",
         help="print operations in the generic form",
     )
-    _add_flag(parser, "mlir-print-debuginfo", action="store_true", help="print source locations")
-    _add_flag(
+    add_flag(parser, "mlir-print-debuginfo", action="store_true", help="print source locations")
+    add_flag(
         parser,
         "allow-unregistered-dialect",
         action="store_true",
         help="accept operations of unregistered dialects",
     )
-    _add_flag(
+    add_flag(
         parser, "show-dialects", action="store_true", help="print the registered dialects and exit"
     )
-    _add_flag(
+    add_flag(
         parser,
         "list-passes",
         action="store_true",
         help="print every pass and pipeline with its description and options, then exit",
     )
-    _add_flag(
+    add_flag(
         parser,
         "dump-pass-pipeline",
         action="store_true",
         help="print the resolved pass pipeline (stderr)",
     )
-    _add_flag(
-        parser,
-        "load-plugin",
-        action="append",
-        default=[],
-        metavar="MODULE",
-        help="load a plugin (Python module name or .py file) exposing register(registry)",
-    )
+    add_plugin_flag(parser)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _argument_parser().parse_args(argv)
     try:
-        registry = default_registry()
-        for plugin in args.load_plugin:
-            registry.load_plugin(plugin)
+        registry = load_registry(args.load_plugin)
         if args.show_dialects:
             print("Available Dialects: " + ", ".join(sorted(registry.dialects)))
             return 0
@@ -148,19 +142,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.pass_pipeline is not None and args.passes is not None:
             raise PipelineError("give either --pass-pipeline or -p, not both")
         manager = build_pass_manager(registry, args.pass_pipeline or args.passes or "")
-    except (RegistryError, PipelineError) as error:
+        if args.dump_pass_pipeline:
+            sys.stderr.write(f"Pass Manager with {manager.pass_count()} passes:\n{manager}\n")
+        source = read_source(args.input)
+    except (ToolError, PipelineError) as error:
         print(f"{TOOL}: error: {error}", file=sys.stderr)
-        return 1
-    if args.dump_pass_pipeline:
-        sys.stderr.write(f"Pass Manager with {manager.pass_count()} passes:\n{manager}\n")
-
-    try:
-        source = _read_input(args.input)
-    except OSError as error:
-        print(
-            f"{TOOL}: error: cannot open input file '{args.input}': {error.strerror}",
-            file=sys.stderr,
-        )
         return 1
 
     timer = Timer() if args.mlir_timing else None
@@ -192,17 +178,10 @@ def main(argv: list[str] | None = None) -> int:
             sys.stderr.write(diagnostic.render([chunk]))
         failed |= any(d.severity is Severity.ERROR for d in reported)
 
-    _write_output(args.output, f"{SPLIT_MARKER}\n".join(outputs))
+    write_output(args.output, f"{SPLIT_MARKER}\n".join(outputs))
     if timer is not None:
         sys.stderr.write(timer.report())
     return 1 if failed else 0
-
-
-def _read_input(path: str) -> SourceFile:
-    if path == "-":
-        return SourceFile("<stdin>", sys.stdin.read())
-    with open(path, encoding="utf-8") as file:
-        return SourceFile(path, file.read())
 
 
 def _process(
@@ -224,14 +203,6 @@ def _print_module(module: ModuleOp, args: argparse.Namespace) -> str:
         print_debuginfo=args.mlir_print_debuginfo,
     ).print_op(module)
     return text.getvalue() + "\n"
-
-
-def _write_output(path: str, text: str) -> None:
-    if path == "-":
-        sys.stdout.write(text)
-    else:
-        with open(path, "w", encoding="utf-8") as file:
-            file.write(text)
 
 
 def _first_doc_line(cls: type) -> str:

@@ -1,0 +1,74 @@
+"""What the command-line tools share: plugin loading, reading the input,
+and turning failures into diagnostics on stderr with exit code 1."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from xdsl.dialects.builtin import ModuleOp
+
+from graphcompiler.diagnostics import DiagnosticError, SourceFile
+from graphcompiler.parsing import parse_module, verify_module
+from graphcompiler.registry import Registry, RegistryError, default_registry
+
+
+class ToolError(Exception):
+    """A one-line `tool: error: ...` failure (bad flags, missing file, plugin)."""
+
+
+def add_flag(parser: argparse.ArgumentParser, name: str, *short: str, **kwargs) -> None:
+    """MLIR tools accept `-flag` as well as `--flag`; so do we."""
+    parser.add_argument(f"--{name}", f"-{name}", *short, **kwargs)
+
+
+def add_plugin_flag(parser: argparse.ArgumentParser) -> None:
+    add_flag(parser, "load-plugin", action="append", default=[], metavar="MODULE",
+             help="load a plugin (Python module name or .py file) exposing register(registry)")  # fmt: skip
+
+
+def load_registry(plugins: list[str]) -> Registry:
+    try:
+        registry = default_registry()
+        for plugin in plugins:
+            registry.load_plugin(plugin)
+    except RegistryError as error:
+        raise ToolError(str(error)) from None
+    return registry
+
+
+def read_source(path: str) -> SourceFile:
+    if path == "-":
+        return SourceFile("<stdin>", sys.stdin.read())
+    try:
+        with open(path, encoding="utf-8") as file:
+            return SourceFile(path, file.read())
+    except OSError as error:
+        raise ToolError(f"cannot open input file '{path}': {error.strerror}") from None
+
+
+def parse_source(
+    registry: Registry, source: SourceFile, allow_unregistered: bool = False
+) -> ModuleOp:
+    module = parse_module(registry.create_context(allow_unregistered), source)
+    verify_module(module)
+    return module
+
+
+def run_tool(name: str, body, sources: list[SourceFile]) -> int:
+    """Run `body()`; diagnostics and tool errors go to stderr and give exit 1."""
+    try:
+        return body()
+    except ToolError as error:
+        print(f"{name}: error: {error}", file=sys.stderr)
+    except DiagnosticError as error:
+        sys.stderr.write(error.diagnostic.render(sources))
+    return 1
+
+
+def write_output(path: str, text: str) -> None:
+    if path == "-":
+        sys.stdout.write(text)
+    else:
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(text)

@@ -1,0 +1,72 @@
+"""gc-translate: a module to LLVM IR or host assembly, like `mlir-translate`.
+
+    gc-translate kernel.mlir --mlir-to-llvmir     # LLVM IR
+    gc-translate kernel.mlir --emit-asm           # optimized host assembly
+
+The input is Tensor IR (lowered with the `tir-to-llvm` pipeline first) or
+already the `llvm` dialect.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from graphcompiler.dialects import tir
+from graphcompiler.lowering.llvm_ir import translate_to_llvm_ir
+from graphcompiler.pass_manager import run_pipeline
+from graphcompiler.pipeline import build_pass_manager
+from graphcompiler.runtime.program import TIR_TO_LLVM
+from graphcompiler.tools.driver import (
+    add_flag,
+    add_plugin_flag,
+    load_registry,
+    parse_source,
+    read_source,
+    run_tool,
+    write_output,
+)
+
+TOOL = "gc-translate"
+
+
+def _argument_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=TOOL, description="translate a module to LLVM IR or assembly", allow_abbrev=False
+    )
+    parser.add_argument("input", nargs="?", default="-", help="input .mlir file (default: stdin)")
+    mode = parser.add_mutually_exclusive_group(required=True)
+    add_flag(mode, "mlir-to-llvmir", action="store_true", help="print LLVM IR")
+    add_flag(mode, "emit-asm", action="store_true", help="print optimized host assembly")
+    add_flag(parser, "output", "-o", dest="output", default="-", metavar="FILE", help="output file")
+    add_plugin_flag(parser)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _argument_parser().parse_args(argv)
+    sources = []
+
+    def translate() -> int:
+        registry = load_registry(args.load_plugin)
+        source = read_source(args.input)
+        sources.append(source)
+        module = parse_source(registry, source)
+        if any(isinstance(op, tir.FuncOp | tir.GlobalOp) for op in module.ops):
+            run_pipeline(
+                build_pass_manager(registry, TIR_TO_LLVM), module, registry.create_context()
+            )
+        llvm_ir = translate_to_llvm_ir(module)
+        if args.emit_asm:
+            from graphcompiler.runtime.jit import assembly
+
+            write_output(args.output, assembly(llvm_ir))
+        else:
+            write_output(args.output, llvm_ir)
+        return 0
+
+    return run_tool(TOOL, translate, sources)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
