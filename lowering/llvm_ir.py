@@ -10,6 +10,9 @@ with two gaps whose workarounds live here and only here (while translating,
   through them then fails llvmlite's type check; every pointer result is
   made opaque (`ptr`), which is what the llvm dialect means. The printed IR
   is the same: llvmlite prints both kinds as `ptr`;
+- `llvm.fcmp` and `llvm.select` only take scalars (conditions) in xDSL 0.74;
+  `VectorFCmpOp` and `VectorSelectOp` (same op names) also take vectors and
+  are translated with xDSL's own fcmp/select translation;
 - a global *definition* with external linkage is printed `external global T
   init`, which LLVM reads as a malformed declaration; its linkage keyword is
   dropped (the default linkage is external).
@@ -19,12 +22,67 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import ClassVar
 
 import llvmlite.ir as ir
 from xdsl.backend.llvm import convert as xdsl_convert
+from xdsl.backend.llvm.convert_op import _convert_fcmp, _convert_select
 from xdsl.backend.llvm.convert_type import convert_type
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, VectorType, i1, i64
+from xdsl.ir import SSAValue
+from xdsl.irdl import (
+    AnyAttr,
+    IRDLOperation,
+    VarConstraint,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+)
+
+
+@irdl_op_definition
+class VectorFCmpOp(IRDLOperation):
+    """`llvm.fcmp` on scalars or vectors of floats (lane-wise, i1 lanes)."""
+
+    name = "llvm.fcmp"
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    res = result_def()
+    predicate = prop_def(IntegerAttr)
+    fastmathFlags = prop_def(llvm.FastMathAttr)
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, predicate: str):
+        operand_type = lhs.type
+        result = (
+            VectorType(i1, operand_type.get_shape()) if isinstance(operand_type, VectorType) else i1
+        )
+        IRDLOperation.__init__(
+            self,
+            operands=[lhs, rhs],
+            result_types=[result],
+            properties={
+                "predicate": IntegerAttr(llvm.FCmpPredicateFlag(predicate).to_int(), i64),
+                "fastmathFlags": llvm.FastMathAttr(None),
+            },
+        )
+
+
+@irdl_op_definition
+class VectorSelectOp(IRDLOperation):
+    """`llvm.select` with an i1 or a vector-of-i1 condition (lane-wise)."""
+
+    name = "llvm.select"
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    cond = operand_def()
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    res = result_def(T)
+
+    def __init__(self, cond: SSAValue, lhs: SSAValue, rhs: SSAValue):
+        super().__init__(operands=[cond, lhs, rhs], result_types=[lhs.type])
 
 
 class _IndirectCall(ir.instructions.Instruction):
@@ -42,6 +100,12 @@ class _IndirectCall(ir.instructions.Instruction):
 
 
 def _convert_op_with_workarounds(op, builder, val_map, block_map=None):
+    if isinstance(op, VectorFCmpOp):
+        _convert_fcmp(op, builder, val_map)  # llvmlite's fcmp handles vectors
+        return
+    if isinstance(op, VectorSelectOp):
+        _convert_select(op, builder, val_map)
+        return
     if isinstance(op, llvm.CallOp) and op.callee is None:
         callee, *args = (val_map[a] for a in op.args)
         function_type = op.var_callee_type

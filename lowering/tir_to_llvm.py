@@ -52,6 +52,7 @@ from xdsl.traits import SymbolTable
 
 from graphcompiler.diagnostics import DiagnosticError, op_diagnostic
 from graphcompiler.dialects import tir
+from graphcompiler.lowering.llvm_ir import VectorFCmpOp, VectorSelectOp
 from graphcompiler.runtime.symbols import RUNTIME_SYMBOLS
 
 LEGAL_DIALECTS = ("llvm", "builtin")
@@ -109,8 +110,11 @@ class FunctionLowering:
     values: dict[SSAValue, SSAValue] = field(default_factory=dict)
     heap_scopes: list[list[SSAValue]] = field(default_factory=list)
     blocks: list[Block] = field(default_factory=list)
+    source_op: Operation | None = None
 
     def emit(self, op: Operation) -> Operation:
+        if self.source_op is not None:
+            op.location = self.source_op.location  # diagnostics point at the tir op
         self.current.add_op(op)
         return op
 
@@ -181,9 +185,7 @@ class FunctionLowering:
                 ).results[0]
             return self.emit(llvm.SIToFPOp(value, llvm_target)).results[0]
         if tir.is_float(source) and not tir.is_float(target):
-            return self.float_to_int(
-                value, convert_type(source), llvm_target, tir.element_of(target) == i1
-            )
+            return self.float_to_int(value, convert_type(source), target)
         source_bits, target_bits = (
             tir.bit_width(tir.element_of(source)),
             tir.bit_width(tir.element_of(target)),
@@ -202,14 +204,15 @@ class FunctionLowering:
             return self.emit(extend(value, llvm_target)).results[0]
         return value
 
-    def float_to_int(
-        self, value: SSAValue, source: Attribute, target: Attribute, to_bool: bool
-    ) -> SSAValue:
-        if to_bool:
-            return self.emit(llvm.FCmpOp(value, self.constant(0.0, source), "une")).results[0]
-        # llvm.fptosi.sat: C truncation, saturating instead of poison when out of range.
-        name = f"llvm.fptosi.sat.{_mangle(target)}.{_mangle(source)}"
-        return self.emit(llvm.CallIntrinsicOp(name, [value], [target])).results[0]
+    def float_to_int(self, value: SSAValue, source: Attribute, target: Attribute) -> SSAValue:
+        """C truncation of floats into the (tir) integer type `target`,
+        saturating instead of LLVM's poison when out of range."""
+        llvm_target = convert_type(target)
+        if tir.element_of(target) == i1:
+            return self.emit(VectorFCmpOp(value, self.constant(0.0, source), "une")).results[0]
+        kind = "fptoui" if _is_unsigned(target) else "fptosi"
+        name = f"llvm.{kind}.sat.{_mangle(llvm_target)}.{_mangle(source)}"
+        return self.emit(llvm.CallIntrinsicOp(name, [value], [llvm_target])).results[0]
 
     # Memory.
 
@@ -492,7 +495,7 @@ def _compare(
 ) -> SSAValue:
     if tir.is_float(type_):
         predicate = "une" if relation == "ne" else f"o{relation}"
-        return fl.emit(llvm.FCmpOp(lhs, rhs, predicate)).results[0]
+        return fl.emit(VectorFCmpOp(lhs, rhs, predicate)).results[0]
     if relation in ("eq", "ne"):
         predicate = relation
     else:
@@ -513,7 +516,7 @@ def _lower_binary(fl: FunctionLowering, op: tir.BinaryExpression) -> None:
         result = fl.emit(_FLOAT_MIN_MAX[kind](lhs, rhs)).results[0]
     elif kind in (tir.MinOp, tir.MaxOp):
         lhs_wins = _compare(fl, "lt" if kind is tir.MinOp else "gt", lhs, rhs, common)
-        result = fl.emit(llvm.SelectOp(lhs_wins, lhs, rhs)).results[0]
+        result = fl.emit(VectorSelectOp(lhs_wins, lhs, rhs)).results[0]
     elif kind in _SIGNED_INT_BINARY:
         signed, unsigned = _SIGNED_INT_BINARY[kind]
         result = fl.emit((unsigned if _is_unsigned(common) else signed)(lhs, rhs)).results[0]
@@ -545,11 +548,11 @@ def _lower_unary(fl: FunctionLowering, op: tir.UnaryExpression) -> None:
     elif kind is tir.NotOp:
         result = fl.emit(llvm.XOrOp(x, fl.constant(1, type_))).results[0]
     elif kind is tir.AbsOp and tir.is_float(op.input.type):
-        result = fl.emit(llvm.FAbsOp(x)).results[0]
+        result = fl.emit(llvm.FAbsOp(x, type_)).results[0]
     else:  # integer abs
         negative = fl.emit(llvm.ICmpOp(x, fl.constant(0, type_), _icmp("slt"))).results[0]
         negated = fl.emit(llvm.SubOp(fl.constant(0, type_), x)).results[0]
-        result = fl.emit(llvm.SelectOp(negative, negated, x)).results[0]
+        result = fl.emit(VectorSelectOp(negative, negated, x)).results[0]
     fl.values[op.result] = result
 
 
@@ -577,7 +580,7 @@ def _lower_broadcast(fl: FunctionLowering, op: tir.BroadcastOp) -> None:
 
 def _lower_isnan(fl: FunctionLowering, op: tir.IsnanOp) -> None:
     x = fl.value(op.input)
-    fl.values[op.result] = fl.emit(llvm.FCmpOp(x, x, "uno")).results[0]
+    fl.values[op.result] = fl.emit(VectorFCmpOp(x, x, "uno")).results[0]
 
 
 def _clamp(fl: FunctionLowering, x: SSAValue, source: Attribute, low: int, high: int) -> SSAValue:
@@ -588,7 +591,7 @@ def _clamp(fl: FunctionLowering, x: SSAValue, source: Attribute, low: int, high:
     for bound, relation in ((low, "lt"), (high, "gt")):
         limit = fl.constant(bound, type_)
         outside = _compare(fl, relation, x, limit, source)
-        x = fl.emit(llvm.SelectOp(outside, limit, x)).results[0]
+        x = fl.emit(VectorSelectOp(outside, limit, x)).results[0]
     return x
 
 
@@ -597,9 +600,7 @@ def _lower_saturated_cast(fl: FunctionLowering, op: tir.SaturatedCastOp) -> None
     clamped = _clamp(fl, fl.value(op.input), op.input.type, low, high)
     source = op.input.type
     if tir.is_float(source):
-        fl.values[op.result] = fl.float_to_int(
-            clamped, convert_type(source), convert_type(op.result.type), False
-        )
+        fl.values[op.result] = fl.float_to_int(clamped, convert_type(source), op.result.type)
     else:
         fl.values[op.result] = fl.emit(llvm.TruncOp(clamped, convert_type(op.result.type))).results[
             0
@@ -611,7 +612,7 @@ def _lower_round_and_cast(fl: FunctionLowering, op: tir.RoundAndCastOp) -> None:
     rounded = fl.emit(
         llvm.CallIntrinsicOp(f"llvm.round.{_mangle(type_)}", [fl.value(op.input)], [type_])
     ).results[0]
-    fl.values[op.result] = fl.float_to_int(rounded, type_, convert_type(op.result.type), False)
+    fl.values[op.result] = fl.float_to_int(rounded, type_, op.result.type)
 
 
 def _lower_reduce(fl: FunctionLowering, op: tir.VectorReduceExpression) -> None:
@@ -628,7 +629,7 @@ def _lower_reduce(fl: FunctionLowering, op: tir.VectorReduceExpression) -> None:
 
 def _lower_select(fl: FunctionLowering, op: tir.SelectOp) -> None:
     fl.values[op.result] = fl.emit(
-        llvm.SelectOp(fl.value(op.cond), fl.value(op.true_value), fl.value(op.false_value))
+        VectorSelectOp(fl.value(op.cond), fl.value(op.true_value), fl.value(op.false_value))
     ).results[0]
 
 
@@ -639,28 +640,36 @@ def _lower_fmadd(fl: FunctionLowering, op: tir.FmaddOp) -> None:
 
 
 def _shuffle_mask(op: tir.VectorPairExpression) -> list[int]:
-    """Lane indices into concat(a, b) for the x86 shuffles, per 128-bit lane."""
+    """Element indices into concat(a, b) for the x86 shuffles. They move
+    units of `elem_bits` (several elements each when wider than the element
+    type), independently in each 128-bit lane, like unpcklps/shufps/vperm2f128."""
     lanes = op.result.type.get_shape()[0]
-    bits = tir.bit_width(tir.element_of(op.result.type))
-    per_128 = max(1, 128 // bits)
-    mask = []
-    for lane in range(lanes):
-        group, position = divmod(lane, per_128)
+    element_bits = tir.bit_width(tir.element_of(op.result.type))
+    unit_bits = op.elem_bits.value.data if hasattr(op, "elem_bits") else 128
+    if unit_bits % element_bits or 128 % unit_bits:
+        raise _fail(
+            op,
+            f"elem_bits = {unit_bits} must be a multiple of the {element_bits}-bit element and divide 128",
+        )
+    per_unit = unit_bits // element_bits
+    units = lanes // per_unit
+    per_128 = 128 // unit_bits
+    unit_mask = []
+    for unit in range(units):
+        group, position = divmod(unit, per_128)
         base = group * per_128
         if isinstance(op, tir.UnpackLowOp | tir.UnpackHighOp):
             half = 0 if isinstance(op, tir.UnpackLowOp) else per_128 // 2
-            source = base + half + position // 2
-            mask.append(source + (lanes if position % 2 else 0))
+            unit_mask.append(base + half + position // 2 + (units if position % 2 else 0))
         elif isinstance(op, tir.ShuffleOp):
-            selector = (op.imm.value.data >> (2 * (position % 4))) & 3
-            from_b = position >= per_128 // 2
-            mask.append(base + (position // 4) * 4 + selector + (lanes if from_b else 0))
-        else:  # permute: choose 128-bit halves of a (0, 1) or b (2, 3) for each half of the result
-            half_selector = (op.imm.value.data >> (4 * (group % 2))) & 3
-            source_group = half_selector % 2 + (group // 2) * 2
-            offset = lanes if half_selector >= 2 else 0
-            mask.append(source_group * per_128 + position + offset)
-    return mask
+            if per_128 != 4:
+                raise _fail(op, "shuffle selects 32-bit units (elem_bits = 32), as shufps does")
+            selector = (op.imm.value.data >> (2 * position)) & 3
+            unit_mask.append(base + selector + (units if position >= 2 else 0))
+        else:  # permute: each 128-bit half of the result is a.lo, a.hi, b.lo or b.hi
+            selector = (op.imm.value.data >> (4 * (group % 2))) & 3
+            unit_mask.append((selector % 2 + (group // 2) * 2) + (units if selector >= 2 else 0))
+    return [unit * per_unit + offset for unit in unit_mask for offset in range(per_unit)]
 
 
 def _lower_vector_pair(fl: FunctionLowering, op: tir.VectorPairExpression) -> None:

@@ -85,12 +85,20 @@ class TirFunction:
         self.param_types = list(function.function_type.inputs.data)
         self.param_names = [arg.name_hint for arg in function.body.block.args]
         self.return_type = function.return_type
-        restype = (
-            None if isinstance(self.return_type, NoneType) else _scalar_ctype(self.return_type)
-        )
-        prototype = ctypes.CFUNCTYPE(restype, *map(_argument_ctype, self.param_types))
         self._engine = engine  # keeps the machine code alive
-        self._call = prototype(engine.function_address(self.name))
+
+    @functools.cached_property
+    def _call(self) -> Any:
+        """The ctypes entry point, made on first call: a function taking
+        vectors can still be called from other tir functions."""
+        try:
+            restype = (
+                None if isinstance(self.return_type, NoneType) else _scalar_ctype(self.return_type)
+            )
+            prototype = ctypes.CFUNCTYPE(restype, *map(_argument_ctype, self.param_types))
+        except ValueError as error:
+            raise ValueError(f"@{self.name} cannot be called from Python: {error}") from None
+        return prototype(self._engine.function_address(self.name))
 
     def label(self, index: int) -> str:
         name = self.param_names[index]

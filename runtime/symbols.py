@@ -56,6 +56,9 @@ RUNTIME_SYMBOLS: dict[str, RuntimeSymbol] = {
         RuntimeSymbol("print_int", (i32,), None, "print an i32 and a newline"),
         RuntimeSymbol("print_float", (Float32Type(),), None, "print an f32 and a newline"),
         RuntimeSymbol("print_tensor", (_ptr, _index), None, "print `count` f32 values on a line"),
+        RuntimeSymbol(
+            "omp_get_thread_num", (), i32, "index of the calling thread in the pool (libgomp)"
+        ),
         RuntimeSymbol("sc_aligned_alloc", (_index,), _ptr, "64-byte aligned allocation"),
         RuntimeSymbol("sc_aligned_free", (_ptr,), None, "free an sc_aligned_alloc block"),
         RuntimeSymbol(
