@@ -41,6 +41,8 @@ from xdsl.irdl import (
     result_def,
 )
 
+from graphcompiler.diagnostics import Diagnostic, DiagnosticError, Severity
+
 
 @irdl_op_definition
 class VectorFCmpOp(IRDLOperation):
@@ -91,12 +93,12 @@ class _IndirectCall(ir.instructions.Instruction):
 
     def __init__(self, parent, function_type: ir.FunctionType, callee, args, name=""):
         super().__init__(parent, function_type.return_type, "call", [callee, *args], name=name)
-        self.function_type = function_type
+        self.callee_type = function_type
 
     def descr(self, buf: list[str]) -> None:
         callee, *args = self.operands
         arguments = ", ".join(f"{a.type} {a.get_reference()}" for a in args)
-        buf.append(f"call {self.function_type.return_type} {callee.get_reference()}({arguments})\n")
+        buf.append(f"call {self.callee_type.return_type} {callee.get_reference()}({arguments})\n")
 
 
 def _convert_op_with_workarounds(op, builder, val_map, block_map=None):
@@ -143,8 +145,15 @@ def _workarounds() -> Iterator[None]:
 
 def translate_to_llvm_ir(module: ModuleOp) -> str:
     """LLVM IR text of a module that holds only llvm dialect ops."""
-    with _workarounds():
-        llvm_module = xdsl_convert.convert_module(module, fallback_target_triple=None)
+    try:
+        with _workarounds():
+            llvm_module = xdsl_convert.convert_module(module, fallback_target_triple=None)
+    except Exception as error:  # the translator's failures are ours to report
+        raise DiagnosticError(
+            Diagnostic(
+                Severity.ERROR, f"cannot translate to LLVM IR: {type(error).__name__}: {error}"
+            )
+        ) from error
     for value in llvm_module.global_values:
         if isinstance(value, ir.GlobalVariable) and value.initializer is not None:
             if value.linkage == "external":

@@ -1,0 +1,61 @@
+// A parallel loop really runs on the thread pool: each iteration records
+// omp_get_thread_num(). With 2 threads the static schedule gives the first
+// half of the iterations to thread 0 and the second to thread 1; with 1
+// thread all run on thread 0. The computed values equal the serial loop's.
+// RUN: gc-run %s -e main --threads 2 | filecheck %s --check-prefix=TWO
+// RUN: gc-run %s -e main --threads 1 | filecheck %s --check-prefix=ONE
+// RUN: env GC_NUM_THREADS=2 gc-run %s -e main | filecheck %s --check-prefix=TWO
+
+tir.func @print_int(i32)
+tir.func @print_tensor(!tir.ptr, index)
+tir.func @omp_get_thread_num() -> i32
+
+// TWO:      0 0 0 0 1 1 1 1
+// ONE:      0 0 0 0 0 0 0 0
+// TWO-NEXT: 0 1 4 9 16 25 36 49
+// ONE-NEXT: 0 1 4 9 16 25 36 49
+// TWO-NEXT: 1
+// ONE-NEXT: 1
+tir.func @main() {
+  %c0 = tir.const 0 : index
+  %c1 = tir.const 1 : index
+  %c8 = tir.const 8 : index
+  %threads = tir.define_tensor : !tir.tensor<8xf32>
+  %parallel = tir.define_tensor : !tir.tensor<8xf32>
+  %serial = tir.define_tensor : !tir.tensor<8xf32>
+  tir.for %i = %c0 to %c8 step %c1 parallel {
+    %id = tir.call @omp_get_thread_num() : () -> i32
+    %idf = tir.cast %id : i32 -> f32
+    tir.store %idf, %threads[%i] : !tir.tensor<8xf32>
+    %square = tir.mul %i, %i : (index, index) -> index
+    %sf = tir.cast %square : index -> f32
+    tir.store %sf, %parallel[%i] : !tir.tensor<8xf32>
+  }
+  tir.for %j = %c0 to %c8 step %c1 {
+    %square = tir.mul %j, %j : (index, index) -> index
+    %sf = tir.cast %square : index -> f32
+    tir.store %sf, %serial[%j] : !tir.tensor<8xf32>
+  }
+  %p0 = tir.addr_of %threads : !tir.tensor<8xf32>
+  %r0 = tir.call @print_tensor(%p0, %c8) : (!tir.ptr, index) -> none
+  tir.evaluate %r0 : none
+  %p1 = tir.addr_of %parallel : !tir.tensor<8xf32>
+  %r1 = tir.call @print_tensor(%p1, %c8) : (!tir.ptr, index) -> none
+  tir.evaluate %r1 : none
+  // 1 if every element of the parallel result equals the serial one
+  %true = tir.const 1 : i32
+  %same = tir.define_var %true : !tir.var<i32>
+  tir.for %k = %c0 to %c8 step %c1 {
+    %a = tir.load %parallel[%k] : !tir.tensor<8xf32>
+    %b = tir.load %serial[%k] : !tir.tensor<8xf32>
+    %differs = tir.ne %a, %b : (f32, f32) -> i1
+    tir.if %differs {
+      %zero = tir.const 0 : i32
+      tir.assign %same = %zero : !tir.var<i32>
+    }
+  }
+  %result = tir.read %same : !tir.var<i32>
+  %r2 = tir.call @print_int(%result) : (i32) -> none
+  tir.evaluate %r2 : none
+  tir.return
+}
