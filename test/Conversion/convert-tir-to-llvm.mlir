@@ -1,0 +1,92 @@
+// RUN: gc-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tir-to-llvm)' | filecheck %s
+
+// Tensor params become noalias pointers; a loop becomes a header block with
+// the induction variable as block argument; loads/stores index the buffer
+// row-major; mixed operands are converted (sitofp).
+// CHECK-LABEL: llvm.func @scale(%{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: i32) {
+// CHECK:         llvm.br ^[[HEADER:.*]](%{{.*}} : i64)
+// CHECK:       ^[[HEADER]](%[[I:.*]]: i64):
+// CHECK-NEXT:    %[[MORE:.*]] = llvm.icmp "slt" %[[I]], %{{.*}} : i64
+// CHECK-NEXT:    llvm.cond_br %[[MORE]], ^[[BODY:.*]], ^[[EXIT:.*]]
+// CHECK:       ^[[BODY]]:
+// CHECK:         llvm.mul %[[I]], %{{.*}} : i64
+// CHECK:         llvm.getelementptr %{{.*}}[%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK:         llvm.sitofp %{{.*}} : i32 to f32
+// CHECK:         llvm.fmul
+// CHECK:         llvm.store
+// CHECK:         llvm.br ^[[HEADER]]
+// CHECK:       ^[[EXIT]]:
+// CHECK-NEXT:    llvm.return
+tir.func @scale(%A: !tir.tensor<4x8xf32>, %k: i32) {
+  %c0 = tir.const 0 : index
+  %c1 = tir.const 1 : index
+  %c4 = tir.const 4 : index
+  %c3 = tir.const 3 : index
+  tir.for %i = %c0 to %c4 step %c1 {
+    %x = tir.load %A[%i, %c3] : !tir.tensor<4x8xf32>
+    %y = tir.mul %x, %k : (f32, i32) -> f32
+    tir.store %y, %A[%i, %c3] : !tir.tensor<4x8xf32>
+  }
+  tir.return
+}
+
+// -----
+
+// Intrinsics map to LLVM intrinsics or shuffles; vars become allocas.
+// CHECK-LABEL: llvm.func @intrinsics(
+// CHECK:         llvm.alloca %{{.*}} x f32
+// CHECK:         llvm.intr.fma
+// CHECK:         llvm.intr.vector.reduce.fadd
+// CHECK:         llvm.call_intrinsic "llvm.round.f32"
+// CHECK:         llvm.call_intrinsic "llvm.fptosi.sat.i32.f32"
+// CHECK:         llvm.shufflevector %{{.*}}, %{{.*}} [0, 8, 1, 9, 4, 12, 5, 13]
+// CHECK:         llvm.intr.sqrt
+tir.func @intrinsics(%v: vector<8xf32>, %x: f32) -> f32 {
+  %acc = tir.define_var %x : !tir.var<f32>
+  %fma = tir.fmadd %v, %v, %v : vector<8xf32>
+  %sum = tir.reduce_add %fma : vector<8xf32> -> f32
+  %r = tir.round %sum : f32 -> f32
+  %i = tir.cast %r : f32 -> i32
+  %lo = tir.unpack_low %v, %v {elem_bits = 32 : i64} : vector<8xf32>
+  %s = tir.sqrt %x : f32 -> f32
+  tir.assign %acc = %s : !tir.var<f32>
+  %out = tir.read %acc : !tir.var<f32>
+  tir.return %out : f32
+}
+
+// -----
+
+// A parallel call packs its captures into 64-byte stack slots and calls
+// the runtime with a wrapper that unpacks them for the outlined body.
+// CHECK-LABEL: llvm.func @run(
+// CHECK:         llvm.alloca %{{.*}} x i8 {alignment = 64 : i64}
+// CHECK:         llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr
+// CHECK:         %[[WRAPPER:.*]] = llvm.mlir.addressof @body__parallel : !llvm.ptr
+// CHECK:         llvm.call @sc_parallel_call_cpu(%[[WRAPPER]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, i64, i64, i64, !llvm.ptr) -> ()
+// CHECK:       llvm.func @sc_parallel_call_cpu(!llvm.ptr, i64, i64, i64, !llvm.ptr)
+// CHECK:       llvm.func internal @body__parallel(%[[I:.*]]: i64, %[[SLOTS:.*]]: !llvm.ptr) {
+// CHECK-NEXT:    %[[SLOT:.*]] = llvm.getelementptr %[[SLOTS]][0] : (!llvm.ptr) -> !llvm.ptr, f32
+// CHECK-NEXT:    %[[VALUE:.*]] = llvm.load %[[SLOT]] : !llvm.ptr -> f32
+// CHECK:         llvm.call @body(%[[I]], %[[VALUE]], %{{.*}}) : (i64, f32, !llvm.ptr) -> ()
+tir.func @sc_parallel_call_cpu(!tir.ptr, index, index, index, ...)
+tir.func @body(%i: index, %value: f32, %A: !tir.tensor<16xf32>) {
+  tir.store %value, %A[%i] : !tir.tensor<16xf32>
+  tir.return
+}
+tir.func @run(%A: !tir.tensor<16xf32>, %x: f32) {
+  %c0 = tir.const 0 : index
+  %c1 = tir.const 1 : index
+  %c16 = tir.const 16 : index
+  %fn = tir.func_addr @body : !tir.ptr
+  %0 = tir.call @sc_parallel_call_cpu(%fn, %c0, %c16, %c1, %x, %A) : (!tir.ptr, index, index, index, f32, !tir.tensor<16xf32>) -> none
+  tir.evaluate %0 : none
+  tir.return
+}
+
+// -----
+
+// Globals become llvm globals with their initial value (zero if none).
+// CHECK: llvm.mlir.global external @table(dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>) {{{.*}}alignment = 64 : i64} : !llvm.array<2 x f32>
+// CHECK: llvm.mlir.global external @count(0 : i32) {{{.*}}alignment = 64 : i64} : i32
+tir.global @table : !tir.tensor<2xf32> = dense<[1.0, 2.0]> : tensor<2xf32>
+tir.global @count : i32
