@@ -17,11 +17,17 @@ from graphcompiler.runtime.symbols import NATIVE_LIBRARIES, NUM_THREADS_GLOBAL, 
 
 
 @functools.cache
-def _initialize() -> llvm.TargetMachine:
+def _initialize_llvm() -> None:
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     for library in NATIVE_LIBRARIES:
         llvm.load_library_permanently(library)
+
+
+def _target_machine() -> llvm.TargetMachine:
+    """A new host target machine: an execution engine takes ownership of
+    the one it is given, so each engine needs its own."""
+    _initialize_llvm()
     target = llvm.Target.from_default_triple()
     return target.create_target_machine(
         cpu=llvm.get_host_cpu_name(),
@@ -55,7 +61,7 @@ def parse_llvm_ir(text: str, name: str = "program") -> llvm.ModuleRef:
 
 def assembly(llvm_ir: str) -> str:
     """Host assembly of optimized `llvm_ir` (without the runtime)."""
-    machine = _initialize()
+    machine = _target_machine()
     module = parse_llvm_ir(llvm_ir)
     _optimize(module, machine)
     return machine.emit_assembly(module)
@@ -65,7 +71,7 @@ class JitEngine:
     """Compiles `llvm_ir` with the runtime and keeps the machine code alive."""
 
     def __init__(self, llvm_ir: str, num_threads: int | None = None):
-        machine = _initialize()
+        machine = _target_machine()
         module = parse_llvm_ir(native_source(), "graphcompiler_runtime")
         module.link_in(parse_llvm_ir(llvm_ir))
         _optimize(module, machine)
