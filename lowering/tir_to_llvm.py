@@ -53,10 +53,9 @@ from xdsl.traits import SymbolTable
 from graphcompiler.diagnostics import DiagnosticError, op_diagnostic
 from graphcompiler.dialects import tir
 from graphcompiler.lowering.llvm_ir import VectorFCmpOp, VectorSelectOp
-from graphcompiler.runtime.symbols import RUNTIME_SYMBOLS
+from graphcompiler.runtime.symbols import PARALLEL_CALL, RUNTIME_SYMBOLS
 
 LEGAL_DIALECTS = ("llvm", "builtin")
-PARALLEL_CALL = "sc_parallel_call_cpu"
 HEAP_THRESHOLD_BYTES = 16 * 1024
 """Local tensors above this size are heap-allocated, not put on the stack."""
 

@@ -31,7 +31,6 @@ from xdsl.traits import SymbolTable
 
 from graphcompiler.dialects import tir
 
-PARALLEL_CALL = "sc_parallel_call_cpu"  # declared as the runtime symbol table says
 BODY_NAME = "for_body"
 
 _CLONED_DEFINITIONS = (tir.ConstOp, tir.GlobalRefOp, tir.FuncAddrOp)

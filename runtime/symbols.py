@@ -62,7 +62,7 @@ RUNTIME_SYMBOLS: dict[str, RuntimeSymbol] = {
         RuntimeSymbol("sc_aligned_alloc", (_index,), _ptr, "64-byte aligned allocation"),
         RuntimeSymbol("sc_aligned_free", (_ptr,), None, "free an sc_aligned_alloc block"),
         RuntimeSymbol(
-            "sc_parallel_call_cpu",
+            "sc_parallel_call_cpu",  # PARALLEL_CALL
             (_ptr, _index, _index, _index),
             None,
             "run body(i, captures...) for i in range(start, end, step) on the thread pool",
@@ -83,6 +83,9 @@ RUNTIME_SYMBOLS: dict[str, RuntimeSymbol] = {
         ),
     )
 }
+
+PARALLEL_CALL = "sc_parallel_call_cpu"
+"""The runtime function parallel loops are outlined into calls of."""
 
 NUM_THREADS_GLOBAL = "sc_num_threads"
 """The i32 global of the native runtime holding the thread count (0 = all cores)."""
