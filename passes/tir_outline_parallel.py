@@ -30,6 +30,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable
 
 from graphcompiler.dialects import tir
+from graphcompiler.runtime import symbols
+from graphcompiler.runtime.symbols import PARALLEL_CALL
 
 BODY_NAME = "for_body"
 
@@ -65,13 +67,11 @@ def _unique_name(module: ModuleOp, base: str) -> str:
 
 
 def _parallel_call_declaration(module: ModuleOp) -> tir.FuncOp:
+    """The module's declaration of the parallel call, as the runtime table has it."""
     existing = SymbolTable.lookup_symbol(module, PARALLEL_CALL)
     if isinstance(existing, tir.FuncOp):
         return existing
-    index = IndexType()
-    declaration = tir.FuncOp(
-        PARALLEL_CALL, [tir.PtrType(), index, index, index], None, variadic=True
-    )
+    declaration = symbols.declaration(PARALLEL_CALL)
     module.body.block.insert_op_before(declaration, module.body.block.first_op)
     return declaration
 
