@@ -914,6 +914,15 @@ DivOp = _op_class(BinaryExpression, "div", "lhs / rhs (integers truncate toward 
 ModOp = _op_class(IntegerBinaryExpression, "mod", "lhs % rhs, integers only (C remainder)")
 MinOp = _op_class(BinaryExpression, "min", "intrinsic min(lhs, rhs)")
 MaxOp = _op_class(BinaryExpression, "max", "intrinsic max(lhs, rhs)")
+
+
+class FloatBinaryExpression(BinaryExpression):
+    @classmethod
+    def operand_rule(cls, common: Attribute) -> None:
+        _require(is_float(common), f"'{cls.name}' needs float operands, got {common}")
+
+
+PowOp = _op_class(FloatBinaryExpression, "pow", "lhs ** rhs (extension: not in the seed's list)")
 IntAndOp = _op_class(IntegerBinaryExpression, "int_and", "intrinsic bitwise lhs & rhs")
 IntOrOp = _op_class(IntegerBinaryExpression, "int_or", "intrinsic bitwise lhs | rhs")
 IntXorOp = _op_class(IntegerBinaryExpression, "int_xor", "intrinsic bitwise lhs ^ rhs")
@@ -970,6 +979,9 @@ CeilOp = _unary("ceil", "intrinsic ceil(x)", "float")
 ExpOp = _unary("exp", "intrinsic e ** x", "float")
 SqrtOp = _unary("sqrt", "intrinsic sqrt(x)", "float")
 RsqrtOp = _unary("rsqrt", "intrinsic 1 / sqrt(x)", "float")
+# Math the graph lowering needs beyond the seed's intrinsic list.
+LogOp = _unary("log", "natural logarithm (extension: not in the seed's list)", "float")
+TanhOp = _unary("tanh", "hyperbolic tangent (extension: not in the seed's list)", "float")
 
 
 class ConversionExpression(ExpressionOp):
@@ -1616,7 +1628,7 @@ TIR_OPS = [
     StoreOp, EvaluateOp, IfOp, ForOp, ReturnOp, ConstOp,
     AddOp, SubOp, MulOp, DivOp, ModOp, MinOp, MaxOp, IntAndOp, IntOrOp, IntXorOp, ShlOp, ShrOp,
     GtOp, LtOp, GeOp, LeOp, EqOp, NeOp, AndOp, OrOp, NotOp,
-    AbsOp, RoundOp, FloorOp, CeilOp, ExpOp, SqrtOp, RsqrtOp,
+    AbsOp, RoundOp, FloorOp, CeilOp, ExpOp, SqrtOp, RsqrtOp, LogOp, TanhOp, PowOp,
     CastOp, ReinterpretOp, BroadcastOp, IsnanOp, SaturatedCastOp, RoundAndCastOp,
     ReduceAddOp, ReduceMulOp, SelectOp, FmaddOp,
     UnpackLowOp, UnpackHighOp, ShuffleOp, PermuteOp, Permutex2varOp,

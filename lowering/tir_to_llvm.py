@@ -473,6 +473,7 @@ _SIGNED_INT_BINARY = {
     tir.ShrOp: (llvm.AShrOp, llvm.LShrOp),
 }
 _FLOAT_BINARY = {
+    tir.PowOp: llvm.FPowOp,
     tir.AddOp: llvm.FAddOp,
     tir.SubOp: llvm.FSubOp,
     tir.MulOp: llvm.FMulOp,
@@ -529,6 +530,7 @@ _FLOAT_UNARY = {
     tir.CeilOp: llvm.FCeilOp,
     tir.ExpOp: llvm.FExpOp,
     tir.SqrtOp: llvm.FSqrtOp,
+    tir.LogOp: llvm.FLogOp,
 }
 
 
@@ -540,9 +542,10 @@ def _lower_unary(fl: FunctionLowering, op: tir.UnaryExpression) -> None:
     elif kind is tir.RsqrtOp:
         root = fl.emit(llvm.FSqrtOp(x)).results[0]
         result = fl.emit(llvm.FDivOp(fl.constant(1.0, type_), root)).results[0]
-    elif kind is tir.RoundOp:
+    elif kind in (tir.RoundOp, tir.TanhOp):
+        name = "round" if kind is tir.RoundOp else "tanh"
         result = fl.emit(
-            llvm.CallIntrinsicOp(f"llvm.round.{_mangle(type_)}", [x], [type_])
+            llvm.CallIntrinsicOp(f"llvm.{name}.{_mangle(type_)}", [x], [type_])
         ).results[0]
     elif kind is tir.NotOp:
         result = fl.emit(llvm.XOrOp(x, fl.constant(1, type_))).results[0]

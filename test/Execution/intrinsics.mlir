@@ -43,6 +43,9 @@ tir.func @show_int(%v: vector<8xi32>) {
 // SCALAR-NEXT: 48
 // SCALAR-NEXT: -4
 // SCALAR-NEXT: 1
+// SCALAR-NEXT: 0.693147
+// SCALAR-NEXT: 0.761594
+// SCALAR-NEXT: 8
 tir.func @scalar() {
   %a = tir.const -3 : i32
   %b = tir.const 7 : i32
@@ -118,6 +121,18 @@ tir.func @scalar() {
   %chosen = tir.select %ok, %c1, %a : i1, i32
   %p15 = tir.call @print_int(%chosen) : (i32) -> none
   tir.evaluate %p15 : none
+  // the math extensions: log(2), tanh(1), 2 ** 3
+  %two_f = tir.const 2.0 : f32
+  %ln2 = tir.log %two_f : f32 -> f32
+  %p16 = tir.call @print_float(%ln2) : (f32) -> none
+  tir.evaluate %p16 : none
+  %th1 = tir.tanh %one : f32 -> f32
+  %p17 = tir.call @print_float(%th1) : (f32) -> none
+  tir.evaluate %p17 : none
+  %three_f = tir.const 3.0 : f32
+  %cube = tir.pow %two_f, %three_f : (f32, f32) -> f32
+  %p18 = tir.call @print_float(%cube) : (f32) -> none
+  tir.evaluate %p18 : none
   tir.return
 }
 

@@ -170,6 +170,12 @@ tir.func @everything(%n: i64, %f: f32, %T: !tir.tensor<4x8xf32>, %I: !tir.tensor
   %e = tir.exp %ce : f32 -> f32
   %sq = tir.sqrt %e : f32 -> f32
   %rs = tir.rsqrt %sq : f32 -> f32
+  // CHECK: %ln = tir.log %rs : f32 -> f32
+  // CHECK-NEXT: %th = tir.tanh %ln : f32 -> f32
+  // CHECK-NEXT: %pw = tir.pow %th, %rs : (f32, f32) -> f32
+  %ln = tir.log %rs : f32 -> f32
+  %th = tir.tanh %ln : f32 -> f32
+  %pw = tir.pow %th, %rs : (f32, f32) -> f32
   // CHECK: %as_int = tir.cast %rs : f32 -> i32
   %as_int = tir.cast %rs : f32 -> i32
   %as_bits = tir.reinterpret %rs : f32 -> i32
