@@ -1,6 +1,7 @@
 """graphcompiler: an MLIR-style multi-dialect deep-learning compiler on xDSL.
 
 Public API:
+    compile(source, entry="main")    -> a graph JIT-compiled, callable on numpy arrays
     parse(text)                      -> verified builtin.module
     apply_pipeline(module, pipeline) -> runs an MLIR textual pass pipeline
 """
@@ -15,6 +16,15 @@ if TYPE_CHECKING:
     from graphcompiler.registry import Registry
 
 __version__ = "0.1.0"
+
+
+def compile(
+    source, *, entry: str = "main", pipeline: str | None = None, num_threads: int | None = None
+):
+    """JIT-compile a graph function; see graphcompiler.compiler.compile."""
+    from graphcompiler.compiler import compile as compile_graph
+
+    return compile_graph(source, entry=entry, pipeline=pipeline, num_threads=num_threads)
 
 
 def parse(text: str, *, filename: str = "<string>", registry: Registry | None = None) -> ModuleOp:

@@ -178,7 +178,7 @@ class FunctionLowering:
             op = llvm.FPExtOp(value, llvm_target) if wider else llvm.FPTruncOp(value, llvm_target)
             return self.emit(op).results[0]
         if not tir.is_float(source) and tir.is_float(target):
-            if _is_unsigned(source):  # uitofp: zero-extend into a wider signed int first
+            if _is_unsigned(source) or tir.is_bool(source):  # uitofp via a wider signed int
                 value = self.emit(
                     llvm.ZExtOp(value, tir.with_element(convert_type(source), i64))
                 ).results[0]

@@ -15,10 +15,15 @@ if TYPE_CHECKING:
 PASSES = {
     "tir-outline-parallel": ("graphcompiler.passes.tir_outline_parallel", "TirOutlineParallelPass"),
     "convert-tir-to-llvm": ("graphcompiler.lowering.tir_to_llvm", "ConvertTirToLlvmPass"),
+    "convert-graph-to-tir": ("graphcompiler.lowering.graph_to_tir", "ConvertGraphToTirPass"),
 }
 
 # name -> (pipeline elements, description)
 PIPELINES = {
+    "gc-cpu-pipeline": (
+        "func.func(canonicalize,cse),convert-graph-to-tir,tir-outline-parallel,convert-tir-to-llvm",
+        "Graph IR to the llvm dialect for the CPU: simplify, lower to Tensor IR, then to LLVM",
+    ),
     "tir-to-llvm": (
         "tir-outline-parallel,convert-tir-to-llvm",
         "Tensor IR to the llvm dialect: outline parallel loops, then convert",

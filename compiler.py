@@ -1,0 +1,142 @@
+"""`graphcompiler.compile`: a graph, JIT-compiled for this CPU, callable on numpy arrays.
+
+    compiled = graphcompiler.compile(text_or_path_or_module, entry="main")
+    outputs = compiled(x, w)          # arrays in, arrays out (one or a tuple)
+    compiled.graph, compiled.tir, compiled.llvm_ir, compiled.asm
+
+The default pipeline is gc-cpu-pipeline, run in stages so that each stage's
+text is kept; a custom `pipeline` must end in the llvm dialect.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import BFloat16Type, ModuleOp, TensorType
+from xdsl.ir import Block, Region
+
+from graphcompiler.dialects import tir
+from graphcompiler.lowering.graph_to_tir.kernel import tir_tensor_type
+from graphcompiler.reference import round_to_bf16
+
+GRAPH_STAGE = "builtin.module(func.func(canonicalize,cse))"
+TIR_STAGE = "builtin.module(convert-graph-to-tir)"
+LLVM_STAGE = "builtin.module(tir-outline-parallel,convert-tir-to-llvm)"
+
+
+class CompiledGraph:
+    """A compiled graph function. Calling it checks the inputs (ValueError
+    naming the argument), allocates the outputs and returns them."""
+
+    def __init__(self, module: ModuleOp, entry: str, pipeline: str | None, num_threads: int | None):
+        import graphcompiler
+        from graphcompiler.lowering.llvm_ir import translate_to_llvm_ir
+        from graphcompiler.runtime.jit import JitEngine
+        from graphcompiler.runtime.program import TirFunction
+
+        function = _find_entry(module, entry)
+        self.entry = entry
+        self.input_types: list[TensorType] = list(function.function_type.inputs.data)
+        self.output_types: list[TensorType] = list(function.function_type.outputs.data)
+        names = [a.name_hint or f"arg{i}" for i, a in enumerate(function.body.block.args)]
+        self.tir: str | None = None
+        if pipeline is None:
+            graphcompiler.apply_pipeline(module, GRAPH_STAGE)
+            self.graph = str(module)
+            graphcompiler.apply_pipeline(module, TIR_STAGE)
+            self.tir = str(module)
+            graphcompiler.apply_pipeline(module, LLVM_STAGE)
+        else:
+            self.graph = str(module)
+            graphcompiler.apply_pipeline(module, pipeline)
+        self.llvm_ir = translate_to_llvm_ir(module)
+        self.engine = JitEngine(self.llvm_ir, num_threads)
+        self._function = TirFunction(
+            self.engine, _signature(entry, names, self.input_types, self.output_types)
+        )
+
+    def __call__(self, *inputs: Any) -> np.ndarray | tuple[np.ndarray, ...]:
+        if len(inputs) != len(self.input_types):
+            raise ValueError(
+                f"@{self.entry} takes {len(self.input_types)} inputs, got {len(inputs)}"
+            )
+        native_inputs = [
+            _to_native(array, type_) for array, type_ in zip(inputs, self.input_types, strict=True)
+        ]
+        outputs = [
+            np.empty(tir_tensor_type(t).get_shape(), _native_dtype(t)) for t in self.output_types
+        ]
+        self._function(*native_inputs, *outputs)
+        results = [_from_native(o, t) for o, t in zip(outputs, self.output_types, strict=True)]
+        return results[0] if len(results) == 1 else tuple(results)
+
+    def set_num_threads(self, count: int) -> None:
+        self.engine.set_num_threads(count)
+
+    @functools.cached_property
+    def asm(self) -> str:
+        from graphcompiler.runtime.jit import assembly
+
+        return assembly(self.llvm_ir)
+
+
+def _find_entry(module: ModuleOp, entry: str) -> func.FuncOp:
+    functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
+    if entry not in functions:
+        raise ValueError(
+            f"no graph function @{entry} (functions: {', '.join(sorted(functions)) or 'none'})"
+        )
+    return functions[entry]
+
+
+def _signature(
+    entry: str, names: list[str], inputs: list[TensorType], outputs: list[TensorType]
+) -> tir.FuncOp:
+    """The tir entry's signature, with the graph's argument names for messages."""
+    types = [tir_tensor_type(t) for t in (*inputs, *outputs)]
+    block = Block(arg_types=types)
+    for arg, name in zip(
+        block.args, [*names, *(f"out{i}" for i in range(len(outputs)))], strict=True
+    ):
+        arg.name_hint = name
+    return tir.FuncOp(entry, types, None, Region(block))
+
+
+def _native_dtype(type_: TensorType) -> np.dtype:
+    from graphcompiler.runtime.program import buffer_dtype
+
+    return buffer_dtype(type_.element_type)
+
+
+def _to_native(array: Any, type_: TensorType) -> Any:
+    """bf16 tensors travel as float32 (as in the reference) and are stored as bf16 bits."""
+    if (
+        isinstance(type_.element_type, BFloat16Type)
+        and isinstance(array, np.ndarray)
+        and array.dtype == np.float32
+    ):
+        return (round_to_bf16(array).view(np.uint32) >> 16).astype(np.uint16)
+    return array
+
+
+def _from_native(array: np.ndarray, type_: TensorType) -> np.ndarray:
+    if isinstance(type_.element_type, BFloat16Type):
+        return (array.astype(np.uint32) << 16).view(np.float32)
+    return array
+
+
+def compile(
+    source: str | Path | ModuleOp,
+    *,
+    entry: str = "main",
+    pipeline: str | None = None,
+    num_threads: int | None = None,
+) -> CompiledGraph:
+    """Compile graph function `entry` of `source` (.mlir text, a path, or a module)."""
+    from graphcompiler.runtime.program import load_module
+
+    return CompiledGraph(load_module(source), entry, pipeline, num_threads)

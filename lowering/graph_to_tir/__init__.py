@@ -1,0 +1,180 @@
+"""convert-graph-to-tir: each graph function becomes a Tensor IR module part
+(seed 000).
+
+    func.func @main(%in0, %in1) -> (...)      tir.func @main(%in0, %in1, %out0) {
+      %0 = graph.matmul %in0, %in1       ->     %matmul_out = tir.define_tensor
+      %1 = graph.add %0, %in1                   tir.call @matmul__1(%matmul_out, %in0, %in1)
+      func.return %1                            tir.call @add__2(%out0, %matmul_out, %in1)
+                                              }
+                                              tir.func @matmul__1(...) { brgemm tiles }
+                                              tir.func @add__2(...) { vectorized loops }
+
+The entry takes the graph inputs, then the outputs as out-parameters; each
+op becomes a kernel function (templates.py) called with its outputs first,
+then its inputs; intermediate tensors are local tensors of the entry;
+constants become globals. Ops are called in block order (the scheduler
+decides that order). An output that is also an input, or returned twice,
+is copied. Anything that is not a graph op (or func.return) is left for the
+diagnostic: the graph dialect is illegal after this pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from graphcompiler.diagnostics import DiagnosticError, op_diagnostic
+from graphcompiler.dialects import graph, tir
+from graphcompiler.dialects.tir_builder import TirBuilder
+from graphcompiler.lowering.graph_to_tir.kernel import Kernel, Operand, tir_tensor_type
+from graphcompiler.lowering.graph_to_tir.templates import COPY, ELEMENTWISE_OPS, TEMPLATES
+
+
+def _fail(op: Operation, message: str) -> DiagnosticError:
+    return DiagnosticError(op_diagnostic(op, message))
+
+
+@dataclass
+class _FunctionLowering:
+    """Builds the entry and kernels of one graph function."""
+
+    builder: TirBuilder
+    function: func.FuncOp
+    counter: list[int]
+
+    def kernel_name(self, base: str) -> str:
+        self.counter[0] += 1
+        return f"{base}__{self.counter[0]}"
+
+    def call_kernel(
+        self,
+        name: str,
+        template,
+        op: Operation,
+        outputs: list[tuple[SSAValue, TensorType]],
+        inputs: list[tuple[SSAValue, TensorType]],
+    ) -> None:
+        """Define kernel `name` with `template` and call it from the entry."""
+        b = self.builder
+        params = [tir_tensor_type(t) for _, t in (*outputs, *inputs)]
+        with b.at_end_of(b.module.body.block), b.make_func(name, params) as args:
+            for index, arg in enumerate(args):
+                arg.name_hint = (
+                    f"out{index}" if index < len(outputs) else f"in{index - len(outputs)}"
+                )
+            kernel = Kernel(
+                b,
+                [Operand(a, t) for a, (_, t) in zip(args, outputs, strict=False)],
+                [Operand(a, t) for a, (_, t) in zip(args[len(outputs) :], inputs, strict=True)],
+            )
+            template(kernel, op)
+            b.make_return()
+        callee = b.module.body.block.last_op
+        b.make_evaluate(b.make_call(callee, [v for v, _ in (*outputs, *inputs)]))
+
+    def lower(self) -> None:
+        b = self.builder
+        block = self.function.body.block
+        returned = block.last_op
+        if not isinstance(returned, func.ReturnOp):
+            raise _fail(self.function, "a graph function must end with func.return")
+        input_types = [a.type for a in block.args]
+        output_types = [v.type for v in returned.operands]
+        params = [tir_tensor_type(t) for t in (*input_types, *output_types)]
+        with b.make_func(self.function.sym_name.data, params) as args:
+            values: dict[SSAValue, SSAValue] = dict(zip(block.args, args, strict=False))
+            out_params = args[len(input_types) :]
+            for arg, graph_arg in zip(args, block.args, strict=False):
+                arg.name_hint = graph_arg.name_hint
+            for index, out in enumerate(out_params):
+                out.name_hint = f"out{index}" if len(out_params) > 1 else "out"
+            # Each returned op result is computed straight into its first out-param.
+            destination: dict[SSAValue, SSAValue] = {}
+            for value, out in zip(returned.operands, out_params, strict=True):
+                if (
+                    isinstance(value.owner, Operation)
+                    and value not in destination
+                    and not isinstance(value.owner, graph.ConstantOp)
+                ):
+                    destination[value] = out
+            for op in block.ops:
+                if op is returned:
+                    break
+                self.lower_op(op, values, destination)
+            for value, out in zip(returned.operands, out_params, strict=True):
+                if values[value] is not out:
+                    self.call_kernel(
+                        self.kernel_name("copy"),
+                        COPY,
+                        returned,
+                        [(out, value.type)],
+                        [(values[value], value.type)],
+                    )
+            b.make_return()
+
+    def lower_op(
+        self, op: Operation, values: dict[SSAValue, SSAValue], destination: dict[SSAValue, SSAValue]
+    ) -> None:
+        b = self.builder
+        if isinstance(op, graph.ConstantOp):
+            name = f"{self.function.sym_name.data}_constant_{self.counter[0] + 1}"
+            self.counter[0] += 1
+            with b.at_end_of(b.module.body.block):
+                constant = b.make_global(name, tir_tensor_type(op.result.type), op.value)
+            b.module.body.block.detach_op(constant)
+            b.module.body.block.insert_op_before(constant, b.module.body.block.first_op)
+            values[op.result] = b.global_ref(constant)
+            return
+        template = TEMPLATES.get(type(op))
+        if template is None:
+            raise _fail(
+                op,
+                "cannot be converted to Tensor IR: no lowering template (convert-graph-to-tir handles graph ops)",
+            )
+        operand_types = [*(o.type for o in op.operands), op.results[0].type]
+        if type(op) not in ELEMENTWISE_OPS and any(
+            isinstance(t.encoding, graph.FormatAttr) for t in operand_types
+        ):
+            raise _fail(op, "blocked memory formats are only supported by element-wise ops so far")
+        result = op.results[0]
+        target = destination.get(result)
+        if target is None:
+            target = b.make_tensor(
+                tir_tensor_type(result.type).get_shape(), result.type.element_type
+            )
+            target.name_hint = f"{op.name.removeprefix('graph.')}_out"
+        values[result] = target
+        base = op.name.removeprefix("graph.")
+        self.call_kernel(
+            self.kernel_name(base), template, op,
+            [(target, result.type)], [(values[o], o.type) for o in op.operands],
+        )  # fmt: skip
+
+
+def convert_graph_to_tir(module: ModuleOp) -> None:
+    """Replace every graph function of `module` by its Tensor IR."""
+    functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    builder = TirBuilder(module)
+    counter = [0]
+    for function in functions:
+        _FunctionLowering(builder, function, counter).lower()
+        function.detach()
+        function.erase()
+    for op in module.walk():
+        if op.dialect_name() == "graph":
+            raise _fail(op, "is left after convert-graph-to-tir")
+
+
+@dataclass(frozen=True)
+class ConvertGraphToTirPass(ModulePass):
+    """Lower graph functions to Tensor IR: an entry plus one kernel per op."""
+
+    name = "convert-graph-to-tir"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        convert_graph_to_tir(op)

@@ -1,0 +1,226 @@
+"""The loop-nest, index and broadcasting helpers every lowering template uses.
+
+A `Kernel` is one Tensor IR function implementing one graph op: its
+parameters are the op's outputs, then its inputs (the seed's calling
+convention), each a `!tir.tensor` of the graph tensor's physical shape.
+Templates describe *what* to compute per element; the kernel decides the
+loops: `for_each` walks a shape with the outermost loop parallel when the
+work is large enough and the innermost dimension vectorized (8 lanes) with a
+scalar tail; `load`/`store` apply numpy broadcasting and turn blocked memory
+formats into index arithmetic.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    IndexType,
+    IntegerType,
+    TensorType,
+    VectorType,
+    i1,
+)
+from xdsl.ir import Attribute, SSAValue
+
+from graphcompiler.dialects import graph, tir
+from graphcompiler.dialects.tir_builder import TirBuilder
+
+VECTOR_LANES = 8
+PARALLEL_MIN_ELEMENTS = 1 << 14
+"""Below this many elements a loop nest stays serial: the thread pool's
+start-up would cost more than it saves."""
+
+f32 = Float32Type()
+
+
+def tir_tensor_type(type_: TensorType) -> tir.TirTensorType:
+    """The buffer type of a graph tensor: its physical (blocked) shape."""
+    shape = list(type_.get_shape()) or [1]
+    if isinstance(type_.encoding, graph.FormatAttr):
+        shape = type_.encoding.physical_shape(shape)
+    return tir.TirTensorType(shape, type_.element_type)
+
+
+def compute_type(element: Attribute) -> Attribute:
+    """f16 and bf16 are computed in f32; other types as they are."""
+    return f32 if isinstance(element, Float16Type | BFloat16Type) else element
+
+
+@dataclass
+class Operand:
+    """A kernel parameter: the tir tensor and the graph type it stands for."""
+
+    value: SSAValue
+    type: TensorType
+
+    @property
+    def shape(self) -> list[int]:
+        return list(self.type.get_shape())
+
+    @property
+    def element(self) -> Attribute:
+        return self.type.element_type
+
+    @property
+    def blocked(self) -> bool:
+        return isinstance(self.type.encoding, graph.FormatAttr)
+
+
+class Kernel:
+    def __init__(self, builder: TirBuilder, outputs: list[Operand], inputs: list[Operand]):
+        self.b = builder
+        self.outputs = outputs
+        self.inputs = inputs
+
+    @property
+    def out(self) -> Operand:
+        return self.outputs[0]
+
+    # --- loops ---------------------------------------------------------------
+
+    @contextmanager
+    def loop_nest(
+        self, shape: Sequence[int], parallel: bool | None = None
+    ) -> Iterator[list[SSAValue]]:
+        """Loops over `shape` (rank 0 -> no loop); the outermost is parallel
+        when asked, or by default when the nest holds enough work."""
+        if parallel is None:
+            parallel = worth_parallel(shape)
+        indices: list[SSAValue] = []
+        with _nest(self.b, list(shape), indices, parallel):
+            yield indices
+
+    def for_each(
+        self,
+        shape: Sequence[int],
+        body: Callable[[list[SSAValue], int], None],
+        vectorize: bool = True,
+    ) -> None:
+        """Call `body(indices, lanes)` for every element of `shape`: lanes is
+        VECTOR_LANES over the vectorized part of the innermost dimension and
+        1 for the scalar tail (and everywhere when not vectorizing)."""
+        shape = list(shape) or [1]
+        inner = shape[-1]
+        vector_end = inner // VECTOR_LANES * VECTOR_LANES if vectorize else 0
+        parallel = worth_parallel(shape) and len(shape) > 1
+        with self.loop_nest(shape[:-1], parallel) as outer:
+            if vector_end:
+                with self.b.make_for(0, vector_end, VECTOR_LANES) as j:
+                    body([*outer, j], VECTOR_LANES)
+            if vector_end < inner:
+                with self.b.make_for(vector_end, inner, 1) as j:
+                    body([*outer, j], 1)
+
+    # --- element access ------------------------------------------------------------
+
+    def load(
+        self,
+        operand: Operand,
+        indices: Sequence[SSAValue | int],
+        lanes: int = 1,
+        out_shape: Sequence[int] | None = None,
+    ) -> SSAValue:
+        """operand[indices] in the compute type. With `out_shape`, `indices`
+        address that (broadcast) shape and are mapped numpy-style; a lane
+        run along a broadcast dimension is a splatted scalar."""
+        if out_shape is not None:
+            indices = broadcast_indices(indices, out_shape, operand.shape)
+        splat = lanes > 1 and (not operand.shape or operand.shape[-1] == 1)
+        load_lanes = 1 if splat else lanes
+        value = self.b.make_load(operand.value, self.physical(operand, indices), load_lanes)
+        value = self.to_compute(value, operand.element)
+        if splat:
+            value = self.b.unary(tir.BroadcastOp, value, VectorType(value.type, [lanes]))
+        return value
+
+    def store(self, operand: Operand, indices: Sequence[SSAValue | int], value: SSAValue) -> None:
+        lanes = tir.lanes_of(value.type)
+        value = self.from_compute(value, operand.element)
+        self.b.make_store(value, operand.value, self.physical(operand, indices), lanes)
+
+    def physical(self, operand: Operand, indices: Sequence[SSAValue | int]) -> list[SSAValue]:
+        """Logical indices -> indices of the buffer (blocked formats: div/mod)."""
+        indices = self.b.indices(indices) if indices else [self.b.value(0, IndexType())]
+        fmt = operand.type.encoding
+        if not isinstance(fmt, graph.FormatAttr):
+            return indices
+        blocks = fmt.blocks()
+        seen: dict[int, int] = {}
+        physical = []
+        for letter, size in graph._parse_layout(fmt.layout.data):
+            dim = fmt.plain.data.index(letter.upper())
+            sizes = blocks[dim]
+            if size is None:  # outer: index // (product of all its blocks)
+                physical.append(self.b.div(indices[dim], math.prod(sizes)))
+            else:  # the n-th block: (index // product of the inner blocks) % size
+                position = seen.get(dim, 0)
+                seen[dim] = position + 1
+                inner = math.prod(sizes[position + 1 :])
+                physical.append(self.b.mod(self.b.div(indices[dim], inner), size))
+        return physical
+
+    # --- values ------------------------------------------------------------------------
+
+    def to_compute(self, value: SSAValue, element: Attribute) -> SSAValue:
+        target = compute_type(element)
+        if target == element:
+            return value
+        return self.b.cast(value, tir.with_element(value.type, target))
+
+    def from_compute(self, value: SSAValue, element: Attribute) -> SSAValue:
+        if tir.element_of(value.type) == element:
+            return value
+        return self.b.cast(value, tir.with_element(value.type, element))
+
+    def const(self, number: float | int, like: SSAValue) -> SSAValue:
+        """A constant of `like`'s type (splatted for vectors)."""
+        return self.b.const(number, like.type)
+
+    def var(self, element: Attribute, initial: float | int) -> SSAValue:
+        return self.b.make_var(element, self.b.const(initial, element))
+
+
+@contextmanager
+def _nest(
+    b: TirBuilder, shape: list[int], indices: list[SSAValue], parallel: bool
+) -> Iterator[None]:
+    if not shape:
+        yield
+        return
+    with b.make_for(0, shape[0], 1, parallel=parallel) as index:
+        indices.append(index)
+        with _nest(b, shape[1:], indices, False):
+            yield
+
+
+def worth_parallel(shape: Sequence[int]) -> bool:
+    return bool(shape) and shape[0] > 1 and math.prod(shape) >= PARALLEL_MIN_ELEMENTS
+
+
+def broadcast_indices(
+    indices: Sequence[SSAValue | int], out_shape: Sequence[int], shape: Sequence[int]
+) -> list:
+    """Indices into `shape` for an element at `indices` of the numpy
+    broadcast `out_shape`: right-aligned, size-1 dimensions pinned to 0."""
+    offset = len(out_shape) - len(shape)
+    return [0 if dim == 1 else indices[offset + d] for d, dim in enumerate(shape)]
+
+
+def is_vectorizable(*operands: Operand) -> bool:
+    """Vector loads/stores need plain layouts, and no i1 (LLVM packs i1 vectors in memory)."""
+    return all(not o.blocked and o.element != i1 for o in operands)
+
+
+def is_float_element(element: Attribute) -> bool:
+    return tir.is_float(element)
+
+
+def is_integer_element(element: Attribute) -> bool:
+    return isinstance(element, IntegerType) and element != i1
