@@ -29,7 +29,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from graphcompiler.diagnostics import DiagnosticError, op_diagnostic
-from graphcompiler.dialects import graph, tir
+from graphcompiler.dialects import graph
 from graphcompiler.dialects.tir_builder import TirBuilder
 from graphcompiler.lowering.graph_to_tir.kernel import Kernel, Operand, tir_tensor_type
 from graphcompiler.lowering.graph_to_tir.templates import COPY, ELEMENTWISE_OPS, TEMPLATES

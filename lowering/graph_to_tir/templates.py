@@ -72,7 +72,7 @@ def _erf(k: Kernel, x: SSAValue) -> SSAValue:
     for coefficient in (-1.0 / 42.0, 1.0 / 10.0, -1.0 / 3.0, 1.0):
         series = b.add(b.mul(series, x2), coefficient)
     series = b.mul(b.mul(series, x), 2.0 / math.sqrt(math.pi))
-    return b.select(b.binary(tir.LtOp, ax, 0.5), series, tail)
+    return b.select(b.binary(tir.LtOp, ax, 0.5), series, signed_tail)
 
 
 def _gelu(k: Kernel, op: graph.GeluOp, x: SSAValue) -> SSAValue:
