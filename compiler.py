@@ -113,20 +113,19 @@ def _native_dtype(type_: TensorType) -> np.dtype:
 
 
 def _to_native(array: Any, type_: TensorType) -> Any:
-    """bf16 tensors travel as float32 (as in the reference) and are stored as bf16 bits."""
-    if (
-        isinstance(type_.element_type, BFloat16Type)
-        and isinstance(array, np.ndarray)
-        and array.dtype == np.float32
-    ):
-        return (round_to_bf16(array).view(np.uint32) >> 16).astype(np.uint16)
-    return array
+    """bf16 tensors travel as float32 (as in the reference) and are stored as
+    bf16 bits; a rank-0 tensor is a buffer of one element."""
+    if not isinstance(array, np.ndarray):
+        return array
+    if isinstance(type_.element_type, BFloat16Type) and array.dtype == np.float32:
+        array = (round_to_bf16(array).view(np.uint32) >> 16).astype(np.uint16)
+    return array.reshape(1) if array.ndim == 0 and not type_.get_shape() else array
 
 
 def _from_native(array: np.ndarray, type_: TensorType) -> np.ndarray:
     if isinstance(type_.element_type, BFloat16Type):
-        return (array.astype(np.uint32) << 16).view(np.float32)
-    return array
+        array = (array.astype(np.uint32) << 16).view(np.float32)
+    return array.reshape(()) if not type_.get_shape() else array
 
 
 def compile(

@@ -223,6 +223,14 @@ class TirBuilder:
     def mod(self, lhs: Value, rhs: Value) -> SSAValue:
         return self.binary(tir.ModOp, lhs, rhs)
 
+    def select(self, cond: SSAValue, if_true: Value, if_false: Value) -> SSAValue:
+        """cond ? if_true : if_false; a Python number takes the other value's type."""
+        if not isinstance(if_true, SSAValue):
+            if_true = self.value(if_true, if_false.type)
+        if_false = self.value(if_false, if_true.type)
+        op = tir.SelectOp.create(operands=[cond, if_true, if_false], result_types=[if_true.type])
+        return self.insert(op).result
+
     def unary(
         self,
         op_class: type[tir.ExpressionOp],

@@ -75,7 +75,9 @@ def convert_type(type_: Attribute) -> Attribute:
             return i64
         case IntegerType():
             return IntegerType(type_.width.data)  # signedness lives in the ops
-        case Float16Type() | BFloat16Type() | Float32Type() | Float64Type():
+        case BFloat16Type():
+            return IntegerType(16)  # bf16 is kept as its bits; see FunctionLowering.convert_value
+        case Float16Type() | Float32Type() | Float64Type():
             return type_
         case VectorType():
             return VectorType(convert_type(type_.element_type), type_.get_shape())
@@ -162,6 +164,13 @@ class FunctionLowering:
     def convert_value(self, value: SSAValue, source: Attribute, target: Attribute) -> SSAValue:
         if source == target:
             return value
+        # bf16 (stored as i16 bits: xDSL's translator has no bfloat) converts through f32.
+        as_f32 = tir.with_element(source, Float32Type())
+        if isinstance(tir.element_of(source), BFloat16Type):
+            return self.convert_value(self.bf16_to_f32(value, source), as_f32, target)
+        if isinstance(tir.element_of(target), BFloat16Type):
+            single = self.convert_value(value, source, tir.with_element(target, Float32Type()))
+            return self.f32_to_bf16(single, target)
         if (
             isinstance(tir.element_of(source), IndexType)
             and isinstance(tir.element_of(target), IntegerType)
@@ -203,6 +212,29 @@ class FunctionLowering:
             return self.emit(extend(value, llvm_target)).results[0]
         return value
 
+    def bf16_to_f32(self, bits: SSAValue, source: Attribute) -> SSAValue:
+        wide_type = convert_type(tir.with_element(source, IntegerType(32)))
+        wide = self.emit(llvm.ZExtOp(bits, wide_type)).results[0]
+        shifted = self.emit(llvm.ShlOp(wide, self.constant(16, wide_type))).results[0]
+        return self.emit(
+            llvm.BitcastOp(shifted, convert_type(tir.with_element(source, Float32Type())))
+        ).results[0]
+
+    def f32_to_bf16(self, value: SSAValue, target: Attribute) -> SSAValue:
+        """Round to nearest even, as reference.round_to_bf16 does."""
+        wide_type = convert_type(tir.with_element(target, IntegerType(32)))
+        bits = self.emit(llvm.BitcastOp(value, wide_type)).results[0]
+        parity = self.emit(
+            llvm.AndOp(
+                self.emit(llvm.LShrOp(bits, self.constant(16, wide_type))).results[0],
+                self.constant(1, wide_type),
+            )
+        ).results[0]
+        bias = self.emit(llvm.AddOp(parity, self.constant(0x7FFF, wide_type))).results[0]
+        rounded = self.emit(llvm.AddOp(bits, bias)).results[0]
+        high = self.emit(llvm.LShrOp(rounded, self.constant(16, wide_type))).results[0]
+        return self.emit(llvm.TruncOp(high, convert_type(target))).results[0]
+
     def float_to_int(self, value: SSAValue, source: Attribute, target: Attribute) -> SSAValue:
         """C truncation of floats into the (tir) integer type `target`,
         saturating instead of LLVM's poison when out of range."""
@@ -212,6 +244,13 @@ class FunctionLowering:
         kind = "fptoui" if _is_unsigned(target) else "fptosi"
         name = f"llvm.{kind}.sat.{_mangle(llvm_target)}.{_mangle(source)}"
         return self.emit(llvm.CallIntrinsicOp(name, [value], [llvm_target])).results[0]
+
+    def intrinsic(self, name: str, args: Sequence[SSAValue], result: Attribute) -> SSAValue:
+        """`llvm.<name>.<type>`: math intrinsics are called by their mangled
+        name, so scalar and vector uses in one module never share (and
+        clash on) one declaration."""
+        mangled = f"llvm.{name}.{_mangle(args[0].type)}"
+        return self.emit(llvm.CallIntrinsicOp(mangled, list(args), [result])).results[0]
 
     # Memory.
 
@@ -473,13 +512,12 @@ _SIGNED_INT_BINARY = {
     tir.ShrOp: (llvm.AShrOp, llvm.LShrOp),
 }
 _FLOAT_BINARY = {
-    tir.PowOp: llvm.FPowOp,
     tir.AddOp: llvm.FAddOp,
     tir.SubOp: llvm.FSubOp,
     tir.MulOp: llvm.FMulOp,
     tir.DivOp: llvm.FDivOp,
 }
-_FLOAT_MIN_MAX = {tir.MinOp: llvm.VectorFMinOp, tir.MaxOp: llvm.VectorFMaxOp}
+_FLOAT_INTRINSIC_BINARY = {tir.MinOp: "minnum", tir.MaxOp: "maxnum", tir.PowOp: "pow"}
 _COMPARISONS = {
     tir.GtOp: "gt",
     tir.LtOp: "lt",
@@ -505,6 +543,10 @@ def _compare(
 
 def _lower_binary(fl: FunctionLowering, op: tir.BinaryExpression) -> None:
     common = tir.common_type(op.lhs.type, op.rhs.type)
+    if isinstance(tir.element_of(common), BFloat16Type):
+        raise _fail(
+            op, "bf16 arithmetic is not supported; compute in f32 (tir.cast) and convert back"
+        )
     lhs = fl.convert_value(fl.value(op.lhs), op.lhs.type, common)
     rhs = fl.convert_value(fl.value(op.rhs), op.rhs.type, common)
     kind = type(op)
@@ -512,8 +554,8 @@ def _lower_binary(fl: FunctionLowering, op: tir.BinaryExpression) -> None:
         result = _compare(fl, _COMPARISONS[kind], lhs, rhs, common)
     elif tir.is_float(common) and kind in _FLOAT_BINARY:
         result = fl.emit(_FLOAT_BINARY[kind](lhs, rhs)).results[0]
-    elif tir.is_float(common) and kind in _FLOAT_MIN_MAX:
-        result = fl.emit(_FLOAT_MIN_MAX[kind](lhs, rhs)).results[0]
+    elif tir.is_float(common) and kind in _FLOAT_INTRINSIC_BINARY:
+        result = fl.intrinsic(_FLOAT_INTRINSIC_BINARY[kind], [lhs, rhs], lhs.type)
     elif kind in (tir.MinOp, tir.MaxOp):
         lhs_wins = _compare(fl, "lt" if kind is tir.MinOp else "gt", lhs, rhs, common)
         result = fl.emit(VectorSelectOp(lhs_wins, lhs, rhs)).results[0]
@@ -526,11 +568,13 @@ def _lower_binary(fl: FunctionLowering, op: tir.BinaryExpression) -> None:
 
 
 _FLOAT_UNARY = {
-    tir.FloorOp: llvm.FFloorOp,
-    tir.CeilOp: llvm.FCeilOp,
-    tir.ExpOp: llvm.FExpOp,
-    tir.SqrtOp: llvm.FSqrtOp,
-    tir.LogOp: llvm.FLogOp,
+    tir.FloorOp: "floor",
+    tir.CeilOp: "ceil",
+    tir.ExpOp: "exp",
+    tir.SqrtOp: "sqrt",
+    tir.LogOp: "log",
+    tir.RoundOp: "round",
+    tir.TanhOp: "tanh",
 }
 
 
@@ -538,19 +582,14 @@ def _lower_unary(fl: FunctionLowering, op: tir.UnaryExpression) -> None:
     x, type_ = fl.value(op.input), convert_type(op.input.type)
     kind = type(op)
     if kind in _FLOAT_UNARY:
-        result = fl.emit(_FLOAT_UNARY[kind](x)).results[0]
+        result = fl.intrinsic(_FLOAT_UNARY[kind], [x], type_)
     elif kind is tir.RsqrtOp:
-        root = fl.emit(llvm.FSqrtOp(x)).results[0]
+        root = fl.intrinsic("sqrt", [x], type_)
         result = fl.emit(llvm.FDivOp(fl.constant(1.0, type_), root)).results[0]
-    elif kind in (tir.RoundOp, tir.TanhOp):
-        name = "round" if kind is tir.RoundOp else "tanh"
-        result = fl.emit(
-            llvm.CallIntrinsicOp(f"llvm.{name}.{_mangle(type_)}", [x], [type_])
-        ).results[0]
     elif kind is tir.NotOp:
         result = fl.emit(llvm.XOrOp(x, fl.constant(1, type_))).results[0]
     elif kind is tir.AbsOp and tir.is_float(op.input.type):
-        result = fl.emit(llvm.FAbsOp(x, type_)).results[0]
+        result = fl.intrinsic("fabs", [x], type_)
     else:  # integer abs
         negative = fl.emit(llvm.ICmpOp(x, fl.constant(0, type_), _icmp("slt"))).results[0]
         negated = fl.emit(llvm.SubOp(fl.constant(0, type_), x)).results[0]
@@ -588,8 +627,8 @@ def _lower_isnan(fl: FunctionLowering, op: tir.IsnanOp) -> None:
 def _clamp(fl: FunctionLowering, x: SSAValue, source: Attribute, low: int, high: int) -> SSAValue:
     type_ = convert_type(source)
     if tir.is_float(source):
-        x = fl.emit(llvm.VectorFMaxOp(x, fl.constant(low, type_))).results[0]
-        return fl.emit(llvm.VectorFMinOp(x, fl.constant(high, type_))).results[0]
+        x = fl.intrinsic("maxnum", [x, fl.constant(low, type_)], type_)
+        return fl.intrinsic("minnum", [x, fl.constant(high, type_)], type_)
     for bound, relation in ((low, "lt"), (high, "gt")):
         limit = fl.constant(bound, type_)
         outside = _compare(fl, relation, x, limit, source)

@@ -40,7 +40,7 @@ tir.func @scale(%A: !tir.tensor<4x8xf32>, %k: i32) {
 // CHECK:         llvm.call_intrinsic "llvm.round.f32"
 // CHECK:         llvm.call_intrinsic "llvm.fptosi.sat.i32.f32"
 // CHECK:         llvm.shufflevector %{{.*}}, %{{.*}} [0, 8, 1, 9, 4, 12, 5, 13]
-// CHECK:         llvm.intr.sqrt
+// CHECK:         llvm.call_intrinsic "llvm.sqrt.f32"
 tir.func @intrinsics(%v: vector<8xf32>, %x: f32) -> f32 {
   %acc = tir.define_var %x : !tir.var<f32>
   %fma = tir.fmadd %v, %v, %v : vector<8xf32>

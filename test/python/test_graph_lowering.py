@@ -1,0 +1,274 @@
+"""Every graph op, lowered to Tensor IR, JIT-compiled and run, against the
+reference interpreter: shapes with 1, 7, 33 and 129, broadcasting, 1 and 2
+threads. Ops of a family share one graph (one compilation) with one output
+per op. Tolerance: f32 rtol 1e-4 with atol 1e-5 (for results near zero, e.g.
+tanh and erf around 0); f16/bf16 results compare at their own precision.
+"""
+
+import numpy as np
+import pytest
+
+import graphcompiler
+from graphcompiler import reference
+from graphcompiler.dialects.graph_api import GraphBuilder, tensor_type
+
+rng = np.random.default_rng(129)
+RTOL, ATOL = 1e-4, 1e-5
+
+
+def random_array(type_, positive=False):
+    shape = type_.get_shape()
+    dtype = reference.numpy_dtype(type_.element_type)
+    if dtype == np.bool_:
+        return rng.random(shape) > 0.5
+    if dtype.kind == "i":
+        return rng.integers(-9, 10, shape).astype(dtype)
+    low = 0.1 if positive else -2.0
+    values = rng.uniform(low, 2.0, shape).astype(dtype)
+    return reference.round_to_bf16(values) if str(type_.element_type) == "bf16" else values
+
+
+def check(builder, inputs=None, positive=(), rtol=RTOL, atol=ATOL, threads=(1, 2)):
+    """Compile the builder's graph, run it with each thread count, compare
+    every output with the reference interpreter."""
+    module = builder.module()
+    function = builder.function()
+    if inputs is None:
+        inputs = [
+            random_array(a.type, i in positive) for i, a in enumerate(function.body.block.args)
+        ]
+    expected = reference.run(module, *inputs)
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    compiled = graphcompiler.compile(module)
+    for count in threads:
+        compiled.set_num_threads(count)
+        actual = compiled(*inputs)
+        actual = actual if isinstance(actual, tuple) else (actual,)
+        for index, (got, want) in enumerate(zip(actual, expected, strict=True)):
+            owner = function.body.block.last_op.operands[index].owner
+            op_name = getattr(owner, "name", f"output #{index}")
+            assert got.shape == want.shape, op_name
+            if want.dtype.kind in "biu":
+                np.testing.assert_array_equal(got, want, err_msg=f"{op_name} ({count} threads)")
+            else:
+                np.testing.assert_allclose(
+                    got, want, rtol=rtol, atol=atol, err_msg=f"{op_name} ({count} threads)"
+                )
+    return compiled
+
+
+UNARY_FLOAT = ["relu", "sigmoid", "tanh", "exp", "abs", "neg", "erf", "reciprocal", "square"]
+UNARY_POSITIVE = ["log", "sqrt", "rsqrt"]
+SHAPES = [[1], [7], [33, 7], [129, 129], [2, 7, 33]]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_unary_ops(shape):
+    b = GraphBuilder()
+    x, p = b.make_input(shape), b.make_input(shape)
+    ops = [b.make(name, [x]) for name in UNARY_FLOAT]
+    ops += [b.make(name, [p]) for name in UNARY_POSITIVE]
+    ops += [
+        b.make("gelu", [x]),
+        b.make("gelu", [x], approximate="tanh"),
+        b.make("leaky_relu", [x], alpha=0.2),
+        b.make("clamp", [x], min=-0.5, max=0.75),
+        b.make("cast", [x], tensor_type(shape, "i32")),
+        b.make("cast", [x], tensor_type(shape, "f16")),
+        b.make("cast", [x], tensor_type(shape, "i1")),
+    ]
+    b.make_output([op.result for op in ops])
+    check(b, positive=(1,), atol=1e-3 if shape == [1] else ATOL)  # f16 cast: 1e-3 absolute
+
+
+def test_unary_integer_ops():
+    b = GraphBuilder()
+    x = b.make_input([7, 33], "i32")
+    ops = [b.make(name, [x]) for name in ("relu", "abs", "neg", "square")]
+    ops += [
+        b.make("clamp", [x], min=-2.5, max=3.5),
+        b.make("cast", [x], tensor_type([7, 33], "f32")),
+    ]
+    b.make_output([op.result for op in ops])
+    check(b)
+
+
+BROADCASTS = [
+    ([129, 129], [129]),
+    ([7, 1], [1, 33]),
+    ([33], [1]),
+    ([1], [7, 1, 33]),
+    ([7, 33], [7, 33]),
+]
+
+
+@pytest.mark.parametrize("lhs_shape, rhs_shape", BROADCASTS)
+def test_binary_ops_broadcast(lhs_shape, rhs_shape):
+    b = GraphBuilder()
+    lhs, rhs = b.make_input(lhs_shape), b.make_input(rhs_shape)
+    ops = [
+        b.make(name, [lhs, rhs])
+        for name in ("add", "sub", "mul", "div", "maximum", "minimum", "greater", "less", "equal")
+    ]
+    ops.append(b.make("pow", [b.make("abs", [lhs]).result, rhs]))
+    ops.append(b.make("select", [ops[6].result, lhs, rhs]))
+    b.make_output([op.result for op in ops])
+    inputs = [random_array(a.type) for a in b.block.args]
+    inputs[1][...] = np.where(np.abs(inputs[1]) < 0.1, 0.5, inputs[1])  # no division by ~0
+    check(b, inputs, rtol=2e-4)  # pow of small bases amplifies rounding
+
+
+def test_integer_binary_ops_including_division_by_zero():
+    b = GraphBuilder()
+    lhs, rhs = b.make_input([7, 33], "i32"), b.make_input([33], "i32")
+    ops = [b.make(name, [lhs, rhs]) for name in ("add", "sub", "mul", "div", "maximum", "greater")]
+    b.make_output([op.result for op in ops])
+    inputs = [random_array(a.type) for a in b.block.args]
+    inputs[1][0] = 0
+    check(b, inputs)
+
+
+@pytest.mark.parametrize(
+    "a_shape, b_shape, transpose_a, transpose_b",
+    [
+        ([7, 33], [33, 129], False, False),
+        ([129, 129], [129, 129], False, False),
+        ([1, 1], [1, 7], False, False),
+        ([2, 1, 7, 33], [3, 33, 5], False, False),
+        ([33, 7], [129, 33], True, True),
+        ([7, 33], [5, 33], False, True),
+    ],
+)
+def test_matmul(a_shape, b_shape, transpose_a, transpose_b):
+    b = GraphBuilder()
+    a, w = b.make_input(a_shape), b.make_input(b_shape)
+    b.make_output(b.make("matmul", [a, w], transpose_a=transpose_a, transpose_b=transpose_b).result)
+    compiled = check(b)
+    uses_brgemm = not (transpose_a or transpose_b)
+    assert ("tir.brgemm" in compiled.tir) == uses_brgemm
+
+
+def test_integer_matmul():
+    b = GraphBuilder()
+    a, w = b.make_input([7, 33], "i32"), b.make_input([33, 5], "i32")
+    b.make_output(b.make("matmul", [a, w]).result)
+    check(b)
+
+
+@pytest.mark.parametrize(
+    "axes, keep_dims", [([2], False), ([0, 2], True), ([], False), ([-2], True)]
+)
+def test_reductions(axes, keep_dims):
+    b = GraphBuilder()
+    x = b.make_input([7, 33, 129])
+    p = b.make_input([7, 1, 5])
+    ops = [
+        b.make(name, [x], axes=axes, keep_dims=keep_dims)
+        for name in ("reduce_sum", "reduce_mean", "reduce_max", "reduce_min")
+    ]
+    product_axes = [a for a in axes if a % 3 != 1] if axes else [0, 2]
+    ops.append(b.make("reduce_prod", [p], axes=product_axes, keep_dims=keep_dims))
+    b.make_output([op.result for op in ops])
+    check(b, rtol=1e-4, atol=1e-4)  # sums of 129 values
+
+
+def test_normalizations():
+    b = GraphBuilder()
+    x = b.make_input([7, 33, 129])
+    large = b.make_input([33, 129])
+    gamma, beta = b.make_input([33, 129]), b.make_input([33, 129])
+    channels = [b.make_input([33]) for _ in range(4)]
+    ops = [
+        b.make("softmax", [x], axis=-1),
+        b.make("softmax", [x], axis=0),
+        b.make("log_softmax", [x], axis=1),
+        b.make("softmax", [large], axis=1),
+        b.make("layer_norm", [x, gamma, beta], axis=1),
+        b.make("batch_norm", [x, *channels], epsilon=1e-3),
+    ]
+    b.make_output([op.result for op in ops])
+    inputs = [random_array(a.type, i == 8) for i, a in enumerate(b.block.args)]
+    inputs[1] = inputs[1] * 40 + 100  # softmax must subtract the maximum
+    check(b, inputs, atol=1e-5)
+
+
+def test_data_movement():
+    b = GraphBuilder()
+    x = b.make_input([7, 33, 129])
+    y = b.make_input([7, 1, 129])
+    ops = [
+        b.make("transpose", [x], perm=[2, 0, 1]),
+        b.make("transpose", [x], perm=[1, 0, 2]),
+        b.make("reshape", [x], tensor_type([231, 129])),
+        b.make("broadcast_to", [y], tensor_type([3, 7, 33, 129])),
+        b.make("concat", [x, y, x], axis=1),
+        b.make("concat", [x, x], axis=2),
+        b.make("slice", [x], starts=[1, -20, 0], ends=[7, 100, 129], steps=[2, 3, 1]),
+        b.make("slice", [x], starts=[0, 0, 5], ends=[7, 33, 129], steps=[1, 1, 7]),
+    ]
+    b.make_output([op.result for op in ops])
+    check(b)
+
+
+def test_constants_and_odd_returns():
+    """A constant operand, an output that is an input, and a value returned twice."""
+    b = GraphBuilder()
+    x = b.make_input([7, 33])
+    constant = b.make("constant", [], value=rng.standard_normal((33,)).astype(np.float32))
+    total = b.make("add", [x, constant.result])
+    b.make_output([total.result, x, total.result, constant.result])
+    check(b)
+
+
+@pytest.mark.parametrize(
+    "strides, padding, dilations, groups",
+    [([1, 1], [0, 0, 0, 0], [1, 1], 1), ([2, 1], [1, 2, 0, 1], [1, 2], 2)],
+)
+def test_convolution_and_pooling(strides, padding, dilations, groups):
+    b = GraphBuilder()
+    x = b.make_input([2, 4, 9, 7])
+    w = b.make_input([6, 4 // groups, 3, 2])
+    ops = [
+        b.make(
+            "conv2d", [x, w], strides=strides, padding=padding, dilations=dilations, groups=groups
+        ),
+        b.make("max_pool2d", [x], kernel=[3, 2], strides=strides, padding=padding),
+        b.make("avg_pool2d", [x], kernel=[3, 2], strides=strides, padding=padding),
+    ]
+    b.make_output([op.result for op in ops])
+    check(b)
+
+
+def test_low_precision_elementwise():
+    for dtype in ("f16", "bf16"):
+        b = GraphBuilder()
+        x, y = b.make_input([7, 33], dtype), b.make_input([33], dtype)
+        b.make_output([b.make("add", [x, y]).result, b.make("relu", [x]).result])
+        check(b, rtol=1e-2 if dtype == "bf16" else 1e-3, atol=1e-2)
+
+
+def _to_blocked(array, plain, layout):
+    """numpy version of a blocked format, for feeding the compiled graph."""
+    from xdsl.dialects.builtin import StringAttr
+
+    from graphcompiler.dialects.graph import FormatAttr
+
+    fmt = FormatAttr(StringAttr(plain), StringAttr(layout))
+    (rows, cols), (block_rows,), (block_cols,) = array.shape, fmt.blocks()[0], fmt.blocks()[1]
+    return array.reshape(rows // block_rows, block_rows, cols // block_cols, block_cols).transpose(
+        0, 2, 1, 3
+    ).copy(), fmt
+
+
+def test_blocked_format_elementwise():
+    """A blocked input (AB8a8b) is read through index arithmetic."""
+    plain = rng.standard_normal((16, 24)).astype(np.float32)
+    blocked, fmt = _to_blocked(plain, "AB", "AB8a8b")
+    b = GraphBuilder()
+    x = b.make_input([16, 24], "f32", fmt)
+    y = b.make_input([24])
+    b.make_output(b.make("add", [x, y]).result)
+    bias = rng.standard_normal(24).astype(np.float32)
+    compiled = graphcompiler.compile(b.module())
+    np.testing.assert_allclose(compiled(blocked, bias), plain + bias, rtol=RTOL)
+    assert "tir.div" in compiled.tir and "tir.mod" in compiled.tir
