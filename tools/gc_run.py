@@ -1,19 +1,25 @@
 """gc-run: JIT-compile a module and run an entry function, like `mlir-runner`.
 
-    gc-run program.mlir -e main --threads 2
+Graph modules (func.func over graph ops) go through gc-cpu-pipeline:
 
-For Tensor IR the entry takes no arguments; what it prints (print_int,
-print_float, print_tensor) goes to stdout, and a returned value is printed
-after it.
+    gc-run examples/mlp.mlir --random-inputs --check-reference --bench 20
+    gc-run model.mlir --input x=x.npy --input w=w.npy --print-output
+
+Tensor IR modules run an entry that takes no arguments; what it prints goes
+to stdout, then its return value if it has one.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
+import time
+
+import numpy as np
+from xdsl.dialects import func
 
 from graphcompiler.dialects import tir
-from graphcompiler.runtime.program import TirProgram
 from graphcompiler.tools.driver import (
     ToolError,
     add_flag,
@@ -36,6 +42,25 @@ def _argument_parser() -> argparse.ArgumentParser:
     add_flag(
         parser, "threads", type=int, default=None, metavar="N", help="threads for parallel loops"
     )
+    parser.add_argument("--input", "-input", dest="inputs", action="append", default=[], metavar="NAME=FILE.npy",
+                        help="a graph input (by argument name or index) from a .npy file")  # fmt: skip
+    add_flag(
+        parser,
+        "random-inputs",
+        action="store_true",
+        help="fill the other graph inputs with random data",
+    )
+    add_flag(
+        parser, "seed", type=int, default=0, help="random seed for --random-inputs (default: 0)"
+    )
+    add_flag(parser, "check-reference", action="store_true",
+             help="compare with the reference interpreter: every element within atol + rtol * max|reference|; exit 1 on mismatch")  # fmt: skip
+    add_flag(parser, "rtol", type=float, default=1e-4, help="relative tolerance (default: 1e-4)")
+    add_flag(parser, "atol", type=float, default=1e-5, help="absolute tolerance (default: 1e-5)")
+    add_flag(
+        parser, "bench", type=int, default=0, metavar="N", help="time N calls; print median and min"
+    )
+    add_flag(parser, "print-output", action="store_true", help="print the outputs")
     add_plugin_flag(parser)
     return parser
 
@@ -49,25 +74,119 @@ def main(argv: list[str] | None = None) -> int:
         source = read_source(args.input)
         sources.append(source)
         module = parse_source(registry, source)
-        if not any(isinstance(op, tir.FuncOp) for op in module.ops):
-            raise ToolError("the input has no tir.func to run")
-        program = TirProgram(module, num_threads=args.threads)
-        function = program.functions.get(args.entry)
-        if function is None:
-            raise ToolError(
-                f"no function @{args.entry} (functions: {', '.join(sorted(program.functions))})"
-            )
-        if function.param_types:
-            raise ToolError(
-                f"@{args.entry} takes {len(function.param_types)} arguments; gc-run runs Tensor IR entries that take none"
-            )
-        result = function()
-        sys.stdout.flush()
-        if result is not None:
-            print(result)
-        return 0
+        if any(isinstance(op, tir.FuncOp) for op in module.ops):
+            return _run_tir(module, args)
+        return _run_graph(module, args)
 
     return run_tool(TOOL, run, sources)
+
+
+def _run_tir(module, args: argparse.Namespace) -> int:
+    from graphcompiler.runtime.program import TirProgram
+
+    program = TirProgram(module, num_threads=args.threads)
+    function = program.functions.get(args.entry)
+    if function is None:
+        raise ToolError(
+            f"no function @{args.entry} (functions: {', '.join(sorted(program.functions))})"
+        )
+    if function.param_types:
+        raise ToolError(
+            f"@{args.entry} takes {len(function.param_types)} arguments; gc-run runs Tensor IR entries that take none"
+        )
+    result = function()
+    sys.stdout.flush()
+    if result is not None:
+        print(result)
+    return 0
+
+
+def _graph_inputs(function: func.FuncOp, args: argparse.Namespace) -> list[np.ndarray]:
+    from graphcompiler.reference import numpy_dtype, round_to_bf16
+
+    block = function.body.block
+    names = {arg.name_hint: index for index, arg in enumerate(block.args) if arg.name_hint}
+    given: dict[int, np.ndarray] = {}
+    for spec in args.inputs:
+        name, _, path = spec.partition("=")
+        if not path:
+            raise ToolError(f"--input wants NAME=FILE.npy, got '{spec}'")
+        index = names.get(name.lstrip("%"), int(name) if name.isdigit() else None)
+        if index is None or index >= len(block.args):
+            raise ToolError(
+                f"@{args.entry} has no input '{name}' (inputs: {', '.join('%' + n for n in names) or 'by index'})"
+            )
+        try:
+            given[index] = np.load(path)
+        except (OSError, ValueError) as error:
+            raise ToolError(f"cannot read '{path}': {error}") from None
+    rng = np.random.default_rng(args.seed)
+    inputs = []
+    for index, arg in enumerate(block.args):
+        if index in given:
+            inputs.append(given[index])
+            continue
+        if not args.random_inputs:
+            raise ToolError(
+                f"input #{index} ('%{arg.name_hint}') has no value: give --input or --random-inputs"
+            )
+        dtype, shape = numpy_dtype(arg.type.element_type), arg.type.get_shape()
+        if dtype == np.bool_:
+            inputs.append(rng.random(shape) > 0.5)
+        elif dtype.kind == "i":
+            inputs.append(rng.integers(-9, 10, shape).astype(dtype))
+        else:
+            values = rng.uniform(-1.0, 1.0, shape).astype(dtype)
+            inputs.append(round_to_bf16(values) if str(arg.type.element_type) == "bf16" else values)
+    return inputs
+
+
+def _run_graph(module, args: argparse.Namespace) -> int:
+    import graphcompiler
+    from graphcompiler import reference
+
+    functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
+    if args.entry not in functions:
+        raise ToolError(
+            f"no function @{args.entry} (functions: {', '.join(sorted(functions)) or 'none'})"
+        )
+    inputs = _graph_inputs(functions[args.entry], args)
+    compiled = graphcompiler.compile(module, entry=args.entry, num_threads=args.threads)
+    try:  # bad inputs (shape, dtype) are reported by the call boundary
+        outputs = compiled(*inputs)
+        expected = (
+            reference.run(module, *inputs, entry=args.entry) if args.check_reference else None
+        )
+    except ValueError as error:
+        raise ToolError(str(error)) from None
+    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    if args.print_output:
+        for index, output in enumerate(outputs):
+            print(f"output #{index}: {output.dtype}{list(output.shape)}")
+            print(np.array2string(output, threshold=64, precision=6))
+    status = 0
+    if expected is not None:
+        expected = expected if isinstance(expected, tuple) else (expected,)
+        for index, (got, want) in enumerate(zip(outputs, expected, strict=True)):
+            difference = np.abs(got.astype(np.float64) - want.astype(np.float64))
+            error = float(difference.max()) if got.size else 0.0
+            scale = float(np.abs(want).max()) if want.size else 0.0
+            # relative to the output's scale: summation order differs from numpy's
+            matches = error <= args.atol + args.rtol * scale
+            print(
+                f"output #{index}: {'matches' if matches else 'MISMATCH with'} the reference (max abs error {error:.3g})"
+            )
+            status |= 0 if matches else 1
+    if args.bench:
+        times = []
+        for _ in range(args.bench):
+            start = time.perf_counter()
+            compiled(*inputs)
+            times.append(time.perf_counter() - start)
+        print(
+            f"bench: {args.bench} calls, median {statistics.median(times) * 1e3:.3f} ms, min {min(times) * 1e3:.3f} ms"
+        )
+    return status
 
 
 if __name__ == "__main__":

@@ -1,0 +1,69 @@
+// RUN: gc-opt %s --split-input-file --pass-pipeline='builtin.module(convert-graph-to-tir)' | filecheck %s
+
+// Seed 000: matmul then add. The entry takes the inputs then the output as
+// an out-parameter; the matmul result is a local tensor; each op is a
+// kernel function called with its outputs first, then its inputs.
+// CHECK-LABEL: tir.func @main_entry(%in0: !tir.tensor<1024x1024xf32>, %in1: !tir.tensor<1024x1024xf32>, %out: !tir.tensor<1024x1024xf32>) {
+// CHECK-NEXT:    %matmul_out = tir.define_tensor : !tir.tensor<1024x1024xf32>
+// CHECK-NEXT:    %[[MM:.*]] = tir.call @matmul__1(%matmul_out, %in0, %in1)
+// CHECK-NEXT:    tir.evaluate %[[MM]] : none
+// CHECK-NEXT:    %[[ADD:.*]] = tir.call @add__2(%out, %matmul_out, %in1)
+// CHECK-NEXT:    tir.evaluate %[[ADD]] : none
+// CHECK-NEXT:    tir.return
+// The matmul kernel tiles the output in parallel; each tile is one brgemm.
+// CHECK-LABEL: tir.func @matmul__1(%out0: !tir.tensor<1024x1024xf32>, %in0: !tir.tensor<1024x1024xf32>, %in1: !tir.tensor<1024x1024xf32>) {
+// CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
+// CHECK:           tir.brgemm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {m = 64 : i64, n = 64 : i64, k = 64 : i64, lda = 1024 : i64, ldb = 1024 : i64, ldc = 1024 : i64, stride_a = 64 : i64, stride_b = 65536 : i64}
+// The add kernel: parallel rows, 8-lane vectors along the row.
+// CHECK-LABEL: tir.func @add__2(%out0: !tir.tensor<1024x1024xf32>, %in0: !tir.tensor<1024x1024xf32>, %in1: !tir.tensor<1024x1024xf32>) {
+// CHECK:         tir.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} parallel {
+// CHECK:           tir.for %[[COL:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:        %[[A:.*]] = tir.load %in0[%[[ROW]], %[[COL]] lanes 8] : !tir.tensor<1024x1024xf32>
+// CHECK-NEXT:        %[[B:.*]] = tir.load %in1[%[[ROW]], %[[COL]] lanes 8] : !tir.tensor<1024x1024xf32>
+// CHECK-NEXT:        %[[SUM:.*]] = tir.add %[[A]], %[[B]] : (vector<8xf32>, vector<8xf32>) -> vector<8xf32>
+// CHECK-NEXT:        tir.store %[[SUM]], %out0[%[[ROW]], %[[COL]] lanes 8] : !tir.tensor<1024x1024xf32>
+// CHECK-NOT:   graph.
+func.func @main_entry(%in0: tensor<1024x1024xf32>, %in1: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
+  %0 = graph.matmul %in0, %in1 : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+  %1 = graph.add %0, %in1 : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+  func.return %1 : tensor<1024x1024xf32>
+}
+
+// -----
+
+// A scalar tail after the vector part; broadcasting a row vector; a small
+// tensor stays serial; constants become globals; an input returned as an
+// output, and a value returned twice, are copied.
+// CHECK:       tir.global @twice_constant_1 : !tir.tensor<3xf32> = dense<[1.000000e+00, 2.000000e+00, 3.000000e+00]> : tensor<3xf32>
+// CHECK-LABEL: tir.func @twice(%x: !tir.tensor<4x11xf32>, %out0: !tir.tensor<4x11xf32>, %out1: !tir.tensor<4x11xf32>, %out2: !tir.tensor<4x11xf32>, %out3: !tir.tensor<3xf32>) {
+// CHECK-NEXT:    %[[C:.*]] = tir.global_ref @twice_constant_1 : !tir.tensor<3xf32>
+// CHECK:         tir.call @relu__2(%out0, %x)
+// CHECK:         tir.call @copy__3(%out1, %out0)
+// CHECK:         tir.call @copy__4(%out2, %x)
+// CHECK:         tir.call @copy__5(%out3, %[[C]])
+// CHECK-LABEL: tir.func @relu__2(
+// CHECK-NOT:     parallel
+// CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:           tir.load %in0[%{{.*}}, %{{.*}} lanes 8]
+// CHECK:           tir.max {{.*}} : (vector<8xf32>, vector<8xf32>) -> vector<8xf32>
+// CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:           tir.load %in0[%{{.*}}, %{{.*}}] : !tir.tensor<4x11xf32>
+// CHECK:           tir.max {{.*}} : (f32, f32) -> f32
+func.func @twice(%x: tensor<4x11xf32>) -> (tensor<4x11xf32>, tensor<4x11xf32>, tensor<4x11xf32>, tensor<3xf32>) {
+  %c = graph.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+  %r = graph.relu %x : tensor<4x11xf32>
+  func.return %r, %r, %x, %c : tensor<4x11xf32>, tensor<4x11xf32>, tensor<4x11xf32>, tensor<3xf32>
+}
+
+// -----
+
+// Blocked formats become index arithmetic on the blocked buffer.
+// CHECK-LABEL: tir.func @blocked(%x: !tir.tensor<2x3x8x8xf32>, %out: !tir.tensor<2x3x8x8xf32>) {
+// CHECK-LABEL: tir.func @neg__1(%out0: !tir.tensor<2x3x8x8xf32>, %in0: !tir.tensor<2x3x8x8xf32>) {
+// CHECK:         %[[I:.*]] = tir.div %{{.*}}, %{{.*}} : (index, index) -> index
+// CHECK:         tir.mod
+// CHECK:         tir.load %in0[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : !tir.tensor<2x3x8x8xf32>
+func.func @blocked(%x: tensor<16x24xf32, #graph.format<"AB8a8b">>) -> tensor<16x24xf32, #graph.format<"AB8a8b">> {
+  %0 = graph.neg %x : tensor<16x24xf32, #graph.format<"AB8a8b">>
+  func.return %0 : tensor<16x24xf32, #graph.format<"AB8a8b">>
+}

@@ -1,0 +1,18 @@
+// gc-cpu-pipeline takes a graph all the way to the llvm dialect.
+// RUN: gc-opt %s --pass-pipeline='builtin.module(gc-cpu-pipeline)' --dump-pass-pipeline 2>%t.pipeline | filecheck %s
+// RUN: filecheck %s --check-prefix=DUMP < %t.pipeline
+
+// DUMP:      Pass Manager with 5 passes:
+// DUMP-NEXT: builtin.module(func.func(canonicalize,cse),convert-graph-to-tir,tir-outline-parallel,convert-tir-to-llvm)
+
+// CHECK-NOT: graph.
+// CHECK-NOT: tir.
+// CHECK:     llvm.func @main(%{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: !llvm.ptr {llvm.noalias})
+// CHECK:     llvm.func @relu__1(
+// CHECK-NOT: graph.
+// CHECK-NOT: tir.
+func.func @main(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0 = graph.relu %x : tensor<8x8xf32>
+  %1 = graph.relu %x : tensor<8x8xf32>
+  func.return %0 : tensor<8x8xf32>
+}
