@@ -3,8 +3,8 @@
     gc-translate kernel.mlir --mlir-to-llvmir     # LLVM IR
     gc-translate kernel.mlir --emit-asm           # optimized host assembly
 
-The input is Tensor IR (lowered with the `tir-to-llvm` pipeline first) or
-already the `llvm` dialect.
+The input is a graph (lowered with gc-cpu-pipeline first), Tensor IR
+(lowered with tir-to-llvm first) or already the `llvm` dialect.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from graphcompiler.dialects import tir
 from graphcompiler.lowering.llvm_ir import translate_to_llvm_ir
 from graphcompiler.pass_manager import run_pipeline
 from graphcompiler.pipeline import build_pass_manager
@@ -28,6 +27,7 @@ from graphcompiler.tools.driver import (
 )
 
 TOOL = "gc-translate"
+GRAPH_TO_LLVM = "builtin.module(gc-cpu-pipeline)"
 
 
 def _argument_parser() -> argparse.ArgumentParser:
@@ -52,10 +52,10 @@ def main(argv: list[str] | None = None) -> int:
         source = read_source(args.input)
         sources.append(source)
         module = parse_source(registry, source)
-        if any(isinstance(op, tir.FuncOp | tir.GlobalOp) for op in module.ops):
-            run_pipeline(
-                build_pass_manager(registry, TIR_TO_LLVM), module, registry.create_context()
-            )
+        dialects = {op.dialect_name() for op in module.walk()}
+        pipeline = GRAPH_TO_LLVM if "graph" in dialects else TIR_TO_LLVM if "tir" in dialects else None
+        if pipeline is not None:
+            run_pipeline(build_pass_manager(registry, pipeline), module, registry.create_context())
         llvm_ir = translate_to_llvm_ir(module)
         if args.emit_asm:
             from graphcompiler.runtime.jit import assembly
