@@ -53,7 +53,9 @@ def main(argv: list[str] | None = None) -> int:
         sources.append(source)
         module = parse_source(registry, source)
         dialects = {op.dialect_name() for op in module.walk()}
-        pipeline = GRAPH_TO_LLVM if "graph" in dialects else TIR_TO_LLVM if "tir" in dialects else None
+        pipeline = (
+            GRAPH_TO_LLVM if "graph" in dialects else TIR_TO_LLVM if "tir" in dialects else None
+        )
         if pipeline is not None:
             run_pipeline(build_pass_manager(registry, pipeline), module, registry.create_context())
         llvm_ir = translate_to_llvm_ir(module)
