@@ -50,7 +50,6 @@ def numpy_mlp(x, w1, b1, w2, b2, w3, b3):
 def onnx_session(kind: str, arrays: list[np.ndarray], threads: int):
     """An onnxruntime session computing the same function, or None."""
     try:
-        import onnx
         import onnxruntime
         from onnx import TensorProto, helper
     except ImportError:
