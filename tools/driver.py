@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 
 from xdsl.dialects.builtin import ModuleOp
 
@@ -66,6 +67,19 @@ def run_tool(name: str, body, sources: list[SourceFile]) -> int:
     except Exception as error:  # a bug of ours: one line, not a traceback
         print(f"{name}: internal error: {type(error).__name__}: {error}", file=sys.stderr)
     return 1
+
+
+def run_on_input(name: str, args, body: Callable[[ModuleOp, Registry], int]) -> int:
+    """Load the plugins, read and parse `args.input`, then `body(module,
+    registry)`; failures become diagnostics (see run_tool)."""
+    sources: list[SourceFile] = []
+
+    def run() -> int:
+        registry = load_registry(args.load_plugin)
+        sources.append(read_source(args.input))
+        return body(parse_source(registry, sources[0]), registry)
+
+    return run_tool(name, run, sources)
 
 
 def write_output(path: str, text: str) -> None:

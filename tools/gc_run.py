@@ -24,10 +24,7 @@ from graphcompiler.tools.driver import (
     ToolError,
     add_flag,
     add_plugin_flag,
-    load_registry,
-    parse_source,
-    read_source,
-    run_tool,
+    run_on_input,
 )
 
 TOOL = "gc-run"
@@ -67,18 +64,13 @@ def _argument_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _argument_parser().parse_args(argv)
-    sources = []
 
-    def run() -> int:
-        registry = load_registry(args.load_plugin)
-        source = read_source(args.input)
-        sources.append(source)
-        module = parse_source(registry, source)
+    def run(module, registry) -> int:
         if any(isinstance(op, tir.FuncOp) for op in module.ops):
             return _run_tir(module, args)
         return _run_graph(module, args)
 
-    return run_tool(TOOL, run, sources)
+    return run_on_input(TOOL, args, run)
 
 
 def _run_tir(module, args: argparse.Namespace) -> int:

@@ -19,10 +19,7 @@ from graphcompiler.runtime.program import TIR_TO_LLVM
 from graphcompiler.tools.driver import (
     add_flag,
     add_plugin_flag,
-    load_registry,
-    parse_source,
-    read_source,
-    run_tool,
+    run_on_input,
     write_output,
 )
 
@@ -45,13 +42,8 @@ def _argument_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _argument_parser().parse_args(argv)
-    sources = []
 
-    def translate() -> int:
-        registry = load_registry(args.load_plugin)
-        source = read_source(args.input)
-        sources.append(source)
-        module = parse_source(registry, source)
+    def translate(module, registry) -> int:
         dialects = {op.dialect_name() for op in module.walk()}
         pipeline = (
             GRAPH_TO_LLVM if "graph" in dialects else TIR_TO_LLVM if "tir" in dialects else None
@@ -62,12 +54,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.emit_asm:
             from graphcompiler.runtime.jit import assembly
 
-            write_output(args.output, assembly(llvm_ir))
-        else:
-            write_output(args.output, llvm_ir)
+            llvm_ir = assembly(llvm_ir)
+        write_output(args.output, llvm_ir)
         return 0
 
-    return run_tool(TOOL, translate, sources)
+    return run_on_input(TOOL, args, translate)
 
 
 if __name__ == "__main__":
