@@ -27,6 +27,7 @@ from graphcompiler.parsing import SPLIT_MARKER, parse_module, split_input, verif
 from graphcompiler.pass_manager import Instrumentation, Timer, run_pipeline
 from graphcompiler.pipeline import OpPassManager, PipelineError, build_pass_manager
 from graphcompiler.registry import Registry
+from graphcompiler.statistics import StatisticsCollector, collect_statistics
 from graphcompiler.tools.driver import (
     ToolError,
     add_flag,
@@ -99,6 +100,12 @@ def _argument_parser() -> argparse.ArgumentParser:
     )
     add_flag(
         parser,
+        "mlir-pass-statistics",
+        action="store_true",
+        help="print the statistics the passes recorded (stderr)",
+    )
+    add_flag(
+        parser,
         "mlir-print-op-generic",
         action="store_true",
         help="print operations in the generic form",
@@ -160,12 +167,14 @@ def main(argv: list[str] | None = None) -> int:
     chunks = split_input(source) if args.split_input_file else [source]
     outputs: list[str] = []
     failed = False
+    statistics = StatisticsCollector()
     for chunk in chunks:
         # Like mlir-opt, every chunk gets a place in the output, even a failed one.
         outputs.append("")
         with collect_diagnostics() as emitted:
             try:
-                module = _process(chunk, ctx, manager, instrumentation)
+                with collect_statistics(statistics):
+                    module = _process(chunk, ctx, manager, instrumentation)
                 with instrumentation.time("Output"):
                     outputs[-1] = _print_module(module, args)
             except DiagnosticError as error:
@@ -179,6 +188,8 @@ def main(argv: list[str] | None = None) -> int:
         failed |= any(d.severity is Severity.ERROR for d in reported)
 
     write_output(args.output, f"{SPLIT_MARKER}\n".join(outputs))
+    if args.mlir_pass_statistics:
+        sys.stderr.write(statistics.report())
     if timer is not None:
         sys.stderr.write(timer.report())
     return 1 if failed else 0
