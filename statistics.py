@@ -46,7 +46,9 @@ class StatisticsCollector:
         return "\n".join(lines) + "\n"
 
 
-_collector: ContextVar[StatisticsCollector | None] = ContextVar("graphcompiler_statistics", default=None)
+_collector: ContextVar[StatisticsCollector | None] = ContextVar(
+    "graphcompiler_statistics", default=None
+)
 
 
 def record(pass_: ModulePass, name: str, value: int | float, description: str) -> None:

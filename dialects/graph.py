@@ -57,8 +57,9 @@ from xdsl.irdl import (
     var_operand_def,
 )
 from xdsl.parser import AttrParser
+from xdsl.pattern_rewriter import RewritePattern
 from xdsl.printer import Printer
-from xdsl.traits import Pure
+from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from graphcompiler.dialects.common import TypedValueFormat
@@ -273,12 +274,22 @@ def f32_attr(value: float) -> FloatAttr:
 # --- op base ----------------------------------------------------------------
 
 
+class GraphCanonicalization(HasCanonicalizationPatternsTrait):
+    """Gives `canonicalize` the graph patterns (passes/graph_canonicalize.py)."""
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from graphcompiler.passes.graph_canonicalize import PATTERNS
+
+        return PATTERNS
+
+
 class GraphOp(IRDLOperation):
     """Base of every graph op: checks operand/result tensors and that the
     declared result type is the one `infer_type` computes."""
 
     irdl_options = (ParsePropInAttrDict(),)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), GraphCanonicalization())
 
     @classmethod
     def infer_type(

@@ -105,6 +105,35 @@ def dense_constant(
     return DenseIntOrFPElementsAttr.from_list(type_, values)
 
 
+def create_op(
+    op_name: str,
+    inputs: Sequence[SSAValue],
+    result_type: TensorType | None = None,
+    **params: Any,
+) -> Operation:
+    """A verified, detached `graph.<op_name>` with its result type inferred;
+    Python values for the properties (ints, floats, bools, int lists, str)."""
+    op_class = graph.OPS_BY_NAME.get(op_name)
+    if op_class is None:
+        close = difflib.get_close_matches(op_name, graph.OPS_BY_NAME, n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise ValueError(f"unknown graph op '{op_name}'{hint}")
+    if op_class is graph.ConstantOp and isinstance(params.get("value"), np.ndarray | list):
+        params["value"] = dense_constant(params["value"], params.pop("dtype", None))
+    properties = {name: _property(name, value) for name, value in params.items()}
+    try:
+        inferred = op_class.infer_type(
+            [value.type for value in inputs], op_class.with_defaults(properties), result_type
+        )
+        op = op_class.create(
+            operands=list(inputs), result_types=[result_type or inferred], properties=properties
+        )
+        op.verify()
+    except (VerifyException, KeyError, TypeError, AttributeError) as error:
+        raise ValueError(f"graph.{op_name}: {error}") from None
+    return op
+
+
 class GraphBuilder:
     """Builds one graph function: inputs, ops with inferred outputs, outputs."""
 
@@ -132,28 +161,10 @@ class GraphBuilder:
         result_type: TensorType | None = None,
         **params: Any,
     ) -> Operation:
-        """Create `graph.<op_name>` on `inputs`; its result type is inferred
-        (give `result_type` for reshape, broadcast_to and cast)."""
-        op_class = graph.OPS_BY_NAME.get(op_name)
-        if op_class is None:
-            close = difflib.get_close_matches(op_name, graph.OPS_BY_NAME, n=3)
-            hint = f"; did you mean {', '.join(close)}?" if close else ""
-            raise ValueError(f"unknown graph op '{op_name}'{hint}")
-        if op_class is graph.ConstantOp and isinstance(params.get("value"), np.ndarray | list):
-            params["value"] = dense_constant(params["value"], params.pop("dtype", None))
-        properties = {name: _property(name, value) for name, value in params.items()}
-        try:
-            inferred = op_class.infer_type(
-                [value.type for value in inputs], op_class.with_defaults(properties), result_type
-            )
-            op = op_class.create(
-                operands=list(inputs),
-                result_types=[result_type or inferred],
-                properties=properties,
-            )
-            op.verify()
-        except (VerifyException, KeyError, TypeError, AttributeError) as error:
-            raise ValueError(f"graph.{op_name}: {error}") from None
+        """Create `graph.<op_name>` on `inputs` at the end of the graph; its
+        result type is inferred (give `result_type` for reshape, broadcast_to
+        and cast)."""
+        op = create_op(op_name, inputs, result_type, **params)
         self._insert(op)
         return op
 

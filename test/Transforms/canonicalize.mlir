@@ -1,0 +1,105 @@
+// RUN: gc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(canonicalize))' | filecheck %s
+
+// Seed 003: X * 0 -> 0, X * Broadcast(0) -> 0 of the result's shape (which
+// the broadcast zero made bigger than X).
+// CHECK-LABEL: func.func @mul_zero
+// CHECK-NEXT:    %[[Z:.*]] = graph.constant dense<0.000000e+00> : tensor<4x8xf32>
+// CHECK-NEXT:    %[[ZB:.*]] = graph.constant dense<0.000000e+00> : tensor<3x4x8xf32>
+// CHECK-NEXT:    func.return %[[Z]], %[[ZB]]
+func.func @mul_zero(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<3x4x8xf32>) {
+  %zero = graph.constant dense<0.0> : tensor<1xf32>
+  %0 = graph.mul %x, %zero : (tensor<4x8xf32>, tensor<1xf32>) -> tensor<4x8xf32>
+  %zeros = graph.broadcast_to %zero : tensor<1xf32> -> tensor<3x4x8xf32>
+  %1 = graph.mul %zeros, %x : (tensor<3x4x8xf32>, tensor<4x8xf32>) -> tensor<3x4x8xf32>
+  func.return %0, %1 : tensor<4x8xf32>, tensor<3x4x8xf32>
+}
+
+// -----
+
+// X * 1 -> X, X * Broadcast(1) -> X, X + 0 -> X; when the constant makes
+// the result bigger, X is broadcast to the result's shape.
+// CHECK-LABEL: func.func @identities
+// CHECK-NEXT:    %[[B:.*]] = graph.broadcast_to %x : tensor<4x8xf32> -> tensor<2x4x8xf32>
+// CHECK-NEXT:    func.return %x, %x, %[[B]], %x
+func.func @identities(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x4x8xf32>, tensor<4x8xf32>) {
+  %one = graph.constant dense<1.0> : tensor<8xf32>
+  %0 = graph.mul %x, %one : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %ones = graph.broadcast_to %one : tensor<8xf32> -> tensor<4x8xf32>
+  %1 = graph.mul %ones, %x : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %zero = graph.constant dense<0.0> : tensor<2x1x8xf32>
+  %2 = graph.add %x, %zero : (tensor<4x8xf32>, tensor<2x1x8xf32>) -> tensor<2x4x8xf32>
+  %small_zero = graph.constant dense<0.0> : tensor<1xf32>
+  %3 = graph.add %small_zero, %x : (tensor<1xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return %0, %1, %2, %3 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Seed 003: Log(Exp(X) / Y) -> X - Log(Y).
+// CHECK-LABEL: func.func @log_exp
+// CHECK-NEXT:    %[[L:.*]] = graph.log %y : tensor<8xf32>
+// CHECK-NEXT:    %[[S:.*]] = graph.sub %x, %[[L]] : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT:    func.return %[[S]]
+func.func @log_exp(%x: tensor<4x8xf32>, %y: tensor<8xf32>) -> tensor<4x8xf32> {
+  %0 = graph.exp %x : tensor<4x8xf32>
+  %1 = graph.div %0, %y : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %2 = graph.log %1 : tensor<4x8xf32>
+  func.return %2 : tensor<4x8xf32>
+}
+
+// -----
+
+// Data movement chains and identities.
+// CHECK-LABEL: func.func @movement
+// CHECK-NEXT:    %[[T:.*]] = graph.transpose %x {perm = array<i64: 2, 0, 1>} : tensor<2x3x4xf32> -> tensor<4x2x3xf32>
+// CHECK-NEXT:    %[[R:.*]] = graph.reshape %x : tensor<2x3x4xf32> -> tensor<24xf32>
+// CHECK-NEXT:    func.return %x, %[[T]], %[[R]], %x, %x, %x, %x
+func.func @movement(%x: tensor<2x3x4xf32>) -> (tensor<2x3x4xf32>, tensor<4x2x3xf32>, tensor<24xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) {
+  %t1 = graph.transpose %x {perm = array<i64: 1, 0, 2>} : tensor<2x3x4xf32> -> tensor<3x2x4xf32>
+  %t2 = graph.transpose %t1 {perm = array<i64: 1, 0, 2>} : tensor<3x2x4xf32> -> tensor<2x3x4xf32>
+  %t3 = graph.transpose %t1 {perm = array<i64: 2, 1, 0>} : tensor<3x2x4xf32> -> tensor<4x2x3xf32>
+  %r1 = graph.reshape %x : tensor<2x3x4xf32> -> tensor<6x4xf32>
+  %r2 = graph.reshape %r1 : tensor<6x4xf32> -> tensor<24xf32>
+  %r3 = graph.reshape %r1 : tensor<6x4xf32> -> tensor<2x3x4xf32>
+  %i1 = graph.transpose %x {perm = array<i64: 0, 1, 2>} : tensor<2x3x4xf32> -> tensor<2x3x4xf32>
+  %i2 = graph.broadcast_to %x : tensor<2x3x4xf32> -> tensor<2x3x4xf32>
+  %i3 = graph.cast %x : tensor<2x3x4xf32> -> tensor<2x3x4xf32>
+  func.return %t2, %t3, %r2, %r3, %i1, %i2, %i3 : tensor<2x3x4xf32>, tensor<4x2x3xf32>, tensor<24xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>
+}
+
+// -----
+
+// neg(neg x) -> x, relu(relu x) -> relu x.
+// CHECK-LABEL: func.func @unary
+// CHECK-NEXT:    %[[R:.*]] = graph.relu %x : tensor<8xf32>
+// CHECK-NEXT:    func.return %x, %[[R]]
+func.func @unary(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %0 = graph.neg %x : tensor<8xf32>
+  %1 = graph.neg %0 : tensor<8xf32>
+  %2 = graph.relu %x : tensor<8xf32>
+  %3 = graph.relu %2 : tensor<8xf32>
+  func.return %1, %3 : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// Patterns that must not fire: a constant that is not all zeros or ones,
+// a division that is not of an exp, a transpose of a reshape, a cast that
+// changes the type, a single neg.
+// CHECK-LABEL: func.func @negative
+// CHECK:         graph.mul %x, %c
+// CHECK:         graph.add %x, %c
+// CHECK:         graph.div %x, %y
+// CHECK:         graph.log
+// CHECK:         graph.cast %x : tensor<4x8xf32> -> tensor<4x8xf16>
+// CHECK:         graph.neg %x
+func.func @negative(%x: tensor<4x8xf32>, %y: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf16>, tensor<4x8xf32>) {
+  %c = graph.constant dense<[0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0]> : tensor<8xf32>
+  %0 = graph.mul %x, %c : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %1 = graph.add %x, %c : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %2 = graph.div %x, %y : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %3 = graph.log %2 : tensor<4x8xf32>
+  %4 = graph.cast %x : tensor<4x8xf32> -> tensor<4x8xf16>
+  %5 = graph.neg %x : tensor<4x8xf32>
+  func.return %0, %1, %3, %4, %5 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf16>, tensor<4x8xf32>
+}
