@@ -1,0 +1,72 @@
+"""graph-constant-fold: ops whose inputs are all constants are evaluated at
+compile time (with the reference semantics) and replaced by a constant.
+
+A result bigger than `max-elements` is left alone: folding a scalar into a
+broadcast tensor trades a cheap op for a big constant (seed 003's warning).
+A result whose elements are all equal is stored as a splat (one value).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+from xdsl.transforms.dead_code_elimination import region_dce
+
+from graphcompiler import reference, statistics
+from graphcompiler.dialects import graph
+from graphcompiler.dialects.graph_api import create_op
+
+
+def fold(op: Operation) -> np.ndarray:
+    """The value of `op`, all of whose operands are constants."""
+    arrays = [reference._constant(operand.owner) for operand in op.operands]
+    computed = reference.IMPLEMENTATIONS[type(op)](op, *map(reference._compute_dtype, arrays))
+    return reference.to_tensor(computed, op.results[0].type)
+
+
+def constant_attribute(array: np.ndarray, type_: TensorType) -> DenseIntOrFPElementsAttr:
+    """`array` as a dense attribute of `type_`, a splat when all elements agree."""
+    flat = array.reshape(-1)
+    values = flat[:1] if flat.size and (flat == flat[0]).all() else flat
+    python_values = [bool(v) if array.dtype == np.bool_ else v.item() for v in values]
+    if array.dtype == np.bool_:
+        python_values = [int(v) for v in python_values]
+    return DenseIntOrFPElementsAttr.from_list(
+        TensorType(type_.element_type, type_.get_shape()), python_values
+    )
+
+
+@dataclass(frozen=True)
+class GraphConstantFoldPass(ModulePass):
+    """Evaluate graph ops whose operands are all constants at compile time."""
+
+    name = "graph-constant-fold"
+    max_elements: int = 1 << 16
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        folded = skipped = 0
+        for candidate in list(op.walk()):
+            if not isinstance(candidate, graph.GraphOp) or isinstance(candidate, graph.ConstantOp):
+                continue
+            if not candidate.operands or not all(
+                isinstance(o.owner, graph.ConstantOp) for o in candidate.operands
+            ):
+                continue
+            result = candidate.results[0]
+            if np.prod(result.type.get_shape(), dtype=np.int64) > self.max_elements:
+                skipped += 1
+                continue
+            with np.errstate(all="ignore"):
+                value = fold(candidate)
+            constant = create_op("constant", [], value=constant_attribute(value, result.type))
+            Rewriter.replace_op(candidate, constant)
+            folded += 1
+        region_dce(op.body)  # the constants the folded ops used may be dead now
+        statistics.record(self, "folded-ops", folded, "ops evaluated at compile time")
+        statistics.record(self, "too-big", skipped, "foldable ops left because of max-elements")
