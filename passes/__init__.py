@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
 # pass name -> (module, class); imported when first used.
 PASSES = {
+    "graph-schedule-ops": ("graphcompiler.passes.graph_schedule_ops", "GraphScheduleOpsPass"),
     "graph-constant-fold": ("graphcompiler.passes.graph_constant_fold", "GraphConstantFoldPass"),
     "tir-outline-parallel": ("graphcompiler.passes.tir_outline_parallel", "TirOutlineParallelPass"),
     "convert-tir-to-llvm": ("graphcompiler.lowering.tir_to_llvm", "ConvertTirToLlvmPass"),

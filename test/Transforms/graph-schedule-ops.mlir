@@ -1,0 +1,33 @@
+// RUN: gc-opt %s --pass-pipeline='builtin.module(graph-schedule-ops)' --mlir-pass-statistics 2>%t.stats | filecheck %s
+// RUN: filecheck %s --check-prefix=STATS < %t.stats
+// RUN: gc-opt %s --pass-pipeline='builtin.module(graph-schedule-ops{policy=bfs})' | filecheck %s --check-prefix=BFS
+// RUN: not gc-opt %s --pass-pipeline='builtin.module(graph-schedule-ops{policy=random})' 2>&1 | filecheck %s --check-prefix=BAD
+
+// Seed 000: branch A (relu, add) and branch B (matmul, relu) joined by an
+// add, written interleaved. The heuristic finishes one branch before
+// starting the other; breadth-first keeps them interleaved. Live bytes count
+// the inputs until their last use: interleaving keeps x, y, w, a1 and b1
+// alive at once (5 x 64 KiB), the heuristic order at most 4.
+// CHECK-LABEL: func.func @branches
+// CHECK-NEXT:    %b1 = graph.matmul
+// CHECK-NEXT:    %b2 = graph.relu %b1
+// CHECK-NEXT:    %a1 = graph.relu %x
+// CHECK-NEXT:    %a2 = graph.add %a1, %x
+// CHECK-NEXT:    %out = graph.add %a2, %b2
+// BFS-LABEL: func.func @branches
+// BFS-NEXT:    %a1 = graph.relu
+// BFS-NEXT:    %b1 = graph.matmul
+// BFS-NEXT:    %a2 = graph.add
+// BFS-NEXT:    %b2 = graph.relu
+// STATS:      graph-schedule-ops
+// STATS-NEXT: (S) 327680 peak-bytes-before - peak live bytes before
+// STATS-NEXT: (S) 262144 peak-bytes-after - peak live bytes after
+// BAD: error: pass 'graph-schedule-ops' failed: unknown policy 'random' (heuristic, dfs or bfs)
+func.func @branches(%x: tensor<128x128xf32>, %y: tensor<128x128xf32>, %w: tensor<128x128xf32>) -> tensor<128x128xf32> {
+  %a1 = graph.relu %x : tensor<128x128xf32>
+  %b1 = graph.matmul %y, %w : (tensor<128x128xf32>, tensor<128x128xf32>) -> tensor<128x128xf32>
+  %a2 = graph.add %a1, %x : (tensor<128x128xf32>, tensor<128x128xf32>) -> tensor<128x128xf32>
+  %b2 = graph.relu %b1 : tensor<128x128xf32>
+  %out = graph.add %a2, %b2 : (tensor<128x128xf32>, tensor<128x128xf32>) -> tensor<128x128xf32>
+  func.return %out : tensor<128x128xf32>
+}
