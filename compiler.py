@@ -21,11 +21,8 @@ from xdsl.ir import Block, Region
 
 from graphcompiler.dialects import tir
 from graphcompiler.lowering.graph_to_tir.kernel import tir_tensor_type
+from graphcompiler.passes import GRAPH_STAGE, LLVM_STAGE, TIR_STAGE  # noqa: E402
 from graphcompiler.reference import round_to_bf16
-
-GRAPH_STAGE = "builtin.module(func.func(canonicalize,cse))"
-TIR_STAGE = "builtin.module(convert-graph-to-tir)"
-LLVM_STAGE = "builtin.module(tir-outline-parallel,convert-tir-to-llvm)"
 
 
 class CompiledGraph:
@@ -45,11 +42,11 @@ class CompiledGraph:
         names = [a.name_hint or f"arg{i}" for i, a in enumerate(function.body.block.args)]
         self.tir: str | None = None
         if pipeline is None:
-            graphcompiler.apply_pipeline(module, GRAPH_STAGE)
+            graphcompiler.apply_pipeline(module, f"builtin.module({GRAPH_STAGE})")
             self.graph = str(module)
-            graphcompiler.apply_pipeline(module, TIR_STAGE)
+            graphcompiler.apply_pipeline(module, f"builtin.module({TIR_STAGE})")
             self.tir = str(module)
-            graphcompiler.apply_pipeline(module, LLVM_STAGE)
+            graphcompiler.apply_pipeline(module, f"builtin.module({LLVM_STAGE})")
         else:
             self.graph = str(module)
             graphcompiler.apply_pipeline(module, pipeline)

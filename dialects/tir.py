@@ -1378,10 +1378,25 @@ class LoadOp(ExpressionOp):
         )
 
 
+def _is_byte_arena(type_: TirTensorType) -> bool:
+    element = type_.element_type
+    return (
+        isinstance(element, IntegerType) and element.width.data == 8 and len(type_.get_shape()) == 1
+    )
+
+
+def _tensor_bytes(type_: TirTensorType) -> int:
+    element = (
+        8 if isinstance(type_.element_type, PtrType) else max(1, bit_width(type_.element_type) // 8)
+    )
+    return type_.element_count() * element
+
+
 @irdl_op_definition
 class TensorPtrOp(ExpressionOp):
     """`&A[i, j]`: a view starting at that element, indexed with the result's
-    own dense row-major shape (it must fit in what remains of A)."""
+    own dense row-major shape (it must fit in A). A 1-D i8 tensor is a byte
+    arena: its views may have any element type, `i` being a byte offset."""
 
     name = "tir.tensor_ptr"
     tensor = operand_def(TirTensorType)
@@ -1410,13 +1425,20 @@ class TensorPtrOp(ExpressionOp):
 
     def check_types(self) -> None:
         tensor_type = _check_access(self, self.tensor, self.indices, 1)
+        view = self.result.type
+        if _is_byte_arena(tensor_type):  # a byte arena holds views of any type
+            _require(
+                _tensor_bytes(view) <= tensor_type.element_count(),
+                f"a view of {_tensor_bytes(view)} bytes does not fit in {tensor_type}",
+            )
+            return
         _require(
-            self.result.type.element_type == tensor_type.element_type,
-            "the view must have the tensor's element type",
+            view.element_type == tensor_type.element_type,
+            "the view must have the tensor's element type (or view an i8 arena)",
         )
         _require(
-            self.result.type.element_count() <= tensor_type.element_count(),
-            f"a view of {self.result.type.element_count()} elements does not fit in {tensor_type}",
+            view.element_count() <= tensor_type.element_count(),
+            f"a view of {view.element_count()} elements does not fit in {tensor_type}",
         )
 
 

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
 # pass name -> (module, class); imported when first used.
 PASSES = {
+    "graph-plan-memory": ("graphcompiler.passes.graph_plan_memory", "GraphPlanMemoryPass"),
     "graph-schedule-ops": ("graphcompiler.passes.graph_schedule_ops", "GraphScheduleOpsPass"),
     "graph-constant-fold": ("graphcompiler.passes.graph_constant_fold", "GraphConstantFoldPass"),
     "tir-outline-parallel": ("graphcompiler.passes.tir_outline_parallel", "TirOutlineParallelPass"),
@@ -20,14 +21,20 @@ PASSES = {
     "convert-graph-to-tir": ("graphcompiler.lowering.graph_to_tir", "ConvertGraphToTirPass"),
 }
 
+# The stages of gc-cpu-pipeline; graphcompiler.compile runs them one by one
+# to keep each stage's text.
+GRAPH_STAGE = "graph-constant-fold,func.func(canonicalize,cse),graph-schedule-ops"
+TIR_STAGE = "convert-graph-to-tir,graph-plan-memory"
+LLVM_STAGE = "tir-outline-parallel,convert-tir-to-llvm"
+
 # name -> (pipeline elements, description)
 PIPELINES = {
     "gc-cpu-pipeline": (
-        "func.func(canonicalize,cse),convert-graph-to-tir,tir-outline-parallel,convert-tir-to-llvm",
-        "Graph IR to the llvm dialect for the CPU: simplify, lower to Tensor IR, then to LLVM",
+        f"{GRAPH_STAGE},{TIR_STAGE},{LLVM_STAGE}",
+        "Graph IR to the llvm dialect for the CPU: optimize the graph, lower to Tensor IR, then to LLVM",
     ),
     "tir-to-llvm": (
-        "tir-outline-parallel,convert-tir-to-llvm",
+        LLVM_STAGE,
         "Tensor IR to the llvm dialect: outline parallel loops, then convert",
     ),
 }

@@ -49,7 +49,9 @@ def tensor_bytes(value: SSAValue) -> int:
     return count * numpy_dtype(value.type.element_type).itemsize
 
 
-def peak_live_bytes(ops: Sequence[Operation], inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> int:
+def peak_live_bytes(
+    ops: Sequence[Operation], inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]
+) -> int:
     """The most tensor bytes alive at once when running `ops` in order. A
     tensor lives from its op (inputs: from the start) to its last user;
     outputs live to the end."""
@@ -106,7 +108,9 @@ class HeuristicScheduler:
         if op is candidate or op in self.visited:
             return 0
         producers = [o.owner for o in op.operands]
-        if not producers or any(p is candidate or p in self.visited or p not in self.order for p in producers):
+        if not producers or any(
+            p is candidate or p in self.visited or p not in self.order for p in producers
+        ):
             return 1
         return 1 + min(self.distance_to_visited(p, candidate) for p in producers)
 
@@ -155,7 +159,9 @@ class GraphScheduleOpsPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for function in [f for f in op.walk() if isinstance(f, func.FuncOp) and f.body.blocks]:
             block = function.body.block
-            outputs = list(block.last_op.operands) if isinstance(block.last_op, func.ReturnOp) else []
+            outputs = (
+                list(block.last_op.operands) if isinstance(block.last_op, func.ReturnOp) else []
+            )
             before = peak_live_bytes(list(block.ops), block.args, outputs)
             order = schedule(function, self.policy)
             for scheduled in order:
