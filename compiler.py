@@ -21,7 +21,7 @@ from xdsl.ir import Block, Region
 
 from graphcompiler.dialects import tir
 from graphcompiler.lowering.graph_to_tir.kernel import tir_tensor_type
-from graphcompiler.passes import GRAPH_STAGE, LLVM_STAGE, TIR_STAGE  # noqa: E402
+from graphcompiler.passes import GRAPH_STAGE, LLVM_STAGE, TIR_STAGE
 from graphcompiler.reference import round_to_bf16
 
 
