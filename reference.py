@@ -293,14 +293,21 @@ def check_arguments(function: func.FuncOp, arrays: tuple[Any, ...]) -> list[Arra
 
 
 def _interpret(module: ModuleOp, function: func.FuncOp, arrays: list[Array]) -> list[Array]:
-    values: dict[SSAValue, Array] = dict(zip(function.body.block.args, arrays, strict=True))
-    for op in function.body.block.ops:
+    return _run_block(module, function.body.block, arrays, f"@{function.sym_name.data}")
+
+
+def _run_block(module: ModuleOp, block, arrays: list[Array], where: str) -> list[Array]:
+    """Run a function body or a graph.fused region; the terminator's operands are the results."""
+    values: dict[SSAValue, Array] = dict(zip(block.args, arrays, strict=True))
+    for op in block.ops:
         operands = [values[operand] for operand in op.operands]
-        if isinstance(op, func.ReturnOp):
+        if isinstance(op, func.ReturnOp | graph.YieldOp):
             return operands
         if isinstance(op, func.CallOp):
             callee = _find_function(module, op.callee.root_reference.data)
             results = _interpret(module, callee, operands)
+        elif isinstance(op, graph.FusedOp):
+            results = _run_block(module, op.body.block, operands, "graph.fused")
         elif type(op) in IMPLEMENTATIONS:
             with np.errstate(all="ignore"):
                 computed = IMPLEMENTATIONS[type(op)](op, *map(_compute_dtype, operands))
@@ -308,7 +315,7 @@ def _interpret(module: ModuleOp, function: func.FuncOp, arrays: list[Array]) -> 
         else:
             raise ValueError(f"the reference interpreter does not know '{op.name}'")
         values.update(zip(op.results, results, strict=True))
-    raise ValueError(f"@{function.sym_name.data} has no func.return")
+    raise ValueError(f"{where} has no terminator")
 
 
 def run(module_or_text: ModuleOp | str, *arrays: Any, entry: str = "main") -> Array | tuple:

@@ -52,14 +52,16 @@ from xdsl.irdl import (
     opt_prop_def,
     param_def,
     prop_def,
+    region_def,
     result_def,
     traits_def,
     var_operand_def,
+    var_result_def,
 )
 from xdsl.parser import AttrParser
 from xdsl.pattern_rewriter import RewritePattern
 from xdsl.printer import Printer
-from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
+from xdsl.traits import HasCanonicalizationPatternsTrait, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from graphcompiler.dialects.common import TypedValueFormat
@@ -963,6 +965,71 @@ AvgPool2dOp = _op_class(
 )
 
 
+# --- fusion ---------------------------------------------------------------------
+
+ELEMENTWISE_OPS: tuple[type[GraphOp], ...] = (
+    ReluOp, SigmoidOp, TanhOp, ExpOp, LogOp, SqrtOp, RsqrtOp, AbsOp, NegOp, ErfOp,
+    ReciprocalOp, SquareOp, GeluOp, LeakyReluOp, ClampOp, CastOp,
+    AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp, GreaterOp, LessOp, EqualOp,
+    SelectOp, BroadcastToOp,
+)  # fmt: skip
+"""Ops computing each output element from the same element of their
+(broadcast) operands: the ones graph-fuse groups."""
+
+FUSION_ANCHORS = (MatmulOp, Conv2dOp)
+"""Ops a fused group may start with, their result feeding an element-wise epilogue."""
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """The results of a graph.fused region."""
+
+    name = "graph.yield"
+    values = var_operand_def(TensorType)
+    traits = traits_def(IsTerminator(), Pure())
+    assembly_format = "$values attr-dict `:` type($values)"
+
+
+@irdl_op_definition
+class FusedOp(IRDLOperation):
+    """A group of ops computed in one loop nest (graph-fuse): the region's
+    block arguments are the inputs, `graph.yield` gives the results. The
+    region holds element-wise ops, optionally after one anchor (matmul or
+    conv2d) whose result they consume; intermediates never touch memory."""
+
+    name = "graph.fused"
+    inputs = var_operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+    body = region_def("single_block")
+    traits = traits_def(Pure())
+    assembly_format = "$inputs attr-dict `:` functional-type($inputs, $outputs) $body"
+
+    @property
+    def anchor(self) -> GraphOp | None:
+        first = self.body.block.first_op
+        return first if isinstance(first, FUSION_ANCHORS) else None
+
+    def verify_(self) -> None:
+        block = self.body.block
+        if tuple(a.type for a in block.args) != tuple(i.type for i in self.inputs):
+            raise VerifyException("the region's arguments must have the types of the inputs")
+        terminator = block.last_op
+        if not isinstance(terminator, YieldOp) or tuple(v.type for v in terminator.values) != tuple(
+            r.type for r in self.outputs
+        ):
+            raise VerifyException("the region must end with a graph.yield of the result types")
+        for position, op in enumerate(block.ops):
+            if op is terminator:
+                continue
+            allowed = isinstance(op, ELEMENTWISE_OPS) or (
+                position == 0 and isinstance(op, FUSION_ANCHORS)
+            )
+            if not allowed:
+                raise VerifyException(
+                    f"'{op.name}' cannot be fused (element-wise ops, after an optional matmul or conv2d)"
+                )
+
+
 GRAPH_OPS: tuple[type[GraphOp], ...] = (
     ReluOp, SigmoidOp, TanhOp, ExpOp, LogOp, SqrtOp, RsqrtOp, AbsOp, NegOp, ErfOp,
     ReciprocalOp, SquareOp, GeluOp, LeakyReluOp, ClampOp, CastOp,
@@ -976,4 +1043,4 @@ GRAPH_OPS: tuple[type[GraphOp], ...] = (
 
 OPS_BY_NAME: dict[str, type[GraphOp]] = {op.name.removeprefix("graph."): op for op in GRAPH_OPS}
 
-Graph = Dialect("graph", list(GRAPH_OPS), [FormatAttr])
+Graph = Dialect("graph", [*GRAPH_OPS, FusedOp, YieldOp], [FormatAttr])

@@ -578,10 +578,51 @@ _FLOAT_UNARY = {
 }
 
 
+def _exp_f32(fl: FunctionLowering, x: SSAValue, type_: Attribute) -> SSAValue:
+    """e**x in f32 without a libm call, so that vectors stay vectors (LLVM
+    scalarizes llvm.exp into expf calls): x = n ln2 + r, a degree-6
+    polynomial for e**r (Cephes' expf, ~1 ulp), times 2**n built in the
+    exponent bits."""
+
+    def emit(op: Operation) -> SSAValue:
+        return fl.emit(op).results[0]
+
+    def c(value: float) -> SSAValue:
+        return fl.constant(value, type_)
+
+    x = fl.intrinsic(
+        "minnum", [fl.intrinsic("maxnum", [x, c(-87.33654)], type_), c(88.72283)], type_
+    )
+    n = fl.intrinsic(
+        "floor", [emit(llvm.FAddOp(emit(llvm.FMulOp(x, c(1.4426950408889634))), c(0.5)))], type_
+    )
+    r = emit(llvm.FSubOp(x, emit(llvm.FMulOp(n, c(0.693359375)))))
+    r = emit(llvm.FSubOp(r, emit(llvm.FMulOp(n, c(-2.12194440e-4)))))
+    p = c(1.9875691500e-4)
+    for coefficient in (
+        1.3981999507e-3,
+        8.3334519073e-3,
+        4.1665795894e-2,
+        1.6666665459e-1,
+        5.0000001201e-1,
+    ):
+        p = emit(llvm.FAddOp(emit(llvm.FMulOp(p, r)), c(coefficient)))
+    y = emit(
+        llvm.FAddOp(emit(llvm.FAddOp(emit(llvm.FMulOp(p, emit(llvm.FMulOp(r, r)))), r)), c(1.0))
+    )
+    int_type = tir.with_element(type_, IntegerType(32))
+    exponent = fl.float_to_int(n, type_, tir.with_element(type_, IntegerType(32)))
+    biased = emit(llvm.AddOp(exponent, fl.constant(127, int_type)))
+    scale = emit(llvm.BitcastOp(emit(llvm.ShlOp(biased, fl.constant(23, int_type))), type_))
+    return emit(llvm.FMulOp(y, scale))
+
+
 def _lower_unary(fl: FunctionLowering, op: tir.UnaryExpression) -> None:
     x, type_ = fl.value(op.input), convert_type(op.input.type)
     kind = type(op)
-    if kind in _FLOAT_UNARY:
+    if kind is tir.ExpOp and tir.element_of(type_) == Float32Type():
+        result = _exp_f32(fl, x, type_)
+    elif kind in _FLOAT_UNARY:
         result = fl.intrinsic(_FLOAT_UNARY[kind], [x], type_)
     elif kind is tir.RsqrtOp:
         root = fl.intrinsic("sqrt", [x], type_)

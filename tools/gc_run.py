@@ -39,6 +39,8 @@ def _argument_parser() -> argparse.ArgumentParser:
     add_flag(
         parser, "threads", type=int, default=None, metavar="N", help="threads for parallel loops"
     )
+    add_flag(parser, "pass-pipeline", default=None, metavar="PIPELINE",
+             help="graphs: compile with this pipeline instead of gc-cpu-pipeline (it must end in the llvm dialect)")  # fmt: skip
     parser.add_argument("--input", "-input", dest="inputs", action="append", default=[], metavar="NAME=FILE.npy",
                         help="a graph input (by argument name or index) from a .npy file")  # fmt: skip
     add_flag(
@@ -143,7 +145,9 @@ def _run_graph(module, args: argparse.Namespace) -> int:
             f"no function @{args.entry} (functions: {', '.join(sorted(functions)) or 'none'})"
         )
     inputs = _graph_inputs(functions[args.entry], args)
-    compiled = graphcompiler.compile(module, entry=args.entry, num_threads=args.threads)
+    compiled = graphcompiler.compile(
+        module, entry=args.entry, pipeline=args.pass_pipeline, num_threads=args.threads
+    )
     try:  # bad inputs (shape, dtype) are reported by the call boundary
         outputs = compiled(*inputs)
         expected = (

@@ -32,7 +32,7 @@ from graphcompiler.diagnostics import DiagnosticError, op_diagnostic
 from graphcompiler.dialects import graph
 from graphcompiler.dialects.tir_builder import TirBuilder
 from graphcompiler.lowering.graph_to_tir.kernel import Kernel, Operand, tir_tensor_type
-from graphcompiler.lowering.graph_to_tir.templates import COPY, ELEMENTWISE_OPS, TEMPLATES
+from graphcompiler.lowering.graph_to_tir.templates import BLOCKED_FORMAT_OPS, COPY, TEMPLATES
 
 
 def _fail(op: Operation, message: str) -> DiagnosticError:
@@ -136,24 +136,24 @@ class _FunctionLowering:
                 op,
                 "cannot be converted to Tensor IR: no lowering template (convert-graph-to-tir handles graph ops)",
             )
-        operand_types = [*(o.type for o in op.operands), op.results[0].type]
-        if type(op) not in ELEMENTWISE_OPS and any(
+        operand_types = [*(o.type for o in op.operands), *(r.type for r in op.results)]
+        if type(op) not in BLOCKED_FORMAT_OPS and any(
             isinstance(t.encoding, graph.FormatAttr) for t in operand_types
         ):
             raise _fail(op, "blocked memory formats are only supported by element-wise ops so far")
-        result = op.results[0]
-        target = destination.get(result)
-        if target is None:
-            target = b.make_tensor(
-                tir_tensor_type(result.type).get_shape(), result.type.element_type
-            )
-            target.name_hint = f"{op.name.removeprefix('graph.')}_out"
-        values[result] = target
         base = op.name.removeprefix("graph.")
-        self.call_kernel(
-            self.kernel_name(base), template, op,
-            [(target, result.type)], [(values[o], o.type) for o in op.operands],
-        )  # fmt: skip
+        outputs = []
+        for result in op.results:
+            target = destination.get(result)
+            if target is None:
+                target = b.make_tensor(
+                    tir_tensor_type(result.type).get_shape(), result.type.element_type
+                )
+                target.name_hint = f"{base}_out"
+            values[result] = target
+            outputs.append((target, result.type))
+        inputs = [(values[o], o.type) for o in op.operands]
+        self.call_kernel(self.kernel_name(base), template, op, outputs, inputs)
 
 
 def convert_graph_to_tir(module: ModuleOp) -> None:

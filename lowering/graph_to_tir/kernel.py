@@ -102,21 +102,34 @@ class Kernel:
         shape: Sequence[int],
         body: Callable[[list[SSAValue], int], None],
         vectorize: bool = True,
+        origin: Sequence[SSAValue | int] | None = None,
+        parallel: bool | None = None,
     ) -> None:
-        """Call `body(indices, lanes)` for every element of `shape`: lanes is
-        VECTOR_LANES over the vectorized part of the innermost dimension and
-        1 for the scalar tail (and everywhere when not vectorizing)."""
+        """Call `body(indices, lanes)` for every element of `shape` (offset by
+        `origin` when given): lanes is VECTOR_LANES over the vectorized part of
+        the innermost dimension and 1 for the scalar tail (and everywhere when
+        not vectorizing)."""
         shape = list(shape) or [1]
         inner = shape[-1]
         vector_end = inner // VECTOR_LANES * VECTOR_LANES if vectorize else 0
-        parallel = worth_parallel(shape) and len(shape) > 1
+        if parallel is None:
+            parallel = worth_parallel(shape) and len(shape) > 1
+
+        def shifted(local: list[SSAValue]) -> list[SSAValue]:
+            if origin is None:
+                return local
+            return [
+                self.b.add(i, o) if not (isinstance(o, int) and o == 0) else i
+                for i, o in zip(local, origin, strict=True)
+            ]
+
         with self.loop_nest(shape[:-1], parallel) as outer:
             if vector_end:
                 with self.b.make_for(0, vector_end, VECTOR_LANES) as j:
-                    body([*outer, j], VECTOR_LANES)
+                    body(shifted([*outer, j]), VECTOR_LANES)
             if vector_end < inner:
                 with self.b.make_for(vector_end, inner, 1) as j:
-                    body([*outer, j], 1)
+                    body(shifted([*outer, j]), 1)
 
     # --- element access ------------------------------------------------------------
 

@@ -48,12 +48,12 @@ def elementwise(compute: Callable[[Kernel, Operation, list[SSAValue]], SSAValue]
     return template
 
 
-def _unary(compute: Callable[[Kernel, SSAValue], SSAValue]):
-    return elementwise(lambda k, op, values: compute(k, values[0]))
+def _unary_compute(compute: Callable[[Kernel, SSAValue], SSAValue]):
+    return lambda k, op, values: compute(k, values[0])
 
 
-def _binary_op(op_class: type) -> Template:
-    return elementwise(lambda k, op, values: k.b.binary(op_class, *values))
+def _binary_compute(op_class: type):
+    return lambda k, op, values: k.b.binary(op_class, *values)
 
 
 def _erf(k: Kernel, x: SSAValue) -> SSAValue:
@@ -151,19 +151,39 @@ def _block(size: int) -> int:
     return max(d for d in range(1, min(size, BLOCK_LIMIT) + 1) if size % d == 0)
 
 
+Epilogue = Callable[[list, list[int]], None]
+"""Called with a block's origin and sizes once that block of an anchor's
+output is computed (graph.fused applies its element-wise ops there)."""
+
+
 def matmul(kernel: Kernel, op: graph.MatmulOp) -> None:
-    a, b_, out = kernel.inputs[0], kernel.inputs[1], kernel.out
+    matmul_into(kernel, op, kernel.inputs[0], kernel.inputs[1], kernel.out)
+
+
+def matmul_into(
+    kernel: Kernel,
+    op: graph.MatmulOp,
+    a: Operand,
+    b_: Operand,
+    out: Operand,
+    epilogue: Epilogue | None = None,
+) -> None:
     props = _props(op)
     transposed = graph.bool_value(props, "transpose_a") or graph.bool_value(props, "transpose_b")
     all_f32 = all(o.element == f32 and not o.blocked for o in (a, b_, out))
     if all_f32 and not transposed:
-        _matmul_brgemm(kernel, a, b_, out)
+        _matmul_brgemm(kernel, a, b_, out, epilogue)
     else:
         _matmul_loops(kernel, a, b_, out, props)
+        if epilogue:
+            epilogue([0] * len(out.shape), out.shape)
 
 
-def _matmul_brgemm(kernel: Kernel, a: Operand, b_: Operand, out: Operand) -> None:
-    """Tiles of the output, each one brgemm reducing over blocks of K."""
+def _matmul_brgemm(
+    kernel: Kernel, a: Operand, b_: Operand, out: Operand, epilogue: Epilogue | None = None
+) -> None:
+    """Tiles of the output, each one brgemm reducing over blocks of K (then
+    the epilogue on the tile, while it is in cache)."""
     builder = kernel.b
     *batch, m, n = out.shape
     k = a.shape[-1]
@@ -194,6 +214,8 @@ def _matmul_brgemm(kernel: Kernel, a: Operand, b_: Operand, out: Operand) -> Non
             a_view, b_view, c_view, k // tile_k,
             m=tile_m, n=tile_n, k=tile_k, lda=k, ldb=n, ldc=n, stride_a=tile_k, stride_b=tile_k * n,
         )  # fmt: skip
+        if epilogue:
+            epilogue([*batch_index, row, col], [*[1] * len(batch), tile_m, tile_n])
 
 
 def _broadcast_batch(index: list[SSAValue], out_batch: list[int], batch: list[int]) -> list:
@@ -470,10 +492,19 @@ def _window_params(op: Operation, kernel_size: list[int]) -> tuple[list[int], li
 
 
 def conv2d(kernel: Kernel, op: graph.Conv2dOp) -> None:
+    conv2d_into(kernel, op, kernel.inputs[0], kernel.inputs[1], kernel.out)
+
+
+def conv2d_into(
+    kernel: Kernel,
+    op: graph.Conv2dOp,
+    x: Operand,
+    w: Operand,
+    out: Operand,
+    epilogue: Epilogue | None = None,
+) -> None:
     """Direct convolution: one dot product per output element, padding skipped."""
     b = kernel.b
-    x, w = kernel.inputs
-    out = kernel.out
     n, c, h, width = x.shape
     o, i_per_group, kh, kw = w.shape
     groups = graph.int_value(_props(op), "groups")
@@ -493,6 +524,8 @@ def conv2d(kernel: Kernel, op: graph.Conv2dOp) -> None:
                 )
                 b.make_assign(total, b.add(b.read(total), product))
         kernel.store(out, [batch, oc, y, z], b.read(total))
+    if epilogue:
+        epilogue([0, 0, 0, 0], out.shape)
 
 
 def pool(kernel: Kernel, op: Operation) -> None:
@@ -527,16 +560,88 @@ def pool(kernel: Kernel, op: Operation) -> None:
         kernel.store(out, [batch, channel, y, z], result)
 
 
+def _cast(k: Kernel, op: graph.CastOp, values: list[SSAValue]) -> SSAValue:
+    """Convert to the result type (then to its compute type, for fused users)."""
+    element = op.result.type.element_type
+    return k.to_compute(k.from_compute(values[0], element), element)
+
+
+ELEMENTWISE_COMPUTE: dict[type, Callable[[Kernel, Operation, list[SSAValue]], SSAValue]] = {
+    **{op: _unary_compute(compute) for op, compute in UNARY.items()},
+    **{op: _binary_compute(tir_op) for op, tir_op in BINARY.items()},
+    graph.DivOp: _divide,
+    graph.GeluOp: lambda k, op, v: _gelu(k, op, v[0]),
+    graph.LeakyReluOp: lambda k, op, v: _leaky_relu(k, op, v[0]),
+    graph.ClampOp: lambda k, op, v: _clamp(k, op, v[0]),
+    graph.CastOp: _cast,
+    graph.SelectOp: lambda k, op, v: k.b.select(*v),
+    graph.BroadcastToOp: _identity,
+}
+"""What one element of each element-wise op is, given its operands' elements."""
+
+
+def fused(kernel: Kernel, op: graph.FusedOp) -> None:
+    """One loop nest for the whole group: each element goes through the
+    region's ops in registers; with an anchor (matmul, conv2d) the anchor's
+    output is computed first and the element-wise ops run on each of its
+    blocks right after it is computed."""
+    block = op.body.block
+    anchor = op.anchor
+    members = [m for m in block.ops if m is not anchor and not isinstance(m, graph.YieldOp)]
+    yielded = list(block.last_op.values)
+    argument = dict(zip(block.args, kernel.inputs, strict=True))
+    shape = list(yielded[0].type.get_shape())
+    vectorize = is_vectorizable(*kernel.outputs, *kernel.inputs)
+    destination = None
+    if anchor is not None:
+        destination = _anchor_destination(kernel, anchor, yielded)
+        argument[anchor.results[0]] = destination
+
+    def body(indices: list[SSAValue], lanes: int) -> None:
+        values: dict[SSAValue, SSAValue] = {}
+
+        def value(v: SSAValue) -> SSAValue:
+            if v not in values:
+                values[v] = kernel.load(argument[v], indices, lanes, shape)
+            return values[v]
+
+        for member in members:
+            values[member.results[0]] = ELEMENTWISE_COMPUTE[type(member)](
+                kernel, member, [value(o) for o in member.operands]
+            )
+        for result, out in zip(yielded, kernel.outputs, strict=True):
+            if out is not destination or result is not anchor.results[0]:
+                kernel.store(out, indices, value(result))
+
+    if anchor is None:
+        kernel.for_each(shape, body, vectorize)
+        return
+
+    def epilogue(origin: list, sizes: list[int]) -> None:
+        kernel.for_each(sizes, body, vectorize, origin=origin, parallel=False)
+
+    anchor_inputs = [argument[v] for v in anchor.operands]
+    into = matmul_into if isinstance(anchor, graph.MatmulOp) else conv2d_into
+    into(kernel, anchor, *anchor_inputs, destination, epilogue)
+
+
+def _anchor_destination(kernel: Kernel, anchor: Operation, yielded: list[SSAValue]) -> Operand:
+    """Where the anchor writes: its own output if the group yields it, else an
+    output of the same type it shares (the epilogue reads then overwrites
+    each element), else a scratch tensor."""
+    result = anchor.results[0]
+    for value, out in zip(yielded, kernel.outputs, strict=True):
+        if value is result:
+            return out
+    for out in kernel.outputs:
+        if out.type == result.type:
+            return out
+    scratch = kernel.b.make_tensor(list(result.type.get_shape()), result.type.element_type)
+    return Operand(scratch, result.type)
+
+
 TEMPLATES: dict[type, Template] = {
-    **{op: _unary(compute) for op, compute in UNARY.items()},
-    **{op: _binary_op(tir_op) for op, tir_op in BINARY.items()},
-    graph.DivOp: elementwise(_divide),
-    graph.GeluOp: elementwise(lambda k, op, v: _gelu(k, op, v[0])),
-    graph.LeakyReluOp: elementwise(lambda k, op, v: _leaky_relu(k, op, v[0])),
-    graph.ClampOp: elementwise(lambda k, op, v: _clamp(k, op, v[0])),
-    graph.CastOp: elementwise(_identity),  # the store converts to the result type
-    graph.SelectOp: elementwise(lambda k, op, v: k.b.select(*v)),
-    graph.BroadcastToOp: elementwise(_identity),
+    **{op: elementwise(compute) for op, compute in ELEMENTWISE_COMPUTE.items()},
     graph.MatmulOp: matmul,
     **{
         op: reduction
@@ -565,20 +670,11 @@ TEMPLATES: dict[type, Template] = {
     graph.Conv2dOp: conv2d,
     graph.MaxPool2dOp: pool,
     graph.AvgPool2dOp: pool,
+    graph.FusedOp: fused,
 }
 
 COPY: Template = elementwise(_identity)
 """Copies a tensor into an output (a graph output that is an input, or returned twice)."""
 
-ELEMENTWISE_OPS = (
-    *UNARY,
-    *BINARY,
-    graph.DivOp,
-    graph.GeluOp,
-    graph.LeakyReluOp,
-    graph.ClampOp,
-    graph.CastOp,
-    graph.SelectOp,
-    graph.BroadcastToOp,
-)
+BLOCKED_FORMAT_OPS = (*ELEMENTWISE_COMPUTE, graph.FusedOp)
 """The ops whose templates handle blocked memory formats (through Kernel.load/store)."""

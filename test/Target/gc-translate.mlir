@@ -28,4 +28,4 @@ tir.func @fill(%A: !tir.tensor<64xf32>) {
 // A graph goes through gc-cpu-pipeline first.
 // RUN: gc-translate %S/../../examples/mlp.mlir --mlir-to-llvmir | filecheck %s --check-prefix=GRAPH
 // GRAPH: define void @"main"(ptr noalias
-// GRAPH: define void @"matmul__1"(
+// GRAPH: define void @"fused__1"(
