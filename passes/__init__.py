@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
 # pass name -> (module, class); imported when first used.
 PASSES = {
+    "graph-rewrite-rules": ("graphcompiler.passes.graph_rewrite_rules", "GraphRewriteRulesPass"),
     "graph-merge-matmul": ("graphcompiler.passes.graph_merge_matmul", "GraphMergeMatmulPass"),
     "graph-fuse": ("graphcompiler.passes.graph_fuse", "GraphFusePass"),
     "graph-plan-memory": ("graphcompiler.passes.graph_plan_memory", "GraphPlanMemoryPass"),
@@ -25,7 +26,10 @@ PASSES = {
 
 # The stages of gc-cpu-pipeline; graphcompiler.compile runs them one by one
 # to keep each stage's text.
-GRAPH_STAGE = "graph-merge-matmul,graph-constant-fold,func.func(canonicalize,cse),graph-fuse,graph-schedule-ops"
+GRAPH_STAGE = (
+    "graph-merge-matmul,graph-constant-fold,func.func(canonicalize,cse),"
+    "graph-rewrite-rules,graph-fuse,graph-schedule-ops"
+)
 TIR_STAGE = "convert-graph-to-tir,graph-plan-memory"
 LLVM_STAGE = "tir-outline-parallel,convert-tir-to-llvm"
 

@@ -1,0 +1,121 @@
+"""Sub-graph substitution (seed 003): a registry of declarative rules, each
+a chain of op names and the replacement for a match, applied by the
+`graph-rewrite-rules` pass.
+
+A chain matches ops op_0 -> op_1 -> ... where each op uses the previous
+op's result and that result has no other use. Users and plugins add rules:
+
+    from graphcompiler.passes.graph_rewrite_rules import Rule, register_rule
+    register_rule(Rule("my-rule", ("exp", "log"), my_rewrite, "log(exp x) -> x"))
+
+`rewrite(ops)` replaces the matched ops (in chain order) however it likes;
+it may decline by returning False.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+from xdsl.utils.exceptions import DiagnosticException
+
+from graphcompiler import statistics
+from graphcompiler.passes.graph_fuse import Group, fuse
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    chain: tuple[str, ...]
+    rewrite: Callable[[list[Operation]], bool | None]
+    description: str
+
+
+RULES: dict[str, Rule] = {}
+
+
+def register_rule(rule: Rule) -> None:
+    if rule.name in RULES:
+        raise ValueError(f"a rewrite rule named '{rule.name}' is already registered")
+    RULES[rule.name] = rule
+
+
+def match(op: Operation, chain: tuple[str, ...]) -> list[Operation] | None:
+    """The ops of `chain` starting at `op`, each the single user of the previous."""
+    if op.name != f"graph.{chain[0]}":
+        return None
+    matched = [op]
+    for name in chain[1:]:
+        uses = list(matched[-1].results[0].uses) if matched[-1].results else []
+        if len(uses) != 1:
+            return None
+        matched.append(uses[0].operation)
+    if [m.name.removeprefix("graph.") for m in matched] != list(chain):
+        return None
+    return matched
+
+
+def _fuse_chain(ops: list[Operation]) -> bool:
+    """Replace the chain by one graph.fused (its first op is the anchor)."""
+    fuse(Group(list(ops)))
+    return True
+
+
+def _forward_input(ops: list[Operation]) -> bool:
+    """The chain computes the identity: its users take its input instead."""
+    ops[-1].results[0].replace_all_uses_with(ops[0].operands[0])
+    for op in reversed(ops):
+        Rewriter.erase_op(op)
+    return True
+
+
+register_rule(
+    Rule(
+        "conv2d-bias-relu",
+        ("conv2d", "add", "relu"),
+        _fuse_chain,
+        "conv2d + bias add + relu -> one fused kernel",
+    )
+)
+register_rule(
+    Rule(
+        "matmul-bias-gelu",
+        ("matmul", "add", "gelu"),
+        _fuse_chain,
+        "matmul + bias add + gelu -> one fused kernel",
+    )
+)
+register_rule(Rule("log-of-exp", ("exp", "log"), _forward_input, "log(exp(x)) -> x"))
+
+
+@dataclass(frozen=True)
+class GraphRewriteRulesPass(ModulePass):
+    """Apply the registered sub-graph rewrite rules (all, or those named)."""
+
+    name = "graph-rewrite-rules"
+    rules: tuple[str, ...] = ()
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        unknown = [name for name in self.rules if name not in RULES]
+        if unknown:
+            raise DiagnosticException(
+                f"unknown rewrite rule(s) {', '.join(unknown)} (known: {', '.join(RULES)})"
+            )
+        active = [RULES[name] for name in self.rules] if self.rules else list(RULES.values())
+        applied = 0
+        for function in [f for f in op.walk() if isinstance(f, func.FuncOp) and f.body.blocks]:
+            for candidate in list(function.body.block.ops):
+                if candidate.parent is None:  # consumed by an earlier rewrite
+                    continue
+                for rule in active:
+                    matched = match(candidate, rule.chain)
+                    if matched and rule.rewrite(matched) is not False:
+                        applied += 1
+                        break
+        statistics.record(self, "rules-applied", applied, "sub-graphs rewritten")
