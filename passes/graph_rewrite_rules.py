@@ -51,7 +51,7 @@ def match(op: Operation, chain: tuple[str, ...]) -> list[Operation] | None:
     if op.name != f"graph.{chain[0]}":
         return None
     matched = [op]
-    for name in chain[1:]:
+    for _name in chain[1:]:
         uses = list(matched[-1].results[0].uses) if matched[-1].results else []
         if len(uses) != 1:
             return None
