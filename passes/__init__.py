@@ -26,10 +26,15 @@ PASSES = {
 
 # The stages of gc-cpu-pipeline; graphcompiler.compile runs them one by one
 # to keep each stage's text.
-GRAPH_STAGE = (
-    "graph-merge-matmul,graph-constant-fold,func.func(canonicalize,cse),"
-    "graph-rewrite-rules,graph-fuse,graph-schedule-ops"
+GRAPH_PASSES = (
+    "graph-merge-matmul",
+    "graph-constant-fold",
+    "func.func(canonicalize,cse)",
+    "graph-rewrite-rules",
+    "graph-fuse",
+    "graph-schedule-ops",
 )
+GRAPH_STAGE = ",".join(GRAPH_PASSES)
 TIR_STAGE = "convert-graph-to-tir,graph-plan-memory"
 LLVM_STAGE = "tir-outline-parallel,convert-tir-to-llvm"
 

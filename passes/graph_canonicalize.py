@@ -84,11 +84,11 @@ class MulByConstant(_GraphPattern):
         for x, constant in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
             number = splat_value(constant)
             if number == 0.0:
-                rewriter.replace_matched_op(_constant_like(op.result, 0.0))
+                rewriter.replace(op, _constant_like(op.result, 0.0))
                 return
             if number == 1.0:
                 new_ops, value = _as_result(x, op.result)
-                rewriter.replace_matched_op(new_ops, [value])
+                rewriter.replace(op, new_ops, [value])
                 return
 
 
@@ -101,7 +101,7 @@ class AddZero(_GraphPattern):
         for x, constant in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
             if splat_value(constant) == 0.0:
                 new_ops, value = _as_result(x, op.result)
-                rewriter.replace_matched_op(new_ops, [value])
+                rewriter.replace(op, new_ops, [value])
                 return
 
 
@@ -119,7 +119,7 @@ class LogOfExpDiv(_GraphPattern):
         difference = create_op("sub", [x, log_y.result])
         if difference.result.type != op.result.type:
             return
-        rewriter.replace_matched_op([log_y, difference])
+        rewriter.replace(op, [log_y, difference])
 
 
 class TransposeOfTranspose(_GraphPattern):
@@ -128,7 +128,7 @@ class TransposeOfTranspose(_GraphPattern):
     def rewrite(self, op: graph.TransposeOp, rewriter: PatternRewriter) -> None:
         perm = graph.int_list(op.properties, "perm")
         if perm == list(range(len(perm))):
-            rewriter.replace_matched_op([], [op.input])
+            rewriter.replace(op, [], [op.input])
             return
         inner = op.input.owner
         if not isinstance(inner, graph.TransposeOp):
@@ -136,9 +136,9 @@ class TransposeOfTranspose(_GraphPattern):
         inner_perm = graph.int_list(inner.properties, "perm")
         combined = [inner_perm[p] for p in perm]
         if combined == list(range(len(combined))):
-            rewriter.replace_matched_op([], [inner.input])
+            rewriter.replace(op, [], [inner.input])
         else:
-            rewriter.replace_matched_op(create_op("transpose", [inner.input], perm=combined))
+            rewriter.replace(op, create_op("transpose", [inner.input], perm=combined))
 
 
 class ReshapeChain(_GraphPattern):
@@ -149,9 +149,9 @@ class ReshapeChain(_GraphPattern):
     def rewrite(self, op: graph.ReshapeOp, rewriter: PatternRewriter) -> None:
         source = op.input.owner.input if isinstance(op.input.owner, graph.ReshapeOp) else op.input
         if source.type == op.result.type:
-            rewriter.replace_matched_op([], [source])
+            rewriter.replace(op, [], [source])
         elif source is not op.input:
-            rewriter.replace_matched_op(create_op("reshape", [source], op.result.type))
+            rewriter.replace(op, create_op("reshape", [source], op.result.type))
 
 
 class IdentityConversion(_GraphPattern):
@@ -161,7 +161,7 @@ class IdentityConversion(_GraphPattern):
 
     def rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if op.input.type == op.result.type:
-            rewriter.replace_matched_op([], [op.input])
+            rewriter.replace(op, [], [op.input])
 
 
 class Involution(_GraphPattern):
@@ -171,7 +171,7 @@ class Involution(_GraphPattern):
 
     def rewrite(self, op: graph.NegOp, rewriter: PatternRewriter) -> None:
         if isinstance(op.input.owner, graph.NegOp):
-            rewriter.replace_matched_op([], [op.input.owner.input])
+            rewriter.replace(op, [], [op.input.owner.input])
 
 
 class Idempotence(_GraphPattern):
@@ -181,7 +181,7 @@ class Idempotence(_GraphPattern):
 
     def rewrite(self, op: graph.ReluOp, rewriter: PatternRewriter) -> None:
         if isinstance(op.input.owner, graph.ReluOp):
-            rewriter.replace_matched_op([], [op.input])
+            rewriter.replace(op, [], [op.input])
 
 
 PATTERNS: tuple[RewritePattern, ...] = (
