@@ -42,14 +42,14 @@ def _same_shape(a: SSAValue, b: SSAValue) -> bool:
     return a.type.get_shape() == b.type.get_shape()
 
 
-def _as_result(x: SSAValue, result: SSAValue) -> tuple[list[Operation], SSAValue]:
-    """x standing for `result`: itself, or broadcast to `result`'s shape."""
+def _replace_by_operand(op: Operation, x: SSAValue, rewriter: PatternRewriter) -> None:
+    """Replace `op` by its operand `x`: itself, or broadcast to the result's
+    shape when broadcasting made the result bigger."""
+    result = op.results[0]
     if x.type == result.type:
-        return [], x
-    if x.type.element_type != result.type.element_type:
-        raise ValueError("element types differ")
-    broadcast = create_op("broadcast_to", [x], result.type)
-    return [broadcast], broadcast.result
+        rewriter.replace(op, [], [x])
+        return
+    rewriter.replace(op, create_op("broadcast_to", [x], result.type))
 
 
 def _constant_like(result: SSAValue, number: float) -> Operation:
@@ -87,8 +87,7 @@ class MulByConstant(_GraphPattern):
                 rewriter.replace(op, _constant_like(op.result, 0.0))
                 return
             if number == 1.0:
-                new_ops, value = _as_result(x, op.result)
-                rewriter.replace(op, new_ops, [value])
+                _replace_by_operand(op, x, rewriter)
                 return
 
 
@@ -100,8 +99,7 @@ class AddZero(_GraphPattern):
     def rewrite(self, op: graph.AddOp, rewriter: PatternRewriter) -> None:
         for x, constant in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
             if splat_value(constant) == 0.0:
-                new_ops, value = _as_result(x, op.result)
-                rewriter.replace(op, new_ops, [value])
+                _replace_by_operand(op, x, rewriter)
                 return
 
 
