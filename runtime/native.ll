@@ -19,6 +19,7 @@ declare void @free(ptr)
 declare void @GOMP_parallel(ptr, ptr, i32, i32)
 declare i32 @omp_get_thread_num()
 declare i32 @omp_get_num_threads()
+declare <8 x float> @llvm.fmuladd.v8f32(<8 x float>, <8 x float>, <8 x float>)
 
 ; --- printing (for executable tests) ---------------------------------------
 
@@ -146,15 +147,196 @@ done:
   ret void
 }
 
-; --- batch-reduce GEMM microkernel -------------------------------------------------
+; --- batch-reduce GEMM ------------------------------------------------------------
 ;
 ; C[m, n] (+)= sum over b < batch, k < K of A[b*stride_a + m*lda + k] * B[b*stride_b + k*ldb + n]
-; The innermost loop runs over n with unit stride in B and C, which LLVM
-; vectorizes at O3.
+;
+; @sc_brgemm_f32 covers C with 4x16 register tiles (@sc_brgemm_tile_4x16_f32:
+; eight <8 x float> accumulators held across the K loop, fmuladd on each A
+; element broadcast against two B vectors); the rows and columns that do not
+; fill a tile go to @sc_brgemm_rows_f32, a plain loop nest.
 
 define void @sc_brgemm_f32(ptr noalias %A, ptr noalias %B, ptr noalias %C, i64 %batch,
                            i64 %M, i64 %N, i64 %K, i64 %lda, i64 %ldb, i64 %ldc,
                            i64 %stride_a, i64 %stride_b, i1 %accumulate) {
+entry:
+  %m_main = and i64 %M, -4
+  %n_main = and i64 %N, -16
+  %has_rows = icmp sgt i64 %m_main, 0
+  %has_cols = icmp sgt i64 %n_main, 0
+  %has_batch = icmp sgt i64 %batch, 0
+  %has_depth = icmp sgt i64 %K, 0
+  %rows_cols = and i1 %has_rows, %has_cols
+  %batch_depth = and i1 %has_batch, %has_depth
+  %tiled = and i1 %rows_cols, %batch_depth
+  br i1 %tiled, label %row_tiles, label %untiled
+untiled:
+  call void @sc_brgemm_rows_f32(ptr %A, ptr %B, ptr %C, i64 %batch, i64 %M, i64 %N, i64 %K,
+                                i64 %lda, i64 %ldb, i64 %ldc, i64 %stride_a, i64 %stride_b,
+                                i1 %accumulate)
+  ret void
+row_tiles:
+  %m0 = phi i64 [ 0, %entry ], [ %m0_next, %row_tile_done ]
+  %a_rows_offset = mul i64 %m0, %lda
+  %a_rows = getelementptr float, ptr %A, i64 %a_rows_offset
+  %c_rows_offset = mul i64 %m0, %ldc
+  %c_rows = getelementptr float, ptr %C, i64 %c_rows_offset
+  br label %col_tiles
+col_tiles:
+  %n0 = phi i64 [ 0, %row_tiles ], [ %n0_next, %col_tiles ]
+  %b_cols = getelementptr float, ptr %B, i64 %n0
+  %c_tile = getelementptr float, ptr %c_rows, i64 %n0
+  call void @sc_brgemm_tile_4x16_f32(ptr %a_rows, ptr %b_cols, ptr %c_tile, i64 %batch, i64 %K,
+                                     i64 %lda, i64 %ldb, i64 %ldc, i64 %stride_a, i64 %stride_b,
+                                     i1 %accumulate)
+  %n0_next = add i64 %n0, 16
+  %n0_more = icmp slt i64 %n0_next, %n_main
+  br i1 %n0_more, label %col_tiles, label %row_tile_done
+row_tile_done:
+  %m0_next = add i64 %m0, 4
+  %m0_more = icmp slt i64 %m0_next, %m_main
+  br i1 %m0_more, label %row_tiles, label %column_tail
+column_tail:
+  %n_rest = sub i64 %N, %n_main
+  %has_n_rest = icmp sgt i64 %n_rest, 0
+  br i1 %has_n_rest, label %do_column_tail, label %row_tail
+do_column_tail:
+  %b_tail = getelementptr float, ptr %B, i64 %n_main
+  %c_column_tail = getelementptr float, ptr %C, i64 %n_main
+  call void @sc_brgemm_rows_f32(ptr %A, ptr %b_tail, ptr %c_column_tail, i64 %batch,
+                                i64 %m_main, i64 %n_rest, i64 %K, i64 %lda, i64 %ldb, i64 %ldc,
+                                i64 %stride_a, i64 %stride_b, i1 %accumulate)
+  br label %row_tail
+row_tail:
+  %m_rest = sub i64 %M, %m_main
+  %has_m_rest = icmp sgt i64 %m_rest, 0
+  br i1 %has_m_rest, label %do_row_tail, label %done
+do_row_tail:
+  %a_tail_offset = mul i64 %m_main, %lda
+  %a_tail = getelementptr float, ptr %A, i64 %a_tail_offset
+  %c_row_tail_offset = mul i64 %m_main, %ldc
+  %c_row_tail = getelementptr float, ptr %C, i64 %c_row_tail_offset
+  call void @sc_brgemm_rows_f32(ptr %a_tail, ptr %B, ptr %c_row_tail, i64 %batch,
+                                i64 %m_rest, i64 %N, i64 %K, i64 %lda, i64 %ldb, i64 %ldc,
+                                i64 %stride_a, i64 %stride_b, i1 %accumulate)
+  br label %done
+done:
+  ret void
+}
+
+; One 4x16 tile of C; requires batch > 0 and K > 0. The accumulators start
+; from C (or zero for the first batch when not accumulating) and are stored
+; back after each batch.
+define internal void @sc_brgemm_tile_4x16_f32(ptr noalias %A, ptr noalias %B, ptr noalias %C,
+                                              i64 %batch, i64 %K, i64 %lda, i64 %ldb, i64 %ldc,
+                                              i64 %stride_a, i64 %stride_b, i1 %accumulate)
+    alwaysinline {
+entry:
+  %ldc2 = shl i64 %ldc, 1
+  %ldc3 = add i64 %ldc2, %ldc
+  %lda2 = shl i64 %lda, 1
+  %lda3 = add i64 %lda2, %lda
+  %c00 = getelementptr float, ptr %C, i64 0
+  %c01 = getelementptr float, ptr %c00, i64 8
+  %c10 = getelementptr float, ptr %C, i64 %ldc
+  %c11 = getelementptr float, ptr %c10, i64 8
+  %c20 = getelementptr float, ptr %C, i64 %ldc2
+  %c21 = getelementptr float, ptr %c20, i64 8
+  %c30 = getelementptr float, ptr %C, i64 %ldc3
+  %c31 = getelementptr float, ptr %c30, i64 8
+  br label %batches
+batches:
+  %b = phi i64 [ 0, %entry ], [ %b_next, %batch_done ]
+  %later_batch = icmp sgt i64 %b, 0
+  %keep_c = or i1 %later_batch, %accumulate
+  %a_offset = mul i64 %b, %stride_a
+  %a0 = getelementptr float, ptr %A, i64 %a_offset
+  %a1 = getelementptr float, ptr %a0, i64 %lda
+  %a2 = getelementptr float, ptr %a0, i64 %lda2
+  %a3 = getelementptr float, ptr %a0, i64 %lda3
+  %b_offset = mul i64 %b, %stride_b
+  %b_base = getelementptr float, ptr %B, i64 %b_offset
+  %loaded00 = load <8 x float>, ptr %c00, align 4
+  %init00 = select i1 %keep_c, <8 x float> %loaded00, <8 x float> zeroinitializer
+  %loaded01 = load <8 x float>, ptr %c01, align 4
+  %init01 = select i1 %keep_c, <8 x float> %loaded01, <8 x float> zeroinitializer
+  %loaded10 = load <8 x float>, ptr %c10, align 4
+  %init10 = select i1 %keep_c, <8 x float> %loaded10, <8 x float> zeroinitializer
+  %loaded11 = load <8 x float>, ptr %c11, align 4
+  %init11 = select i1 %keep_c, <8 x float> %loaded11, <8 x float> zeroinitializer
+  %loaded20 = load <8 x float>, ptr %c20, align 4
+  %init20 = select i1 %keep_c, <8 x float> %loaded20, <8 x float> zeroinitializer
+  %loaded21 = load <8 x float>, ptr %c21, align 4
+  %init21 = select i1 %keep_c, <8 x float> %loaded21, <8 x float> zeroinitializer
+  %loaded30 = load <8 x float>, ptr %c30, align 4
+  %init30 = select i1 %keep_c, <8 x float> %loaded30, <8 x float> zeroinitializer
+  %loaded31 = load <8 x float>, ptr %c31, align 4
+  %init31 = select i1 %keep_c, <8 x float> %loaded31, <8 x float> zeroinitializer
+  br label %depth
+depth:
+  %k = phi i64 [ 0, %batches ], [ %k_next, %depth ]
+  %acc00 = phi <8 x float> [ %init00, %batches ], [ %sum00, %depth ]
+  %acc01 = phi <8 x float> [ %init01, %batches ], [ %sum01, %depth ]
+  %acc10 = phi <8 x float> [ %init10, %batches ], [ %sum10, %depth ]
+  %acc11 = phi <8 x float> [ %init11, %batches ], [ %sum11, %depth ]
+  %acc20 = phi <8 x float> [ %init20, %batches ], [ %sum20, %depth ]
+  %acc21 = phi <8 x float> [ %init21, %batches ], [ %sum21, %depth ]
+  %acc30 = phi <8 x float> [ %init30, %batches ], [ %sum30, %depth ]
+  %acc31 = phi <8 x float> [ %init31, %batches ], [ %sum31, %depth ]
+  %pa0 = getelementptr float, ptr %a0, i64 %k
+  %va0 = load float, ptr %pa0
+  %one0 = insertelement <8 x float> poison, float %va0, i64 0
+  %splat0 = shufflevector <8 x float> %one0, <8 x float> poison, <8 x i32> zeroinitializer
+  %pa1 = getelementptr float, ptr %a1, i64 %k
+  %va1 = load float, ptr %pa1
+  %one1 = insertelement <8 x float> poison, float %va1, i64 0
+  %splat1 = shufflevector <8 x float> %one1, <8 x float> poison, <8 x i32> zeroinitializer
+  %pa2 = getelementptr float, ptr %a2, i64 %k
+  %va2 = load float, ptr %pa2
+  %one2 = insertelement <8 x float> poison, float %va2, i64 0
+  %splat2 = shufflevector <8 x float> %one2, <8 x float> poison, <8 x i32> zeroinitializer
+  %pa3 = getelementptr float, ptr %a3, i64 %k
+  %va3 = load float, ptr %pa3
+  %one3 = insertelement <8 x float> poison, float %va3, i64 0
+  %splat3 = shufflevector <8 x float> %one3, <8 x float> poison, <8 x i32> zeroinitializer
+  %b_row_offset = mul i64 %k, %ldb
+  %pb0 = getelementptr float, ptr %b_base, i64 %b_row_offset
+  %pb1 = getelementptr float, ptr %pb0, i64 8
+  %vb0 = load <8 x float>, ptr %pb0, align 4
+  %vb1 = load <8 x float>, ptr %pb1, align 4
+  %sum00 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %splat0, <8 x float> %vb0, <8 x float> %acc00)
+  %sum01 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %splat0, <8 x float> %vb1, <8 x float> %acc01)
+  %sum10 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %splat1, <8 x float> %vb0, <8 x float> %acc10)
+  %sum11 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %splat1, <8 x float> %vb1, <8 x float> %acc11)
+  %sum20 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %splat2, <8 x float> %vb0, <8 x float> %acc20)
+  %sum21 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %splat2, <8 x float> %vb1, <8 x float> %acc21)
+  %sum30 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %splat3, <8 x float> %vb0, <8 x float> %acc30)
+  %sum31 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %splat3, <8 x float> %vb1, <8 x float> %acc31)
+  %k_next = add i64 %k, 1
+  %k_more = icmp slt i64 %k_next, %K
+  br i1 %k_more, label %depth, label %batch_done
+batch_done:
+  store <8 x float> %sum00, ptr %c00, align 4
+  store <8 x float> %sum01, ptr %c01, align 4
+  store <8 x float> %sum10, ptr %c10, align 4
+  store <8 x float> %sum11, ptr %c11, align 4
+  store <8 x float> %sum20, ptr %c20, align 4
+  store <8 x float> %sum21, ptr %c21, align 4
+  store <8 x float> %sum30, ptr %c30, align 4
+  store <8 x float> %sum31, ptr %c31, align 4
+  %b_next = add i64 %b, 1
+  %b_more = icmp slt i64 %b_next, %batch
+  br i1 %b_more, label %batches, label %done
+done:
+  ret void
+}
+
+; Any M, N (a tail of the tiled kernel, or everything when it does not apply):
+; the innermost loop runs over n with unit stride in B and C, which LLVM
+; vectorizes at O3.
+define internal void @sc_brgemm_rows_f32(ptr noalias %A, ptr noalias %B, ptr noalias %C, i64 %batch,
+                                         i64 %M, i64 %N, i64 %K, i64 %lda, i64 %ldb, i64 %ldc,
+                                         i64 %stride_a, i64 %stride_b, i1 %accumulate) {
 entry:
   br i1 %accumulate, label %compute, label %zero_rows
 zero_rows:

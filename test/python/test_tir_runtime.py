@@ -28,7 +28,8 @@ def brgemm_program(batch, m, n, k, accumulate):
 
 
 @pytest.mark.parametrize(
-    "batch, m, n, k", [(1, 1, 1, 1), (3, 7, 33, 5), (2, 16, 16, 64), (4, 33, 7, 17)]
+    "batch, m, n, k",
+    [(1, 1, 1, 1), (3, 7, 33, 5), (2, 16, 16, 64), (4, 33, 7, 17), (2, 12, 48, 3), (1, 5, 17, 1)],
 )
 @pytest.mark.parametrize("accumulate", [False, True])
 def test_brgemm_matches_numpy(batch, m, n, k, accumulate):
