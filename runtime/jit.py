@@ -13,6 +13,7 @@ import os
 
 import llvmlite.binding as llvm
 
+from graphcompiler.target import get_target
 from graphcompiler.runtime.symbols import NATIVE_LIBRARIES, NUM_THREADS_GLOBAL, native_source
 
 
@@ -24,6 +25,19 @@ def _initialize_llvm() -> None:
         llvm.load_library_permanently(library)
 
 
+def _machine_features() -> str:
+    """The host's features, narrowed to GC_TARGET's ISA when one is set.
+    With AVX-512, 512-bit vectors are legal everywhere: some CPUs' tuning
+    (prefer-256-bit) would otherwise split the kernels' 16-lane vectors."""
+    target = get_target()
+    features = llvm.get_host_cpu_features().flatten()
+    if target.llvm_features:
+        features = f"{features},{target.llvm_features}"
+    if target.f32_lanes >= 16:
+        features += ",-prefer-256-bit"
+    return features
+
+
 def _target_machine() -> llvm.TargetMachine:
     """A new host target machine: an execution engine takes ownership of
     the one it is given, so each engine needs its own."""
@@ -31,7 +45,7 @@ def _target_machine() -> llvm.TargetMachine:
     target = llvm.Target.from_default_triple()
     return target.create_target_machine(
         cpu=llvm.get_host_cpu_name(),
-        features=llvm.get_host_cpu_features().flatten(),
+        features=_machine_features(),
         opt=3,
         codemodel="jitdefault",
     )

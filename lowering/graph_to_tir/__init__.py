@@ -28,11 +28,12 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from graphcompiler.diagnostics import DiagnosticError, op_diagnostic
+from graphcompiler.diagnostics import Diagnostic, DiagnosticError, Severity, op_diagnostic
 from graphcompiler.dialects import graph
 from graphcompiler.dialects.tir_builder import TirBuilder
 from graphcompiler.lowering.graph_to_tir.kernel import Kernel, Operand, tir_tensor_type
 from graphcompiler.lowering.graph_to_tir.templates import BLOCKED_FORMAT_OPS, COPY, TEMPLATES
+from graphcompiler.target import Target, get_target
 
 
 def _fail(op: Operation, message: str) -> DiagnosticError:
@@ -46,6 +47,7 @@ class _FunctionLowering:
     builder: TirBuilder
     function: func.FuncOp
     counter: list[int]
+    target: Target
 
     def kernel_name(self, base: str) -> str:
         self.counter[0] += 1
@@ -71,6 +73,7 @@ class _FunctionLowering:
                 b,
                 [Operand(a, t) for a, (_, t) in zip(args, outputs, strict=False)],
                 [Operand(a, t) for a, (_, t) in zip(args[len(outputs) :], inputs, strict=True)],
+                self.target,
             )
             template(kernel, op)
             b.make_return()
@@ -156,13 +159,15 @@ class _FunctionLowering:
         self.call_kernel(self.kernel_name(base), template, op, outputs, inputs)
 
 
-def convert_graph_to_tir(module: ModuleOp) -> None:
-    """Replace every graph function of `module` by its Tensor IR."""
+def convert_graph_to_tir(module: ModuleOp, target: Target | None = None) -> None:
+    """Replace every graph function of `module` by its Tensor IR, with
+    kernels generated for `target` (default: GC_TARGET, else the host)."""
     functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
     builder = TirBuilder(module)
     counter = [0]
+    target = target or get_target()
     for function in functions:
-        _FunctionLowering(builder, function, counter).lower()
+        _FunctionLowering(builder, function, counter, target).lower()
         function.detach()
         function.erase()
     for op in module.walk():
@@ -176,5 +181,12 @@ class ConvertGraphToTirPass(ModulePass):
 
     name = "convert-graph-to-tir"
 
+    target: str = ""
+    """host, avx512, avx2 or generic; empty: GC_TARGET, else the host."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        convert_graph_to_tir(op)
+        try:
+            target = get_target(self.target)
+        except ValueError as error:
+            raise DiagnosticError(Diagnostic(Severity.ERROR, str(error))) from None
+        convert_graph_to_tir(op, target)

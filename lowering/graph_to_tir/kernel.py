@@ -5,8 +5,8 @@ parameters are the op's outputs, then its inputs (the seed's calling
 convention), each a `!tir.tensor` of the graph tensor's physical shape.
 Templates describe *what* to compute per element; the kernel decides the
 loops: `for_each` walks a shape with the outermost loop parallel when the
-work is large enough and the innermost dimension vectorized (8 lanes) with a
-scalar tail; `load`/`store` apply numpy broadcasting and turn blocked memory
+work is large enough and the innermost dimension vectorized (the target's
+f32 lanes) with a scalar tail; `load`/`store` apply numpy broadcasting and turn blocked memory
 formats into index arithmetic.
 """
 
@@ -31,8 +31,8 @@ from xdsl.ir import Attribute, SSAValue
 
 from graphcompiler.dialects import graph, tir
 from graphcompiler.dialects.tir_builder import TirBuilder
+from graphcompiler.target import Target, get_target
 
-VECTOR_LANES = 8
 PARALLEL_MIN_ELEMENTS = 1 << 14
 """Below this many elements a loop nest stays serial: the thread pool's
 start-up would cost more than it saves."""
@@ -74,10 +74,22 @@ class Operand:
 
 
 class Kernel:
-    def __init__(self, builder: TirBuilder, outputs: list[Operand], inputs: list[Operand]):
+    def __init__(
+        self,
+        builder: TirBuilder,
+        outputs: list[Operand],
+        inputs: list[Operand],
+        target: Target | None = None,
+    ):
         self.b = builder
         self.outputs = outputs
         self.inputs = inputs
+        self.target = target or get_target()
+
+    @property
+    def lanes(self) -> int:
+        """Vector lanes of the target (f32 elements per register)."""
+        return self.target.f32_lanes
 
     @property
     def out(self) -> Operand:
@@ -106,12 +118,13 @@ class Kernel:
         parallel: bool | None = None,
     ) -> None:
         """Call `body(indices, lanes)` for every element of `shape` (offset by
-        `origin` when given): lanes is VECTOR_LANES over the vectorized part of
+        `origin` when given): lanes is `self.lanes` over the vectorized part of
         the innermost dimension and 1 for the scalar tail (and everywhere when
         not vectorizing)."""
         shape = list(shape) or [1]
         inner = shape[-1]
-        vector_end = inner // VECTOR_LANES * VECTOR_LANES if vectorize else 0
+        lanes = self.lanes
+        vector_end = inner // lanes * lanes if vectorize else 0
         if parallel is None:
             parallel = worth_parallel(shape) and len(shape) > 1
 
@@ -125,8 +138,8 @@ class Kernel:
 
         with self.loop_nest(shape[:-1], parallel) as outer:
             if vector_end:
-                with self.b.make_for(0, vector_end, VECTOR_LANES) as j:
-                    body(shifted([*outer, j]), VECTOR_LANES)
+                with self.b.make_for(0, vector_end, lanes) as j:
+                    body(shifted([*outer, j]), lanes)
             if vector_end < inner:
                 with self.b.make_for(vector_end, inner, 1) as j:
                     body(shifted([*outer, j]), 1)
