@@ -1,4 +1,13 @@
-// RUN: gc-opt %s --split-input-file --pass-pipeline='builtin.module(convert-graph-to-tir)' | filecheck %s
+// RUN: gc-opt %s --split-input-file --pass-pipeline='builtin.module(convert-graph-to-tir{target=avx2})' | filecheck %s
+// The vector width comes from the target: 16 f32 lanes with AVX-512, 4 without AVX.
+// RUN: gc-opt %s --split-input-file --pass-pipeline='builtin.module(convert-graph-to-tir{target=avx512})' | filecheck %s --check-prefix=AVX512
+// RUN: gc-opt %s --split-input-file --pass-pipeline='builtin.module(convert-graph-to-tir{target=generic})' | filecheck %s --check-prefix=GENERIC
+// RUN: not gc-opt %s --split-input-file --pass-pipeline='builtin.module(convert-graph-to-tir{target=avx9})' 2>&1 | filecheck %s --check-prefix=UNKNOWN
+// AVX512-LABEL: tir.func @add__2(
+// AVX512:         tir.load %in0[%{{.*}}, %{{.*}} lanes 16] : !tir.tensor<1024x1024xf32>
+// GENERIC-LABEL: tir.func @add__2(
+// GENERIC:        tir.load %in0[%{{.*}}, %{{.*}} lanes 4] : !tir.tensor<1024x1024xf32>
+// UNKNOWN: error: unknown target 'avx9' (expected one of host, avx512, avx2, generic)
 
 // Seed 000: matmul then add. The entry takes the inputs then the output as
 // an out-parameter; the matmul result is a local tensor; each op is a
@@ -14,7 +23,7 @@
 // CHECK-LABEL: tir.func @matmul__1(%out0: !tir.tensor<1024x1024xf32>, %in0: !tir.tensor<1024x1024xf32>, %in1: !tir.tensor<1024x1024xf32>) {
 // CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
 // CHECK:           tir.brgemm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {m = 64 : i64, n = 64 : i64, k = 64 : i64, lda = 1024 : i64, ldb = 1024 : i64, ldc = 1024 : i64, stride_a = 64 : i64, stride_b = 65536 : i64}
-// The add kernel: parallel rows, 8-lane vectors along the row.
+// The add kernel: parallel rows, 8-lane (AVX2) vectors along the row.
 // CHECK-LABEL: tir.func @add__2(%out0: !tir.tensor<1024x1024xf32>, %in0: !tir.tensor<1024x1024xf32>, %in1: !tir.tensor<1024x1024xf32>) {
 // CHECK:         tir.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} parallel {
 // CHECK:           tir.for %[[COL:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
