@@ -32,9 +32,13 @@ class CompiledGraph:
     def __init__(self, module: ModuleOp, entry: str, pipeline: str | None, num_threads: int | None):
         import graphcompiler
         from graphcompiler.lowering.llvm_ir import translate_to_llvm_ir
-        from graphcompiler.runtime.jit import JitEngine
+        from graphcompiler.runtime.jit import JitEngine, check_num_threads, default_num_threads
         from graphcompiler.runtime.program import TirFunction
 
+        # a bad count fails before the pipeline runs, not after
+        num_threads = check_num_threads(
+            default_num_threads() if num_threads is None else num_threads
+        )
         function = _find_entry(module, entry)
         self.entry = entry
         self.input_types: list[TensorType] = list(function.function_type.inputs.data)
@@ -72,6 +76,7 @@ class CompiledGraph:
         return results[0] if len(results) == 1 else tuple(results)
 
     def set_num_threads(self, count: int) -> None:
+        """Threads for parallel loops: 1..4096, or 0 for all cores (ValueError otherwise)."""
         self.engine.set_num_threads(count)
 
     @functools.cached_property

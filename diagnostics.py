@@ -109,6 +109,10 @@ class DiagnosticError(Exception):
         super().__init__(diagnostic.message)
         self.diagnostic = diagnostic
 
+    def __str__(self) -> str:
+        # `FILE:LINE:COL: error: ...` (and its notes): where, not just what
+        return self.diagnostic.render().rstrip("\n")
+
 
 def location_of(ir: Operation | Attribute | None) -> SourceLocation | None:
     """The file location of an op or a location attribute, looking through

@@ -16,8 +16,11 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.parser.generic_parser import ParserState
 from xdsl.traits import NoTerminator
 from xdsl.utils.exceptions import ParseError, VerifyException
+from xdsl.utils.lexer import Input, Span
+from xdsl.utils.mlir_lexer import MLIRLexer, MLIRToken
 
 from graphcompiler.diagnostics import (
     Diagnostic,
@@ -31,11 +34,40 @@ SPLIT_MARKER = "// -----"
 _SPLIT_LINE = re.compile(r"^// -----[ \t]*$", re.MULTILINE)
 
 
+class LinearTimeLexer(MLIRLexer):
+    r"""xDSL's lexer with a string-literal regex that cannot backtrack.
+
+    xDSL's `"(?:[^"\\\n\v\f]+|\\(?:...))*"` nests `+` inside `*`: on a
+    literal with no closing quote the regex engine tries every way of
+    splitting the line into runs, 2**n for n characters. Matching one
+    character per repetition leaves a single way to split, so any input is
+    lexed in time linear in its length."""
+
+    _string_body = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*')
+    _unescaped_characters_regex = re.compile(_string_body.pattern + '"')
+
+    def _lex_string_literal(self, start_pos: int) -> MLIRToken:
+        text = self.input.content
+        end = self._string_body.match(text, start_pos).end()
+        if end < len(text) and text[end] == "\\":
+            raise ParseError(
+                Span(end, end + 2, self.input),
+                "unknown escape in string literal (use \\n, \\t, \\\\, \\\" or two hex digits)",
+            )
+        if end == len(text) or text[end] != '"':
+            raise ParseError(
+                Span(start_pos, start_pos + 1, self.input),
+                "unterminated string literal: expected '\"' before the end of the line",
+            )
+        return super()._lex_string_literal(start_pos)
+
+
 class LocatingParser(Parser):
     """An xDSL parser that gives each parsed op the location of its name."""
 
     def __init__(self, ctx: Context, source: SourceFile):
-        super().__init__(ctx, source.text, source.name)
+        super().__init__(ctx, "", source.name)
+        self._parser_state = ParserState(LinearTimeLexer(Input(source.text, source.name)))
         self.source = source
         self._op_name_offsets: list[int] = []
         self._first_forward_use: dict[str, int] = {}

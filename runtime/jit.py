@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import operator
 import os
 
 import llvmlite.binding as llvm
@@ -51,12 +52,38 @@ def _target_machine() -> llvm.TargetMachine:
     )
 
 
+MAX_THREADS = 4096
+"""More threads than any machine we target has cores; larger counts (or a
+count that wraps when stored as the runtime's i32) make libgomp abort."""
+
+
+def check_num_threads(count: object, what: str = "num_threads") -> int:
+    """`count` as a thread count: 0 (all cores) or 1..MAX_THREADS."""
+    try:
+        value = None if isinstance(count, bool) else operator.index(count)
+    except TypeError:
+        value = None
+    if value is None or not 0 <= value <= MAX_THREADS:
+        raise ValueError(
+            f"{what} must be an integer from 1 to {MAX_THREADS}, or 0 for all cores; got {count!r}"
+        )
+    return value
+
+
 def default_num_threads() -> int:
-    """GC_NUM_THREADS, else OMP_NUM_THREADS, else 0 (libgomp's default: all cores)."""
+    """GC_NUM_THREADS, else OMP_NUM_THREADS (its first level), else 0
+    (libgomp's default: all cores). A set but invalid value is an error."""
     for variable in ("GC_NUM_THREADS", "OMP_NUM_THREADS"):
         value = os.environ.get(variable, "").strip()
-        if value.isdigit() and int(value) > 0:
-            return int(value)
+        if variable == "OMP_NUM_THREADS":
+            value = value.split(",")[0].strip()  # "4,2": per nesting level
+        if not value:
+            continue
+        try:
+            count = int(value)
+        except ValueError:
+            count = value
+        return check_num_threads(count, f"environment variable {variable}")
     return 0
 
 
@@ -85,6 +112,8 @@ class JitEngine:
     """Compiles `llvm_ir` with the runtime and keeps the machine code alive."""
 
     def __init__(self, llvm_ir: str, num_threads: int | None = None):
+        num_threads = default_num_threads() if num_threads is None else num_threads
+        check_num_threads(num_threads)  # before the costly compilation
         machine = _target_machine()
         module = parse_llvm_ir(native_source(), "graphcompiler_runtime")
         module.link_in(parse_llvm_ir(llvm_ir))
@@ -93,7 +122,7 @@ class JitEngine:
         self.engine = llvm.create_mcjit_compiler(module, machine)
         self.engine.finalize_object()
         self.engine.run_static_constructors()
-        self.set_num_threads(default_num_threads() if num_threads is None else num_threads)
+        self.set_num_threads(num_threads)
 
     def function_address(self, name: str) -> int:
         return self.engine.get_function_address(name)
@@ -102,7 +131,6 @@ class JitEngine:
         return self.engine.get_global_value_address(name)
 
     def set_num_threads(self, count: int) -> None:
-        """Threads for parallel loops; 0 lets libgomp use all cores."""
-        if count < 0:
-            raise ValueError(f"num_threads must be >= 0, got {count}")
-        ctypes.c_int32.from_address(self.global_address(NUM_THREADS_GLOBAL)).value = count
+        """Threads for parallel loops: 1..MAX_THREADS, or 0 for all cores."""
+        value = check_num_threads(count)
+        ctypes.c_int32.from_address(self.global_address(NUM_THREADS_GLOBAL)).value = value

@@ -20,6 +20,7 @@ import numpy as np
 from xdsl.dialects import func
 
 from graphcompiler.dialects import tir
+from graphcompiler.runtime.jit import MAX_THREADS, check_num_threads, default_num_threads
 from graphcompiler.tools.driver import (
     ToolError,
     add_flag,
@@ -36,9 +37,8 @@ def _argument_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("input", nargs="?", default="-", help="input .mlir file (default: stdin)")
     add_flag(parser, "entry", "-e", default="main", help="the function to run (default: main)")
-    add_flag(
-        parser, "threads", type=int, default=None, metavar="N", help="threads for parallel loops"
-    )
+    add_flag(parser, "threads", type=_thread_count, default=None, metavar="N",
+             help=f"threads for parallel loops: 1..{MAX_THREADS}, 0 for all cores (default: GC_NUM_THREADS, OMP_NUM_THREADS or all)")  # fmt: skip
     add_flag(parser, "pass-pipeline", default=None, metavar="PIPELINE",
              help="graphs: compile with this pipeline instead of gc-cpu-pipeline (it must end in the llvm dialect)")  # fmt: skip
     parser.add_argument("--input", "-input", dest="inputs", action="append", default=[], metavar="NAME=FILE.npy",
@@ -57,11 +57,41 @@ def _argument_parser() -> argparse.ArgumentParser:
     add_flag(parser, "rtol", type=float, default=1e-4, help="relative tolerance (default: 1e-4)")
     add_flag(parser, "atol", type=float, default=1e-5, help="absolute tolerance (default: 1e-5)")
     add_flag(
-        parser, "bench", type=int, default=0, metavar="N", help="time N calls; print median and min"
+        parser, "bench", type=_non_negative, default=0, metavar="N",
+        help="time N calls; print median and min",
     )
     add_flag(parser, "print-output", action="store_true", help="print the outputs")
     add_plugin_flag(parser)
     return parser
+
+
+def _thread_count(text: str) -> int:
+    try:
+        return check_num_threads(int(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected 1..{MAX_THREADS} (or 0 for all cores), got '{text}'"
+        ) from None
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a count >= 0, got '{text}'")
+    return value
+
+
+def _threads(args: argparse.Namespace) -> int:
+    """--threads, else the environment's count (a bad one is a tool error)."""
+    if args.threads is not None:
+        return args.threads
+    try:
+        return default_num_threads()
+    except ValueError as error:
+        raise ToolError(str(error)) from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
 def _run_tir(module, args: argparse.Namespace) -> int:
     from graphcompiler.runtime.program import TirProgram
 
-    program = TirProgram(module, num_threads=args.threads)
+    program = TirProgram(module, num_threads=_threads(args))
     function = program.functions.get(args.entry)
     if function is None:
         raise ToolError(
@@ -146,7 +176,7 @@ def _run_graph(module, args: argparse.Namespace) -> int:
         )
     inputs = _graph_inputs(functions[args.entry], args)
     compiled = graphcompiler.compile(
-        module, entry=args.entry, pipeline=args.pass_pipeline, num_threads=args.threads
+        module, entry=args.entry, pipeline=args.pass_pipeline, num_threads=_threads(args)
     )
     try:  # bad inputs (shape, dtype) are reported by the call boundary
         outputs = compiled(*inputs)

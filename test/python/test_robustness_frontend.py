@@ -1,0 +1,130 @@
+"""Front-end robustness (issue 10): thread counts, the lexer's running time,
+located messages, and that every pipeline stage's output parses back."""
+
+import time
+
+import pytest
+
+import graphcompiler
+from graphcompiler.diagnostics import DiagnosticError, SourceFile
+from graphcompiler.parsing import parse_module
+from graphcompiler.registry import default_registry
+from graphcompiler.runtime.jit import MAX_THREADS, JitEngine, default_num_threads
+from graphcompiler.tools import gc_run
+
+RELU = """func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = graph.relu %x : tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def ctx():
+    return default_registry().create_context()
+
+
+# --- thread counts ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("count", [2**31, 2**32 + 1, MAX_THREADS + 1, -1, 1.5, "2", True])
+def test_engine_rejects_bad_thread_counts(count):
+    engine = JitEngine("")
+    with pytest.raises(ValueError, match=f"from 1 to {MAX_THREADS}, or 0 for all cores"):
+        engine.set_num_threads(count)
+
+
+def test_engine_accepts_thread_counts_in_range():
+    engine = JitEngine("")
+    for count in (0, 1, 2, MAX_THREADS):
+        engine.set_num_threads(count)
+
+
+def test_compile_rejects_bad_thread_count_before_compiling():
+    with pytest.raises(ValueError, match="got -1"):
+        graphcompiler.compile(RELU, num_threads=-1)
+    compiled = graphcompiler.compile(RELU, num_threads=1)
+    with pytest.raises(ValueError, match="got 2147483648"):
+        compiled.set_num_threads(2**31)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "expected"),
+    [("GC_NUM_THREADS", "3", 3), ("OMP_NUM_THREADS", "4,2", 4), ("OMP_NUM_THREADS", "", 0)],
+)
+def test_thread_count_from_environment(monkeypatch, variable, value, expected):
+    monkeypatch.delenv("GC_NUM_THREADS", raising=False)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setenv(variable, value)
+    assert default_num_threads() == expected
+
+
+@pytest.mark.parametrize("value", ["abc", "-2", "100000", "2147483648"])
+def test_bad_thread_count_in_environment_is_named(monkeypatch, value):
+    monkeypatch.setenv("GC_NUM_THREADS", value)
+    with pytest.raises(ValueError, match="environment variable GC_NUM_THREADS must be"):
+        default_num_threads()
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--threads", "100000"], "--threads/-threads: expected 1..4096"),
+        (["--threads", "-1"], "--threads/-threads: expected 1..4096"),
+        (["--threads", "2147483648"], "--threads/-threads: expected 1..4096"),
+        (["--bench", "-5"], "--bench/-bench: expected a count >= 0, got '-5'"),
+    ],
+)
+def test_gc_run_rejects_bad_counts(tmp_path, capsys, flags, message):
+    path = tmp_path / "relu.mlir"
+    path.write_text(RELU)
+    with pytest.raises(SystemExit) as exited:
+        gc_run.main([str(path), "--random-inputs", *flags])
+    assert exited.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_gc_run_reports_bad_environment(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "relu.mlir"
+    path.write_text(RELU)
+    monkeypatch.setenv("GC_NUM_THREADS", "100000")
+    assert gc_run.main([str(path), "--random-inputs"]) == 1
+    assert "gc-run: error: environment variable GC_NUM_THREADS" in capsys.readouterr().err
+
+
+# --- the lexer ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("prefix", ["", "func.func @", 'module attributes {a = "ok", b = '])
+def test_unterminated_string_is_rejected_in_linear_time(ctx, prefix):
+    text = prefix + '"abc' + "a" * 2000 + "\n" + "b" * 2000
+    start = time.perf_counter()
+    with pytest.raises(DiagnosticError) as caught:
+        parse_module(ctx, SourceFile("s.mlir", text))
+    assert time.perf_counter() - start < 1.0
+    assert str(caught.value).startswith(f"s.mlir:1:{text.index(chr(34) + 'abc') + 1}: error:")
+    assert "unterminated string literal" in str(caught.value)
+
+
+def test_unknown_escape_is_located(ctx):
+    with pytest.raises(DiagnosticError, match=r"s.mlir:1:15: error: unknown escape"):
+        parse_module(ctx, SourceFile("s.mlir", 'func.func @"ab\\qc"() {\n}'))
+
+
+def test_strings_with_escapes_still_parse(ctx):
+    module = parse_module(
+        ctx, SourceFile("s.mlir", 'module attributes {a = "x\\"y\\n\\\\z\\41"} {}')
+    )
+    assert module.attributes["a"].data == 'x"y\n\\zA'
+
+
+# --- messages -------------------------------------------------------------------
+
+
+def test_diagnostic_error_str_has_location():
+    source = RELU.replace("graph.relu %x", "graph.softmax %x {axis = 3 : i64}")
+    with pytest.raises(DiagnosticError) as caught:
+        graphcompiler.compile(source)
+    assert str(caught.value) == (
+        "<string>:2:8: error: 'graph.softmax' op axis 3 is out of range for rank 1"
+    )
