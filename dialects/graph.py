@@ -35,6 +35,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
+    Signedness,
     StringAttr,
     TensorType,
     i1,
@@ -74,10 +75,17 @@ def is_float(element_type: Attribute) -> bool:
     return isinstance(element_type, FLOAT_TYPES)
 
 
+def is_element_type(element_type: Attribute) -> bool:
+    """One of the element types graph tensors may have."""
+    return is_float(element_type) or (
+        isinstance(element_type, IntegerType)
+        and element_type.signedness.data == Signedness.SIGNLESS
+        and element_type.width.data in INTEGER_WIDTHS
+    )
+
+
 def _check_element_type(element_type: Attribute, role: str) -> None:
-    if is_float(element_type):
-        return
-    if isinstance(element_type, IntegerType) and element_type.width.data in INTEGER_WIDTHS:
+    if is_element_type(element_type):
         return
     raise VerifyException(
         f"{role} has element type {element_type}; expected one of f32, f16, bf16, i64, i32, i8, i1"
@@ -1010,6 +1018,8 @@ class FusedOp(IRDLOperation):
         return first if isinstance(first, FUSION_ANCHORS) else None
 
     def verify_(self) -> None:
+        if not self.outputs:
+            raise VerifyException("needs at least one result (a group of dead ops is not fused)")
         block = self.body.block
         if tuple(a.type for a in block.args) != tuple(i.type for i in self.inputs):
             raise VerifyException("the region's arguments must have the types of the inputs")

@@ -11,7 +11,8 @@ matmul (f32, plain layouts, no transposes: the brgemm path) or a conv2d
 starts a group when an element-wise op of its shape consumes it; the
 lowering applies the epilogue to each output tile right after computing it.
 Values used outside a group become results of the fused op. Groups of a
-single element-wise op are left alone.
+single element-wise op, and dead groups (no value used outside), are left
+alone.
 """
 
 from __future__ import annotations
@@ -93,7 +94,17 @@ def find_groups(block: Block, max_ops: int) -> list[Group]:
             groups.append(chosen)
         chosen.ops.append(op)
         group_of[op] = chosen
-    return [g for g in groups if len(g.ops) > 1]
+    return [g for g in groups if len(g.ops) > 1 and _outputs(g)]
+
+
+def _outputs(group: Group) -> list[SSAValue]:
+    """The group's values used outside it: the fused op's results. A group
+    without any is dead code, left for DCE rather than fused into an op of
+    no results."""
+    members = set(group.ops)
+    return [
+        r for op in group.ops for r in op.results if any(u.operation not in members for u in r.uses)
+    ]
 
 
 def fuse(group: Group) -> graph.FusedOp:
@@ -106,9 +117,7 @@ def fuse(group: Group) -> graph.FusedOp:
         for operand in op.operands:
             if operand.owner not in members and operand not in inputs:
                 inputs.append(operand)
-    outputs = [
-        r for op in group.ops for r in op.results if any(u.operation not in members for u in r.uses)
-    ]
+    outputs = _outputs(group)
     block = Block(arg_types=[v.type for v in inputs])
     mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, block.args, strict=True))
     for argument, value in zip(block.args, inputs, strict=True):
@@ -137,8 +146,9 @@ class GraphFusePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         fused_groups = fused_ops = 0
-        for function in [f for f in op.walk() if isinstance(f, func.FuncOp) and f.body.blocks]:
-            for group in find_groups(function.body.block, self.max_ops):
+        blocks = [b for f in op.walk() if isinstance(f, func.FuncOp) for b in f.body.blocks]
+        for block in blocks:
+            for group in find_groups(block, self.max_ops):
                 fused_groups += 1
                 fused_ops += len(group.ops)
                 fuse(group)

@@ -30,12 +30,13 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from graphcompiler import statistics
+from graphcompiler.dialects.graph import is_element_type
 from graphcompiler.dialects.graph_api import OpVisitor
 from graphcompiler.reference import numpy_dtype
 
@@ -43,6 +44,10 @@ HEAT_LAST, HEAT_BEFORE_LAST, HEAT_COLD = 2.5, 1.5, 1.0
 
 
 def tensor_bytes(value: SSAValue) -> int:
+    """Bytes of a tensor value; scalars (and tensors of other element types)
+    count 0, they do not compete for the cache."""
+    if not isinstance(value.type, TensorType) or not is_element_type(value.type.element_type):
+        return 0
     count = 1
     for dim in value.type.get_shape():
         count *= dim
@@ -149,6 +154,18 @@ def schedule(function: func.FuncOp, policy: str) -> list[Operation]:
     return [*order, *unreached, ops[-1]]
 
 
+def is_graph_body(function: func.FuncOp) -> bool:
+    """One block of graph ops ending in func.return: only then is any
+    topological order of the ops as good as the written one (other ops may
+    have side effects, or regions using values the order does not see)."""
+    if len(function.body.blocks) != 1:
+        return False
+    *ops, terminator = function.body.block.ops
+    return isinstance(terminator, func.ReturnOp) and all(
+        op.dialect_name() == "graph" for op in ops
+    )
+
+
 @dataclass(frozen=True)
 class GraphScheduleOpsPass(ModulePass):
     """Reorder graph ops to keep hot inputs in cache and live tensors small."""
@@ -157,11 +174,9 @@ class GraphScheduleOpsPass(ModulePass):
     policy: str = "heuristic"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for function in [f for f in op.walk() if isinstance(f, func.FuncOp) and f.body.blocks]:
+        for function in [f for f in op.walk() if isinstance(f, func.FuncOp) and is_graph_body(f)]:
             block = function.body.block
-            outputs = (
-                list(block.last_op.operands) if isinstance(block.last_op, func.ReturnOp) else []
-            )
+            outputs = list(block.last_op.operands)
             before = peak_live_bytes(list(block.ops), block.args, outputs)
             order = schedule(function, self.policy)
             for scheduled in order:

@@ -17,3 +17,10 @@ func.func @blocked_matmul(%a: tensor<16x16xf32, #graph.format<"AB8a8b">>, %b: te
   %0 = graph.matmul %a, %b : (tensor<16x16xf32, #graph.format<"AB8a8b">>, tensor<16x16xf32>) -> tensor<16x16xf32>
   func.return %0 : tensor<16x16xf32>
 }
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0 has type f32: graph functions take and return tensors}}
+func.func @scalar(%s: f32, %t: tensor<4xf32>) -> tensor<4xf32> {
+  func.return %t : tensor<4xf32>
+}

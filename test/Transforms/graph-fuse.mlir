@@ -54,3 +54,20 @@ func.func @negative(%x: tensor<8x8xf32>, %y: tensor<8xf32>) -> (tensor<8x8xf32>,
   %5 = graph.tanh %4 : tensor<8x8xf32>
   func.return %0, %2, %3, %5 : tensor<8x8xf32>, tensor<8xf32>, tensor<2x8x8xf32>, tensor<8x8xf32>
 }
+
+// -----
+
+// A dead chain is left for DCE, not fused into a graph.fused of no results
+// (which the lowering cannot index); the live chain beside it is fused.
+// CHECK-LABEL: func.func @dead_chain
+// CHECK-NEXT:    %{{.*}} = graph.relu %x
+// CHECK-NEXT:    %{{.*}} = graph.exp
+// CHECK-NEXT:    %[[F:.*]] = graph.fused %x
+// CHECK:         func.return %[[F]]
+func.func @dead_chain(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = graph.relu %x : tensor<8xf32>
+  %1 = graph.exp %0 : tensor<8xf32>
+  %2 = graph.tanh %x : tensor<8xf32>
+  %3 = graph.neg %2 : tensor<8xf32>
+  func.return %3 : tensor<8xf32>
+}

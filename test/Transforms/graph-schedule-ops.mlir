@@ -1,4 +1,4 @@
-// RUN: gc-opt %s --pass-pipeline='builtin.module(graph-schedule-ops)' --mlir-pass-statistics 2>%t.stats | filecheck %s
+// RUN: gc-opt %s --split-input-file --pass-pipeline='builtin.module(graph-schedule-ops)' --mlir-pass-statistics 2>%t.stats | filecheck %s
 // RUN: filecheck %s --check-prefix=STATS < %t.stats
 // RUN: gc-opt %s --pass-pipeline='builtin.module(graph-schedule-ops{policy=bfs})' | filecheck %s --check-prefix=BFS
 // RUN: not gc-opt %s --pass-pipeline='builtin.module(graph-schedule-ops{policy=random})' 2>&1 | filecheck %s --check-prefix=BAD
@@ -7,7 +7,8 @@
 // add, written interleaved. The heuristic finishes one branch before
 // starting the other; breadth-first keeps them interleaved. Live bytes count
 // the inputs until their last use: interleaving keeps x, y, w, a1 and b1
-// alive at once (5 x 64 KiB), the heuristic order at most 4.
+// alive at once (5 x 64 KiB), the heuristic order at most 4. The statistics
+// add the 32 bytes of @scalar_args below.
 // CHECK-LABEL: func.func @branches
 // CHECK-NEXT:    %b1 = graph.matmul
 // CHECK-NEXT:    %b2 = graph.relu %b1
@@ -20,8 +21,8 @@
 // BFS-NEXT:    %a2 = graph.add
 // BFS-NEXT:    %b2 = graph.relu
 // STATS:      graph-schedule-ops
-// STATS-NEXT: (S) 327680 peak-bytes-before - peak live bytes before
-// STATS-NEXT: (S) 262144 peak-bytes-after - peak live bytes after
+// STATS-NEXT: (S) 327712 peak-bytes-before - peak live bytes before
+// STATS-NEXT: (S) 262176 peak-bytes-after - peak live bytes after
 // BAD: error: pass 'graph-schedule-ops' failed: unknown policy 'random' (heuristic, dfs or bfs)
 func.func @branches(%x: tensor<128x128xf32>, %y: tensor<128x128xf32>, %w: tensor<128x128xf32>) -> tensor<128x128xf32> {
   %a1 = graph.relu %x : tensor<128x128xf32>
@@ -30,4 +31,27 @@ func.func @branches(%x: tensor<128x128xf32>, %y: tensor<128x128xf32>, %w: tensor
   %b2 = graph.relu %b1 : tensor<128x128xf32>
   %out = graph.add %a2, %b2 : (tensor<128x128xf32>, tensor<128x128xf32>) -> tensor<128x128xf32>
   func.return %out : tensor<128x128xf32>
+}
+
+// -----
+
+// Scalar arguments count no bytes; a function of other ops than graph ops
+// keeps its order (they may have effects or regions).
+// CHECK-LABEL: func.func @scalar_args
+// CHECK-NEXT:    %r = graph.relu %t
+// CHECK-NEXT:    func.return %r, %s
+func.func @scalar_args(%s: f32, %t: tensor<4xf32>) -> (tensor<4xf32>, f32) {
+  %r = graph.relu %t : tensor<4xf32>
+  func.return %r, %s : tensor<4xf32>, f32
+}
+
+// CHECK-LABEL: func.func @not_a_graph
+// CHECK-NEXT:    %b = arith.mulf %x, %y
+// CHECK-NEXT:    %a = arith.mulf %x, %x
+// CHECK-NEXT:    %c = arith.addf %a, %b
+func.func @not_a_graph(%x: f32, %y: f32) -> f32 {
+  %b = arith.mulf %x, %y : f32
+  %a = arith.mulf %x, %x : f32
+  %c = arith.addf %a, %b : f32
+  func.return %c : f32
 }

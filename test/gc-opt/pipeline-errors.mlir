@@ -25,3 +25,9 @@
 func.func @f() {
   func.return
 }
+
+// A function over scalars goes through graph-schedule-ops and is reported
+// where the lowering stops, at the function.
+// RUN: not gc-opt %S/../../examples/simplify.mlir --pass-pipeline='builtin.module(gc-cpu-pipeline)' 2>&1 | filecheck %s --check-prefix=SCALAR
+// SCALAR: simplify.mlir:5:1: error: 'func.func' op argument #0 has type f32: graph functions take and return tensors
+// SCALAR-NOT: internal error
