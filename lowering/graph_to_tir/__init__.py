@@ -88,6 +88,13 @@ class _FunctionLowering:
             raise _fail(self.function, "a graph function must end with func.return")
         input_types = [a.type for a in block.args]
         output_types = [v.type for v in returned.operands]
+        for role, types in (("argument", input_types), ("result", output_types)):
+            for index, type_ in enumerate(types):
+                if not isinstance(type_, TensorType):
+                    raise _fail(
+                        self.function,
+                        f"{role} #{index} has type {type_}: graph functions take and return tensors",
+                    )
         params = [tir_tensor_type(t) for t in (*input_types, *output_types)]
         with b.make_func(self.function.sym_name.data, params) as args:
             values: dict[SSAValue, SSAValue] = dict(zip(block.args, args, strict=False))
