@@ -1,0 +1,386 @@
+"""Matmul through packed B panels and generated brgemm microkernels.
+
+What: out[..., i, j] = sum_l A[..., i, l] * B[..., l, j] (transposes and
+numpy batch broadcasting as graph.matmul defines them).
+How (`MatmulSchedule`, from the target and the shapes, as BLIS and oneDNN
+block a GEMM):
+- B is packed into panels of `nr` columns (nr = a few vectors), each panel
+  K x nr contiguous and zero padded; a constant B is packed once at compile
+  time into a global, any other B per call into a scratch tensor;
+- the output is cut into mc x nc blocks, run in parallel (batch x M x N);
+- in a block, for each K block of kc rows (the panel slice kc x nr stays in
+  L1, the A block mc x kc in L2) and each panel, `tir.packed_brgemm` runs the
+  mr x nr register tile over the block's rows;
+- the epilogue (fused element-wise ops) runs on each finished block.
+Every accumulation runs over K in the same order whatever the blocking or
+thread count, so results do not depend on either.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+from contextlib import nullcontext as _nothing
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    Float32Type,
+    IndexType,
+    TensorType,
+    VectorType,
+)
+from xdsl.ir import SSAValue
+
+from graphcompiler.dialects import graph, tir
+from graphcompiler.lowering.graph_to_tir.kernel import (
+    PARALLEL_MIN_ELEMENTS,
+    Kernel,
+    Operand,
+    compute_type,
+)
+from graphcompiler.target import Target
+
+f32 = Float32Type()
+MAX_TILE_ROWS = 14
+
+Epilogue = Callable[[list, list[int]], None]
+"""Called with a block's origin and sizes once that block of an anchor's
+output is computed (graph.fused applies its element-wise ops there)."""
+
+
+@dataclass(frozen=True)
+class MatmulSchedule:
+    """Register tile mr x nr (nr = vectors x lanes) and cache blocks."""
+
+    mr: int
+    nr: int
+    lanes: int
+    kc: int
+    mc: int
+    nc: int
+
+    @staticmethod
+    def register_tile(target: Target, n: int) -> tuple[int, int]:
+        """(rows, vectors) whose accumulators fill the register file, with
+        enough FMAs per load (a step loads `vectors` B vectors and
+        broadcasts `rows` A elements for rows x vectors FMAs)."""
+        useful_vectors = max(1, math.ceil(n / target.f32_lanes))
+        best, best_score = (1, 1), (0.0, 0)
+        for vectors in range(1, min(4, useful_vectors) + 1):
+            rows = min(MAX_TILE_ROWS, (target.vector_registers - vectors - 1) // vectors)
+            if rows < 1:
+                continue
+            fmas, loads = rows * vectors, rows + vectors
+            score = (min(1.0, fmas / loads), fmas)
+            if score > best_score:
+                best, best_score = (rows, vectors), score
+        return best
+
+    @staticmethod
+    def for_shape(target: Target, batch: int, m: int, n: int, k: int) -> MatmulSchedule:
+        rows, vectors = MatmulSchedule.register_tile(target, n)
+        mr, nr = min(rows, m), vectors * target.f32_lanes
+        kc_limit = max(64, target.l1_bytes // 2 // (nr * 4))
+        kc = math.ceil(k / math.ceil(k / kc_limit))
+        # blocks: the A block (mc x kc) in half of L2, B's (kc x nc) in the other half
+        groups, panels = math.ceil(m / mr), math.ceil(n / nr)
+        blocks_m = math.ceil(groups / max(1, target.l2_bytes // 2 // (kc * 4 * mr)))
+        blocks_n = math.ceil(panels / max(1, min(8, target.l2_bytes // 2 // (kc * 4 * nr))))
+        # enough blocks for every core when there is enough work, split evenly
+        big = batch * m * n * k >= PARALLEL_MIN_ELEMENTS * 64
+        wanted = 4 * (os.cpu_count() or 1) if big else 1
+        while batch * blocks_m * blocks_n < wanted and (blocks_m < groups or blocks_n < panels):
+            if blocks_m < groups and (groups / blocks_m >= panels / blocks_n or blocks_n == panels):
+                blocks_m += 1
+            else:
+                blocks_n += 1
+        mc, nc = mr * math.ceil(groups / blocks_m), nr * math.ceil(panels / blocks_n)
+        return MatmulSchedule(mr, nr, target.f32_lanes, kc, mc, nc)
+
+
+def _flag(props, name: str) -> bool:
+    return graph.bool_value(props, name)
+
+
+def matmul(kernel: Kernel, op: graph.MatmulOp) -> None:
+    matmul_into(kernel, op, kernel.inputs[0], kernel.inputs[1], kernel.out)
+
+
+def matmul_into(
+    kernel: Kernel,
+    op: graph.MatmulOp,
+    a: Operand,
+    b_: Operand,
+    out: Operand,
+    epilogue: Epilogue | None = None,
+) -> None:
+    props = op.with_defaults(op.properties)
+    if all(compute_type(o.element) == f32 for o in (a, b_, out)):
+        PackedMatmul(kernel, a, b_, out, props, epilogue).emit()
+    else:
+        _matmul_loops(kernel, a, b_, out, props)
+        if epilogue:
+            epilogue([0] * len(out.shape), out.shape)
+
+
+def _broadcast_batch(index: list[SSAValue], out_batch: list[int], batch: list[int]) -> list:
+    offset = len(out_batch) - len(batch)
+    return [0 if size == 1 else index[offset + d] for d, size in enumerate(batch)]
+
+
+def _unflatten(kernel: Kernel, flat: SSAValue, shape: list[int]) -> list:
+    """Row-major coordinates of `flat` in `shape` (size-1 dims give 0)."""
+    b, coordinates, rest = kernel.b, [], flat
+    outermost = next((d for d, size in enumerate(shape) if size > 1), len(shape))
+    for d in reversed(range(len(shape))):
+        if shape[d] == 1:
+            coordinates.append(b.value(0, IndexType()))
+        elif d == outermost:
+            coordinates.append(rest)
+        else:
+            coordinates.append(b.mod(rest, shape[d]))
+            rest = b.div(rest, shape[d])
+    return list(reversed(coordinates))
+
+
+class PackedMatmul:
+    """One f32-computed matmul (f16/bf16 operands are converted on the way)."""
+
+    def __init__(self, kernel: Kernel, a, b_, out, props, epilogue: Epilogue | None):
+        self.kernel, self.b = kernel, kernel.b
+        self.transpose_a, self.transpose_b = _flag(props, "transpose_a"), _flag(props, "transpose_b")
+        *self.batch, self.m, self.n = out.shape
+        self.k = a.shape[-2] if self.transpose_a else a.shape[-1]
+        self.a, self.b_in, self.out, self.epilogue = a, b_, out, epilogue
+        self.schedule = MatmulSchedule.for_shape(
+            kernel.target, math.prod(self.batch), self.m, self.n, self.k
+        )
+
+    # --- packing (and conversion to f32) ---------------------------------------------
+
+    def _packed_b(self) -> tuple[SSAValue, list[int]]:
+        """B as panels [*batch_b, panels, K, nr] (zero padded), and batch_b."""
+        s, k, n = self.schedule, self.k, self.n
+        batch_b = self.b_in.shape[:-2]
+        panels = math.ceil(n / s.nr)
+        shape = [*batch_b, panels, k, s.nr]
+        constant = self.b_in.constant
+        if isinstance(constant, DenseIntOrFPElementsAttr):
+            return self._packed_constant(constant, shape), batch_b
+        source = self.b_in  # loads convert f16/bf16 to f32
+        packed = self.b.make_tensor(shape, f32)
+        kernel, b = self.kernel, self.b
+        outer = [*batch_b, panels]
+        parallel = math.prod(outer) > 1 and math.prod(shape) >= PARALLEL_MIN_ELEMENTS
+        with kernel.loop_nest([math.prod(outer)], parallel) as (flat,):
+            *batch_index, panel = _unflatten(kernel, flat, outer)
+            first = b.mul(panel, s.nr)
+            if self.transpose_b:  # B[n, k]: read rows of B, write columns of the panel
+                with b.make_for(0, s.nr, 1) as j:
+                    column = b.add(first, j)
+                    inside = b.binary(tir.LtOp, column, n)
+                    with b.make_for(0, k, 1) as depth:
+                        safe = b.select(inside, column, 0)
+                        value = kernel.load(source, [*batch_index, safe, depth])
+                        value = b.select(inside, value, kernel.const(0, value))
+                        b.make_store(value, packed, [*batch_index, panel, depth, j])
+                return packed, batch_b
+            full = n // s.nr
+            with b.make_for(0, k, 1) as depth:
+                if full:
+                    branch = b.make_if(b.binary(tir.LtOp, panel, full), with_else=n % s.nr > 0)
+                    with b.at_end_of(branch.then_region.block):
+                        with b.make_for(0, s.nr, s.lanes) as j:
+                            column = b.add(first, j)
+                            value = kernel.load(source, [*batch_index, depth, column], s.lanes)
+                            b.make_store(value, packed, [*batch_index, panel, depth, j], s.lanes)
+                if n % s.nr:
+                    tail = branch.else_region.block if full else None
+                    with b.at_end_of(tail) if tail else _nothing():
+                        with b.make_for(0, s.nr, 1) as j:
+                            column = b.add(first, j)
+                            inside = b.binary(tir.LtOp, column, n)
+                            at = [*batch_index, depth, b.select(inside, column, 0)]
+                            value = kernel.load(source, at)
+                            value = b.select(inside, value, kernel.const(0, value))
+                            b.make_store(value, packed, [*batch_index, panel, depth, j])
+        return packed, batch_b
+
+    def _packed_a(self) -> SSAValue:
+        """A as row groups [*batch_a, groups, K, mr] (zero padded): the
+        microkernel then broadcasts from one contiguous stream whatever A's
+        leading dimension (no cache-set conflicts), transposition or type."""
+        s, k, m = self.schedule, self.k, self.m
+        kernel, b, source = self.kernel, self.b, self.a
+        batch_a = source.shape[:-2]
+        groups = math.ceil(m / s.mr)
+        shape = [*batch_a, groups, k, s.mr]
+        packed = b.make_tensor(shape, f32)
+        outer = [*batch_a, groups]
+        parallel = math.prod(outer) > 1 and math.prod(shape) >= PARALLEL_MIN_ELEMENTS * 4
+        with kernel.loop_nest([math.prod(outer)], parallel) as (flat,):
+            *batch_index, group = _unflatten(kernel, flat, outer)
+            with b.make_for(0, s.mr, 1) as r:
+                row = b.add(b.mul(group, s.mr), r)
+                inside = b.binary(tir.LtOp, row, m)
+                safe = b.select(inside, row, 0)
+                with b.make_for(0, k, 1) as depth:
+                    at = [depth, safe] if self.transpose_a else [safe, depth]
+                    value = kernel.load(source, [*batch_index, *at])
+                    value = b.select(inside, value, kernel.const(0, value))
+                    b.make_store(value, packed, [*batch_index, group, depth, r])
+        return packed
+
+    def _packed_constant(self, constant: DenseIntOrFPElementsAttr, shape: list[int]) -> SSAValue:
+        """Pack a constant B at compile time into a global of the panel layout."""
+        s, k, n = self.schedule, self.k, self.n
+        values = np.asarray(constant.get_values(), dtype=np.float32).reshape(self.b_in.shape)
+        if self.transpose_b:
+            values = np.swapaxes(values, -1, -2)
+        padded = np.zeros((*values.shape[:-1], shape[-3] * s.nr), np.float32)
+        padded[..., :n] = values
+        panels = padded.reshape(*values.shape[:-2], k, shape[-3], s.nr)
+        panels = np.ascontiguousarray(np.swapaxes(panels, -3, -2))
+        attr = DenseIntOrFPElementsAttr.from_list(TensorType(f32, shape), panels.ravel().tolist())
+        module_block = self.b.module.body.block
+        name = f"{self.b.current_function.sym_name.data}_packed_b"
+        with self.b.at_end_of(module_block):
+            global_op = self.b.make_global(name, tir.TirTensorType(shape, f32), attr)
+        module_block.detach_op(global_op)
+        module_block.insert_op_before(global_op, module_block.first_op)
+        return self.b.global_ref(global_op)
+
+    # --- the blocked loop nest ----------------------------------------------------------
+
+    def emit(self) -> None:
+        if 0 in (self.m, self.n) or not all(self.batch):
+            return
+        if self.k == 0:
+            self._fill_zero()
+            return
+        kernel, b, s = self.kernel, self.b, self.schedule
+        packed, batch_b = self._packed_b()
+        a = self._packed_a()
+        c = self.out if self.out.element == f32 else Operand(
+            b.make_tensor(self.out.shape, f32), TensorType(f32, self.out.shape)
+        )
+        blocks_m, blocks_n = math.ceil(self.m / s.mc), math.ceil(self.n / s.nc)
+        grid = [*self.batch, blocks_m, blocks_n]
+        work = math.prod(self.out.shape) * self.k
+        parallel = math.prod(grid) > 1 and work >= PARALLEL_MIN_ELEMENTS * 16
+        with kernel.loop_nest([math.prod(grid)], parallel) as (flat,):
+            *batch_index, block_m, block_n = _unflatten(kernel, flat, grid)
+            row0, col0 = b.mul(block_m, s.mc), b.mul(block_n, s.nc)
+            a_batch = _broadcast_batch(batch_index, self.batch, self.a.shape[:-2])
+            b_batch = _broadcast_batch(batch_index, self.batch, batch_b)
+
+            def block(rows: int, cols: int) -> None:
+                self._block(a, a_batch, packed, b_batch, c, batch_index, row0, col0, rows, cols)
+
+            self._by_extent(block_m, blocks_m, s.mc, self.m, lambda rows: self._by_extent(
+                block_n, blocks_n, s.nc, self.n, lambda cols: block(rows, cols)))  # fmt: skip
+
+    def _by_extent(self, index, count: int, size: int, total: int, body: Callable[[int], None]) -> None:
+        """body(size), or body(the remainder) for the last of `count` blocks."""
+        last = total - (count - 1) * size
+        if count == 1 or last == size:
+            body(last)
+            return
+        branch = self.b.make_if(self.b.binary(tir.EqOp, index, count - 1), with_else=True)
+        with self.b.at_end_of(branch.then_region.block):
+            body(last)
+        with self.b.at_end_of(branch.else_region.block):
+            body(size)
+
+    def _block(self, a, a_batch, packed, b_batch, c, batch_index, row0, col0, rows: int, cols: int) -> None:
+        """C[row0 : row0 + rows, col0 : col0 + cols] over every K block, then
+        the epilogue on it."""
+        b, s, k = self.b, self.schedule, self.k
+        k_blocks = math.ceil(k / s.kc)
+        last_kc = k - (k_blocks - 1) * s.kc
+        self._k_block(a, a_batch, packed, b_batch, c, batch_index, row0, col0, rows, cols, 0, min(s.kc, k), False)
+        if k_blocks > 2:
+            with b.make_for(1, k_blocks - 1, 1) as kb:
+                self._k_block(a, a_batch, packed, b_batch, c, batch_index, row0, col0, rows, cols, b.mul(kb, s.kc), s.kc, True)
+        if k_blocks > 1:
+            depth = (k_blocks - 1) * s.kc
+            self._k_block(a, a_batch, packed, b_batch, c, batch_index, row0, col0, rows, cols, depth, last_kc, True)
+        if c is not self.out:
+            self._convert_block(c, batch_index, row0, col0, rows, cols)
+        if self.epilogue:
+            self.epilogue([*batch_index, row0, col0], [*[1] * len(self.batch), rows, cols])
+
+    def _k_block(self, a, a_batch, packed, b_batch, c, batch_index, row0, col0, rows, cols, depth, kc, accumulate) -> None:
+        """Every register tile of the block for K rows [depth, depth + kc)."""
+        b, s = self.b, self.schedule
+        full_panels, tail_cols = divmod(cols, s.nr)
+        full_groups, tail_rows = divmod(rows, s.mr)
+        a_row, a_k = 1, s.mr
+
+        def tile(row, col, m: int, n: int) -> None:
+            group = b.div(row, s.mr)
+            a_view = b.tensor_ptr(a, [*a_batch, group, depth, 0], [(kc - 1) * s.mr + m])
+            panel = b.div(col, s.nr)
+            b_view = b.tensor_ptr(packed, [*b_batch, panel, depth, 0], [(kc - 1) * s.nr + s.nr])
+            c_view = b.tensor_ptr(c.value, [*batch_index, row, col], [(m - 1) * self.n + n])
+            b.make_packed_brgemm(
+                a_view, b_view, c_view, m=m, n=n, k=kc, nr=s.nr, lanes=s.lanes,
+                a_row=a_row, a_k=a_k, ldc=self.n, accumulate=accumulate,
+            )  # fmt: skip
+
+        def panel_column(col, n: int) -> None:
+            if full_groups:
+                with b.make_for(0, full_groups, 1) as group:
+                    tile(b.add(row0, b.mul(group, s.mr)), col, s.mr, n)
+            if tail_rows:
+                tile(b.add(row0, full_groups * s.mr), col, tail_rows, n)
+
+        if full_panels:
+            with b.make_for(0, full_panels, 1) as p:
+                panel_column(b.add(col0, b.mul(p, s.nr)), s.nr)
+        if tail_cols:
+            panel_column(b.add(col0, full_panels * s.nr), tail_cols)
+
+    def _convert_block(self, c: Operand, batch_index, row0, col0, rows: int, cols: int) -> None:
+        origin = [*batch_index, row0, col0]
+
+        def body(index: list[SSAValue], lanes: int) -> None:
+            self.kernel.store(self.out, index, self.kernel.load(c, index, lanes))
+
+        self.kernel.for_each([*[1] * len(self.batch), rows, cols], body, origin=origin, parallel=False)
+
+    def _fill_zero(self) -> None:
+        def body(index: list[SSAValue], lanes: int) -> None:
+            zero = self.b.const(0.0, f32 if lanes == 1 else VectorType(f32, [lanes]))
+            self.kernel.store(self.out, index, zero)
+
+        self.kernel.for_each(self.out.shape, body)
+        if self.epilogue:
+            self.epilogue([0] * len(self.out.shape), self.out.shape)
+
+
+def _matmul_loops(kernel: Kernel, a: Operand, b_: Operand, out: Operand, props) -> None:
+    """Integer matmuls: a dot product per output element."""
+    builder = kernel.b
+    transpose_a, transpose_b = _flag(props, "transpose_a"), _flag(props, "transpose_b")
+    *batch, m, n = out.shape
+    k = a.shape[-2] if transpose_a else a.shape[-1]
+    with kernel.loop_nest(out.shape) as index:
+        *batch_index, row, col = index
+        total = kernel.var(compute_type(out.element), 0)
+        with builder.make_for(0, k, 1) as depth:
+            a_index = [
+                *_broadcast_batch(batch_index, batch, a.shape[:-2]),
+                *((depth, row) if transpose_a else (row, depth)),
+            ]
+            b_index = [
+                *_broadcast_batch(batch_index, batch, b_.shape[:-2]),
+                *((col, depth) if transpose_b else (depth, col)),
+            ]
+            product = builder.mul(kernel.load(a, a_index), kernel.load(b_, b_index))
+            builder.make_assign(total, builder.add(builder.read(total), product))
+        kernel.store(out, index, builder.read(total))
+
