@@ -1,0 +1,70 @@
+"""The benchmark suite runs end to end on its tiny smoke workload.
+
+`python -m bench` runs from the repository root in a subprocess, as its
+users run it (the root is the graphcompiler package, so importing bench in
+this process would put the root's modules on sys.path).
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _bench(*args: str, code: str | None = None) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-c", code] if code else [sys.executable, "-m", "bench", *args]
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def test_smoke_run_writes_every_field(tmp_path):
+    pytest.importorskip("onnx")
+    pytest.importorskip("onnxruntime")
+    path = tmp_path / "results.json"
+    run = _bench("--quick", "--only", "smoke", "--threads", "1", "--json", str(path))
+    assert run.returncode == 0, run.stderr
+    assert "smoke" in run.stdout and "ours/ort" in run.stdout
+    assert "(1/1)" in run.stderr  # progress goes to stderr
+    document = json.loads(path.read_text())
+    assert {"host", "settings", "peaks", "rows"} <= document.keys()
+    peaks = document["peaks"]
+    assert peaks["fma_gflops"]["8"]["1"] > 0 and peaks["copy_gbs"]["1"] > 0
+    [row] = document["rows"]
+    assert (
+        row["workload"] == "smoke"
+        and row["threads"] == 1
+        and row["flops"] == 2 * 8 * 32 * (16 + 16)
+    )
+    assert row["compile_s"] > 0 and row["ours_over_onnxruntime"] > 0 and row["ours_over_numpy"] > 0
+    for engine in ("ours", "numpy", "onnxruntime"):
+        result = row["engines"][engine]
+        assert result["status"] == "ok", result
+        assert result["min_ms"] <= result["median_ms"] and result["runs"] >= 2
+        assert result["gflops"] > 0 and result["percent_of_peak"] > 0
+
+
+def test_unknown_workload_is_a_clear_error():
+    run = _bench("--only", "no_such_workload")
+    assert run.returncode != 0
+    assert "--only 'no_such_workload' matches no workload" in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+def test_mismatch_and_nan_are_reported_not_raised():
+    code = (
+        "import numpy as np; from bench.runner import check\n"
+        "want = np.ones((2, 2))\n"
+        "print(check(want + 1e-6, want, 1e-4)['status'], check(want + 1, want, 1e-4)['status'],"
+        " check(np.full((2, 2), np.nan), want, 1e-4)['status'], check(np.ones(3), want, 1)['message'])"
+    )
+    run = _bench(code=code)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip().split(maxsplit=3) == [
+        "ok",
+        "mismatch",
+        "mismatch",
+        "shape (3,), expected (2, 2)",
+    ]
