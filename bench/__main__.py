@@ -60,6 +60,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="time box per engine and thread count (default 1.0, --quick 0.2)",
     )
     parser.add_argument(
+        "--markdown", action="store_true", help="print the table in Markdown (for issue notes)"
+    )
+    parser.add_argument(
         "--ort-weights-as-inputs",
         action="store_true",
         help="give onnxruntime the weights as inputs, as graphcompiler gets "
@@ -117,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         f"times in ms: median (min) of runs within {seconds:g} s per engine and thread count; "
         "ratios: ours / other (above 1: graphcompiler slower)\n"
     )
-    print(report.table(rows))
+    print(report.table(rows, args.markdown))
     options = {
         "quick": args.quick,
         "only": args.only,

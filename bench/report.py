@@ -106,11 +106,10 @@ def derive(rows: list[dict], peaks: dict) -> None:
         threads = str(row["threads"])
         compute = row["bound"] == "compute"
         work = row["flops"] if compute else row["bytes"]
-        ceiling = (
-            peaks["fma_gflops"][str(peaks["lanes"])][threads]
-            if compute
-            else (peaks["copy_gbs"][threads])
-        )
+        if compute:
+            ceiling = peaks["fma_gflops"][str(peaks["lanes"])][threads]
+        else:
+            ceiling = peaks["copy_gbs"][threads]
         engines = row["engines"]
         for result in engines.values():
             if "median_ms" in result:
@@ -167,13 +166,19 @@ COLUMNS = [
 ]
 
 
-def table(rows: list[dict]) -> str:
+def table(rows: list[dict], markdown: bool = False) -> str:
+    """Aligned columns, or a Markdown table (for issue notes)."""
+
     def line(cells: list[str]) -> str:
+        if markdown:
+            return "| " + " | ".join(cells) + " |"
         return "  ".join(
             f"{c:{a}{w}}" for c, (_, w, a) in zip(cells, COLUMNS, strict=True)
         ).rstrip()
 
     out = [line([c[0] for c in COLUMNS])]
+    if markdown:
+        out.append(line(["---" if a == "<" else "---:" for _, _, a in COLUMNS]))
     for row in rows:
         ours, numpy_, ort = (row["engines"][e] for e in ENGINES)
         compile_s = f"{row['compile_s']:.2f}" if row["compile_s"] is not None else "-"
