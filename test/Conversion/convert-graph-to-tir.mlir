@@ -19,10 +19,20 @@
 // CHECK-NEXT:    %[[ADD:.*]] = tir.call @add__2(%out, %matmul_out, %in1)
 // CHECK-NEXT:    tir.evaluate %[[ADD]] : none
 // CHECK-NEXT:    tir.return
-// The matmul kernel tiles the output in parallel; each tile is one brgemm.
+// The matmul kernel packs B into panels of nr = 16 columns (2 AVX2
+// vectors) and A into groups of mr = 6 rows, then runs parallel blocks of
+// the output; in each, K blocks of 342 rows go through 6x16 register tiles
+// (the first K block writes C, the others accumulate), 4 rows left over.
 // CHECK-LABEL: tir.func @matmul__1(%out0: !tir.tensor<1024x1024xf32>, %in0: !tir.tensor<1024x1024xf32>, %in1: !tir.tensor<1024x1024xf32>) {
+// CHECK:         %[[PANELS:.*]] = tir.define_tensor : !tir.tensor<64x1024x16xf32>
 // CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
-// CHECK:           tir.brgemm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {m = 64 : i64, n = 64 : i64, k = 64 : i64, lda = 1024 : i64, ldb = 1024 : i64, ldc = 1024 : i64, stride_a = 64 : i64, stride_b = 65536 : i64}
+// CHECK:           tir.load %in1[%{{.*}}, %{{.*}} lanes 8]
+// CHECK:         %[[GROUPS:.*]] = tir.define_tensor : !tir.tensor<171x1024x6xf32>
+// CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
+// CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
+// CHECK:           tir.packed_brgemm %{{.*}}, %{{.*}}, %{{.*}} {m = 6 : i64, n = 16 : i64, k = 342 : i64, nr = 16 : i64, lanes = 8 : i64, a_row = 1 : i64, a_k = 6 : i64, ldc = 1024 : i64}
+// CHECK:           tir.packed_brgemm %{{.*}}, %{{.*}}, %{{.*}} {m = 4 : i64, n = 16 : i64, k = 342 : i64, nr = 16 : i64, lanes = 8 : i64, a_row = 1 : i64, a_k = 6 : i64, ldc = 1024 : i64}
+// CHECK:           tir.packed_brgemm %{{.*}}, %{{.*}}, %{{.*}} {m = 6 : i64, n = 16 : i64, k = 342 : i64, nr = 16 : i64, lanes = 8 : i64, a_row = 1 : i64, a_k = 6 : i64, ldc = 1024 : i64, accumulate = true}
 // The add kernel: parallel rows, 8-lane (AVX2) vectors along the row.
 // CHECK-LABEL: tir.func @add__2(%out0: !tir.tensor<1024x1024xf32>, %in0: !tir.tensor<1024x1024xf32>, %in1: !tir.tensor<1024x1024xf32>) {
 // CHECK:         tir.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} parallel {
