@@ -40,6 +40,7 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     BFloat16Type,
     BoolAttr,
+    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     Float16Type,
     Float32Type,
@@ -143,8 +144,10 @@ class TirTensorType(ParametrizedAttribute, TypeAttribute):
             printer.print_attribute(self.element_type)
 
     def verify(self) -> None:
-        if not self.shape.data or any(d.data <= 0 for d in self.shape.data):
-            raise VerifyException(f"tensor dims must be positive, got {list(self.get_shape())}")
+        if not self.shape.data or any(d.data < 0 for d in self.shape.data):
+            raise VerifyException(
+                f"a tensor needs at least one dimension, each >= 0 (0: an empty tensor), got {list(self.get_shape())}"
+            )
         if not (is_scalar(self.element_type) or isinstance(self.element_type, PtrType)):
             raise VerifyException(f"tensor element type {self.element_type} is not a scalar type")
 
@@ -308,6 +311,9 @@ def _check_access(
             is_integer(index.type) and lanes_of(index.type) == 1,
             f"index #{position} has type {index.type}, expected an integer or index",
         )
+    if tensor_type.element_count() == 0:  # accessed only in loops that run zero times
+        _require(lanes >= 1, f"{lanes} lanes: an access needs at least one")
+        return tensor_type
     _require(
         lanes >= 1 and lanes <= shape[-1],
         f"{lanes} lanes do not fit the last dimension {shape[-1]}",
@@ -910,10 +916,18 @@ def _op_class(base_class: type[IRDLOperation], op_name: str, doc: str) -> type[I
 AddOp = _op_class(BinaryExpression, "add", "lhs + rhs")
 SubOp = _op_class(BinaryExpression, "sub", "lhs - rhs")
 MulOp = _op_class(BinaryExpression, "mul", "lhs * rhs")
-DivOp = _op_class(BinaryExpression, "div", "lhs / rhs (integers truncate toward zero)")
-ModOp = _op_class(IntegerBinaryExpression, "mod", "lhs % rhs, integers only (C remainder)")
-MinOp = _op_class(BinaryExpression, "min", "intrinsic min(lhs, rhs)")
-MaxOp = _op_class(BinaryExpression, "max", "intrinsic max(lhs, rhs)")
+DivOp = _op_class(
+    BinaryExpression,
+    "div",
+    "lhs / rhs (integers truncate toward zero and never trap: x / 0 is 0, INT_MIN / -1 is INT_MIN)",
+)
+ModOp = _op_class(
+    IntegerBinaryExpression,
+    "mod",
+    "lhs % rhs, integers only (C remainder; x % 0 and INT_MIN % -1 are 0, no trap)",
+)
+MinOp = _op_class(BinaryExpression, "min", "intrinsic min(lhs, rhs); NaN if a float operand is NaN")
+MaxOp = _op_class(BinaryExpression, "max", "intrinsic max(lhs, rhs); NaN if a float operand is NaN")
 
 
 class FloatBinaryExpression(BinaryExpression):
@@ -1055,7 +1069,7 @@ class IsnanOp(ConversionExpression):
 
 @irdl_op_definition
 class SaturatedCastOp(ConversionExpression):
-    """Intrinsic: f32/s32 to u8 (clamped to 0..255) or s8 (-128..127)."""
+    """Intrinsic: f32/s32 to u8 (clamped to 0..255) or s8 (-128..127); NaN gives 0."""
 
     name = "tir.saturated_cast"
 
@@ -1106,6 +1120,12 @@ class VectorReduceExpression(ExpressionOp):
 
 ReduceAddOp = _op_class(VectorReduceExpression, "reduce_add", "intrinsic: sum of the lanes")
 ReduceMulOp = _op_class(VectorReduceExpression, "reduce_mul", "intrinsic: product of the lanes")
+ReduceMaxOp = _op_class(
+    VectorReduceExpression, "reduce_max", "intrinsic: largest lane (NaN if any lane is NaN)"
+)
+ReduceMinOp = _op_class(
+    VectorReduceExpression, "reduce_min", "intrinsic: smallest lane (NaN if any lane is NaN)"
+)
 
 
 @irdl_op_definition
@@ -1645,6 +1665,66 @@ class ListBrgemmOp(BrgemmBase):
                 )
 
 
+@irdl_op_definition
+class BrgemmTileOp(StatementOp):
+    """Intrinsic brgemm_tile: one register tile of a batch-reduce GEMM (f32),
+    C[m, n] (+)= sum over (a_off, b_off) in `offsets` (default one pair
+    (0, 0)) of A_b x B_b with A_b[i, l] = a[a_off + i * a_row + l * a_k],
+    B_b[l, j] = b[b_off + l * ldb + j], C[i, j] = c[i * ldc + j]. Lowered to a
+    microkernel generated for the target (runtime/microkernels.py): m x
+    ceil(n / lanes) vector accumulators, broadcast-A/FMA, lanes past n masked."""
+
+    name = "tir.brgemm_tile"
+    a = operand_def(TirTensorType)
+    b = operand_def(TirTensorType)
+    c = operand_def(TirTensorType)
+    m = prop_def(IntegerAttr[I64])
+    n = prop_def(IntegerAttr[I64])
+    k = prop_def(IntegerAttr[I64])
+    lanes = prop_def(IntegerAttr[I64])
+    a_row = prop_def(IntegerAttr[I64])
+    a_k = prop_def(IntegerAttr[I64])
+    ldb = prop_def(IntegerAttr[I64])
+    ldc = prop_def(IntegerAttr[I64])
+    offsets = opt_prop_def(DenseArrayBase)
+    accumulate = prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
+    assembly_format = "$a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def size(self, name: str) -> int:
+        return getattr(self, name).value.data
+
+    def offset_pairs(self) -> tuple[tuple[int, int], ...]:
+        if self.offsets is None:
+            return ((0, 0),)
+        flat = [int(x) for x in self.offsets.get_values()]
+        return tuple(zip(flat[0::2], flat[1::2], strict=True))
+
+    def verify_(self) -> None:
+        m, n, k, lanes = (self.size(x) for x in ("m", "n", "k", "lanes"))
+        a_row, a_k, ldb, ldc = (self.size(x) for x in ("a_row", "a_k", "ldb", "ldc"))
+        for name, value in (("m", m), ("n", n), ("k", k), ("lanes", lanes)):
+            _require(value > 0, f"{name} = {value} must be positive")
+        _require(ldb >= n and ldc >= n, f"ldb = {ldb} and ldc = {ldc} must be at least n = {n}")
+        if self.offsets is not None:
+            count = len(self.offsets.get_values())
+            _require(count > 0 and count % 2 == 0, "offsets must hold (A, B) offset pairs")
+        pairs = self.offset_pairs()
+        _require(all(a >= 0 and b >= 0 for a, b in pairs), "offsets must not be negative")
+        for operand in (self.a, self.b, self.c):
+            _require(
+                isinstance(operand.type.element_type, Float32Type),
+                f"brgemm_tile computes in f32, got {operand.type}",
+            )
+        for name, footprint, tensor in (
+            ("A", max(a for a, _ in pairs) + (m - 1) * a_row + (k - 1) * a_k + 1, self.a),
+            ("B", max(b for _, b in pairs) + (k - 1) * ldb + n, self.b),
+            ("C", (m - 1) * ldc + n, self.c),
+        ):
+            count = tensor.type.element_count()
+            _require(footprint <= count, f"{name} needs {footprint} elements but {tensor.type} has {count}")
+
+
 TIR_OPS = [
     FuncOp, GlobalOp, GlobalRefOp, StmtsOp, DefineVarOp, DefineTensorOp, AssignOp,
     StoreOp, EvaluateOp, IfOp, ForOp, ReturnOp, ConstOp,
@@ -1652,10 +1732,10 @@ TIR_OPS = [
     GtOp, LtOp, GeOp, LeOp, EqOp, NeOp, AndOp, OrOp, NotOp,
     AbsOp, RoundOp, FloorOp, CeilOp, ExpOp, SqrtOp, RsqrtOp, LogOp, TanhOp, PowOp,
     CastOp, ReinterpretOp, BroadcastOp, IsnanOp, SaturatedCastOp, RoundAndCastOp,
-    ReduceAddOp, ReduceMulOp, SelectOp, FmaddOp,
+    ReduceAddOp, ReduceMulOp, ReduceMaxOp, ReduceMinOp, SelectOp, FmaddOp,
     UnpackLowOp, UnpackHighOp, ShuffleOp, PermuteOp, Permutex2varOp,
     ReadOp, LoadOp, TensorPtrOp, AddrOfOp, FuncAddrOp, CallOp, CallIndirectOp,
-    BrgemmOp, ListBrgemmOp,
+    BrgemmOp, ListBrgemmOp, BrgemmTileOp,
 ]  # fmt: skip
 
 Tir = Dialect("tir", TIR_OPS, [PtrType, TirTensorType, VarType])

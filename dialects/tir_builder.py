@@ -23,6 +23,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from xdsl.dialects.builtin import (
+    DenseArrayBase,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -30,6 +31,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     SymbolRefAttr,
     VectorType,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
@@ -175,6 +177,27 @@ class TirBuilder:
                 operands=[a, b, c, self.value(batch, IndexType())], properties=properties
             )
         )
+
+    def make_brgemm_tile(
+        self,
+        a: SSAValue,
+        b: SSAValue,
+        c: SSAValue,
+        offsets: Sequence[tuple[int, int]] = ((0, 0),),
+        **sizes: int | bool,
+    ) -> None:
+        """One register tile C (+)= sum_b A_b x B_b; sizes: m n k lanes a_row
+        a_k ldb ldc [accumulate]; offsets: (A, B) element offsets per b."""
+        properties: dict[str, Attribute] = {
+            name: tir.BoolAttr.from_bool(value)
+            if isinstance(value, bool)
+            else IntegerAttr(value, 64)
+            for name, value in sizes.items()
+        }
+        if tuple(offsets) != ((0, 0),):
+            flat = [x for pair in offsets for x in pair]
+            properties["offsets"] = DenseArrayBase.from_list(i64, flat)
+        self.insert(tir.BrgemmTileOp.create(operands=[a, b, c], properties=properties))
 
     # --- expressions -----------------------------------------------------------
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
@@ -53,6 +54,7 @@ from xdsl.traits import SymbolTable
 from graphcompiler.diagnostics import DiagnosticError, op_diagnostic
 from graphcompiler.dialects import tir
 from graphcompiler.lowering.llvm_ir import VectorFCmpOp, VectorSelectOp
+from graphcompiler.runtime.microkernels import Microkernel
 from graphcompiler.runtime.symbols import PARALLEL_CALL, RUNTIME_SYMBOLS
 
 LEGAL_DIALECTS = ("llvm", "builtin")
@@ -221,7 +223,8 @@ class FunctionLowering:
         ).results[0]
 
     def f32_to_bf16(self, value: SSAValue, target: Attribute) -> SSAValue:
-        """Round to nearest even, as reference.round_to_bf16 does."""
+        """Round to nearest even, as reference.round_to_bf16 does; a NaN
+        stays a (quiet) NaN, where rounding its payload could carry into inf or 0."""
         wide_type = convert_type(tir.with_element(target, IntegerType(32)))
         bits = self.emit(llvm.BitcastOp(value, wide_type)).results[0]
         parity = self.emit(
@@ -233,7 +236,11 @@ class FunctionLowering:
         bias = self.emit(llvm.AddOp(parity, self.constant(0x7FFF, wide_type))).results[0]
         rounded = self.emit(llvm.AddOp(bits, bias)).results[0]
         high = self.emit(llvm.LShrOp(rounded, self.constant(16, wide_type))).results[0]
-        return self.emit(llvm.TruncOp(high, convert_type(target))).results[0]
+        truncated = self.emit(llvm.LShrOp(bits, self.constant(16, wide_type))).results[0]
+        quiet = self.emit(llvm.OrOp(truncated, self.constant(0x40, wide_type))).results[0]
+        is_nan = self.emit(VectorFCmpOp(value, value, "uno")).results[0]
+        chosen = self.emit(VectorSelectOp(is_nan, quiet, high)).results[0]
+        return self.emit(llvm.TruncOp(chosen, convert_type(target))).results[0]
 
     def float_to_int(self, value: SSAValue, source: Attribute, target: Attribute) -> SSAValue:
         """C truncation of floats into the (tir) integer type `target`,
@@ -476,21 +483,51 @@ def _lower_list_brgemm(fl: FunctionLowering, op: tir.ListBrgemmOp) -> None:
     fl.call("sc_list_brgemm_f32", args)
 
 
+def _lower_brgemm_tile(fl: FunctionLowering, op: tir.BrgemmTileOp) -> None:
+    sizes = (op.size(name) for name in ("m", "n", "lanes", "a_row", "a_k", "ldb", "ldc"))
+    kernel = Microkernel(*sizes, offsets=op.offset_pairs())
+    fl.module.require_microkernel(kernel.name)
+    k = fl.constant(op.size("k"), i64)
+    accumulate = fl.constant(bool(op.accumulate.value.data), i1)
+    args = [fl.value(op.a), fl.value(op.b), fl.value(op.c), k, accumulate]
+    fl.emit(llvm.CallOp(kernel.name, *args))
+
+
 # --- patterns: expressions -------------------------------------------------------------
+
+
+def _bf16_bits(value: float) -> int:
+    """The bits of `value` rounded to bf16 (bf16 values live as i16 in LLVM)."""
+    from graphcompiler.reference import round_to_bf16
+
+    single = round_to_bf16(np.array(value, dtype=np.float32))
+    return int(single.reshape(1).view(np.uint32)[0] >> 16)
+
+
+def _llvm_values(values: Sequence[int | float], element: Attribute) -> list[int | float]:
+    """Constant values of tir element type `element` as its llvm type holds them."""
+    if isinstance(element, BFloat16Type):
+        return [_bf16_bits(v) for v in values]
+    return [int(v) for v in values] if not tir.is_float(element) else list(values)
+
+
+def _llvm_scalar(value: Attribute, type_: Attribute) -> Attribute:
+    """A scalar IntegerAttr/FloatAttr of tir type `type_` as an llvm constant."""
+    llvm_type = convert_type(type_)
+    if isinstance(value, FloatAttr) and not isinstance(type_, BFloat16Type):
+        return value
+    return IntegerAttr(_llvm_values([value.value.data], type_)[0], llvm_type)
 
 
 def _lower_const(fl: FunctionLowering, op: tir.ConstOp) -> None:
     result_type = convert_type(op.result.type)
     value = op.value
-    if isinstance(value, IntegerAttr):
-        attribute = IntegerAttr(value.value.data, result_type)
-    elif isinstance(value, FloatAttr):
-        attribute = value
+    if isinstance(value, IntegerAttr | FloatAttr):
+        attribute = _llvm_scalar(value, op.result.type)
     else:
+        values = _llvm_values(value.get_values(), tir.element_of(op.result.type))
         attribute = DenseIntOrFPElementsAttr.from_list(
-            result_type,
-            list(value.get_values())
-            * (1 if len(value.get_values()) > 1 else result_type.get_shape()[0]),
+            result_type, values * (1 if len(values) > 1 else result_type.get_shape()[0])
         )
     fl.values[op.result] = fl.emit(llvm.ConstantOp(attribute, result_type)).result
 
@@ -517,7 +554,6 @@ _FLOAT_BINARY = {
     tir.MulOp: llvm.FMulOp,
     tir.DivOp: llvm.FDivOp,
 }
-_FLOAT_INTRINSIC_BINARY = {tir.MinOp: "minnum", tir.MaxOp: "maxnum", tir.PowOp: "pow"}
 _COMPARISONS = {
     tir.GtOp: "gt",
     tir.LtOp: "lt",
@@ -541,6 +577,50 @@ def _compare(
     return fl.emit(llvm.ICmpOp(lhs, rhs, _icmp(predicate))).results[0]
 
 
+def _float_min_max(fl: FunctionLowering, is_max: bool, a: SSAValue, b: SSAValue) -> SSAValue:
+    """numpy's maximum/minimum: a NaN operand gives NaN (llvm.maxnum/minnum
+    would drop it), ties give `a`. `b > a ? b : a` is one x86 max/min
+    instruction (whose NaN answer is `a`), then a NaN `b` is selected; for a
+    constant `b` (relu, clamp) that second select folds away."""
+    b_wins = fl.emit(VectorFCmpOp(b, a, "ogt" if is_max else "olt")).results[0]
+    chosen = fl.emit(VectorSelectOp(b_wins, b, a)).results[0]
+    b_is_nan = fl.emit(VectorFCmpOp(b, b, "uno")).results[0]
+    return fl.emit(VectorSelectOp(b_is_nan, b, chosen)).results[0]
+
+
+def _safe_divisor(divisor: SSAValue) -> bool:
+    """A constant other than 0 and -1: integer division by it cannot trap."""
+    if not isinstance(divisor.owner, tir.ConstOp):
+        return False
+    value = divisor.owner.value
+    values = value.get_values() if isinstance(value, DenseIntOrFPElementsAttr) else [value.value.data]
+    return all(v not in (0, -1) for v in values)
+
+
+def _guarded_division(
+    fl: FunctionLowering, kind: type, lhs: SSAValue, rhs: SSAValue, type_: Attribute
+) -> SSAValue:
+    """Integer div/mod that cannot trap (x86 raises SIGFPE for x / 0 and
+    INT_MIN / -1): those divide by 1 instead (so x % 0 = x % -1 = 0), then
+    x / -1 is -x (wrapping) and x / 0 is 0."""
+    llvm_type = convert_type(type_)
+    zero, unsigned = fl.constant(0, llvm_type), _is_unsigned(type_)
+    is_zero = fl.emit(llvm.ICmpOp(rhs, zero, _icmp("eq"))).results[0]
+    special = is_zero
+    if not unsigned:
+        is_minus_one = fl.emit(llvm.ICmpOp(rhs, fl.constant(-1, llvm_type), _icmp("eq"))).results[0]
+        special = fl.emit(llvm.OrOp(is_zero, is_minus_one)).results[0]
+    divisor = fl.emit(VectorSelectOp(special, fl.constant(1, llvm_type), rhs)).results[0]
+    signed_op, unsigned_op = _SIGNED_INT_BINARY[kind]
+    result = fl.emit((unsigned_op if unsigned else signed_op)(lhs, divisor)).results[0]
+    if kind is tir.ModOp:
+        return result
+    if not unsigned:
+        negated = fl.emit(llvm.SubOp(zero, lhs)).results[0]
+        result = fl.emit(VectorSelectOp(is_minus_one, negated, result)).results[0]
+    return fl.emit(VectorSelectOp(is_zero, zero, result)).results[0]
+
+
 def _lower_binary(fl: FunctionLowering, op: tir.BinaryExpression) -> None:
     common = tir.common_type(op.lhs.type, op.rhs.type)
     if isinstance(tir.element_of(common), BFloat16Type):
@@ -554,11 +634,15 @@ def _lower_binary(fl: FunctionLowering, op: tir.BinaryExpression) -> None:
         result = _compare(fl, _COMPARISONS[kind], lhs, rhs, common)
     elif tir.is_float(common) and kind in _FLOAT_BINARY:
         result = fl.emit(_FLOAT_BINARY[kind](lhs, rhs)).results[0]
-    elif tir.is_float(common) and kind in _FLOAT_INTRINSIC_BINARY:
-        result = fl.intrinsic(_FLOAT_INTRINSIC_BINARY[kind], [lhs, rhs], lhs.type)
+    elif tir.is_float(common) and kind in (tir.MinOp, tir.MaxOp):
+        result = _float_min_max(fl, kind is tir.MaxOp, lhs, rhs)
+    elif tir.is_float(common) and kind is tir.PowOp:
+        result = fl.intrinsic("pow", [lhs, rhs], lhs.type)
     elif kind in (tir.MinOp, tir.MaxOp):
         lhs_wins = _compare(fl, "lt" if kind is tir.MinOp else "gt", lhs, rhs, common)
         result = fl.emit(VectorSelectOp(lhs_wins, lhs, rhs)).results[0]
+    elif kind in (tir.DivOp, tir.ModOp) and not _safe_divisor(op.rhs):
+        result = _guarded_division(fl, kind, lhs, rhs, common)
     elif kind in _SIGNED_INT_BINARY:
         signed, unsigned = _SIGNED_INT_BINARY[kind]
         result = fl.emit((unsigned if _is_unsigned(common) else signed)(lhs, rhs)).results[0]
@@ -582,7 +666,7 @@ def _exp_f32(fl: FunctionLowering, x: SSAValue, type_: Attribute) -> SSAValue:
     """e**x in f32 without a libm call, so that vectors stay vectors (LLVM
     scalarizes llvm.exp into expf calls): x = n ln2 + r, a degree-6
     polynomial for e**r (Cephes' expf, ~1 ulp), times 2**n built in the
-    exponent bits."""
+    exponent bits. The input clamp keeps NaN (exp(NaN) is NaN)."""
 
     def emit(op: Operation) -> SSAValue:
         return fl.emit(op).results[0]
@@ -590,9 +674,7 @@ def _exp_f32(fl: FunctionLowering, x: SSAValue, type_: Attribute) -> SSAValue:
     def c(value: float) -> SSAValue:
         return fl.constant(value, type_)
 
-    x = fl.intrinsic(
-        "minnum", [fl.intrinsic("maxnum", [x, c(-87.33654)], type_), c(88.72283)], type_
-    )
+    x = _float_min_max(fl, False, _float_min_max(fl, True, x, c(-87.33654)), c(88.72283))
     n = fl.intrinsic(
         "floor", [emit(llvm.FAddOp(emit(llvm.FMulOp(x, c(1.4426950408889634))), c(0.5)))], type_
     )
@@ -611,7 +693,10 @@ def _exp_f32(fl: FunctionLowering, x: SSAValue, type_: Attribute) -> SSAValue:
         llvm.FAddOp(emit(llvm.FAddOp(emit(llvm.FMulOp(p, emit(llvm.FMulOp(r, r)))), r)), c(1.0))
     )
     int_type = tir.with_element(type_, IntegerType(32))
-    exponent = fl.float_to_int(n, type_, tir.with_element(type_, IntegerType(32)))
+    # n is integral and clamped: n + 1.5 * 2**23 holds n in its low mantissa bits
+    # (a saturating fptosi would be scalarized lane by lane)
+    magic = emit(llvm.BitcastOp(emit(llvm.FAddOp(n, c(12582912.0))), int_type))
+    exponent = emit(llvm.SubOp(magic, fl.constant(0x4B400000, int_type)))
     biased = emit(llvm.AddOp(exponent, fl.constant(127, int_type)))
     scale = emit(llvm.BitcastOp(emit(llvm.ShlOp(biased, fl.constant(23, int_type))), type_))
     return emit(llvm.FMulOp(y, scale))
@@ -667,9 +752,6 @@ def _lower_isnan(fl: FunctionLowering, op: tir.IsnanOp) -> None:
 
 def _clamp(fl: FunctionLowering, x: SSAValue, source: Attribute, low: int, high: int) -> SSAValue:
     type_ = convert_type(source)
-    if tir.is_float(source):
-        x = fl.intrinsic("maxnum", [x, fl.constant(low, type_)], type_)
-        return fl.intrinsic("minnum", [x, fl.constant(high, type_)], type_)
     for bound, relation in ((low, "lt"), (high, "gt")):
         limit = fl.constant(bound, type_)
         outside = _compare(fl, relation, x, limit, source)
@@ -678,15 +760,14 @@ def _clamp(fl: FunctionLowering, x: SSAValue, source: Attribute, low: int, high:
 
 
 def _lower_saturated_cast(fl: FunctionLowering, op: tir.SaturatedCastOp) -> None:
-    low, high = (0, 255) if _is_unsigned(op.result.type) else (-128, 127)
-    clamped = _clamp(fl, fl.value(op.input), op.input.type, low, high)
     source = op.input.type
-    if tir.is_float(source):
-        fl.values[op.result] = fl.float_to_int(clamped, convert_type(source), op.result.type)
-    else:
-        fl.values[op.result] = fl.emit(llvm.TruncOp(clamped, convert_type(op.result.type))).results[
-            0
-        ]
+    if tir.is_float(source):  # fptosi/fptoui.sat: clamped to the range, NaN -> 0
+        value = fl.value(op.input)
+        fl.values[op.result] = fl.float_to_int(value, convert_type(source), op.result.type)
+        return
+    low, high = (0, 255) if _is_unsigned(op.result.type) else (-128, 127)
+    clamped = _clamp(fl, fl.value(op.input), source, low, high)
+    fl.values[op.result] = fl.emit(llvm.TruncOp(clamped, convert_type(op.result.type))).results[0]
 
 
 def _lower_round_and_cast(fl: FunctionLowering, op: tir.RoundAndCastOp) -> None:
@@ -697,8 +778,20 @@ def _lower_round_and_cast(fl: FunctionLowering, op: tir.RoundAndCastOp) -> None:
     fl.values[op.result] = fl.float_to_int(rounded, type_, op.result.type)
 
 
+_REDUCE_MAX_MIN = {
+    tir.ReduceMaxOp: ("fmaximum", "smax", "umax"),
+    tir.ReduceMinOp: ("fminimum", "smin", "umin"),
+}
+
+
 def _lower_reduce(fl: FunctionLowering, op: tir.VectorReduceExpression) -> None:
     vector, element = fl.value(op.input), convert_type(op.result.type)
+    if type(op) in _REDUCE_MAX_MIN:  # fmaximum/fminimum: NaN-propagating, like numpy
+        float_name, signed, unsigned = _REDUCE_MAX_MIN[type(op)]
+        kind = float_name if tir.is_float(element) else unsigned if _is_unsigned(element) else signed
+        name = f"llvm.vector.reduce.{kind}.{_mangle(convert_type(op.input.type))}"
+        fl.values[op.result] = fl.emit(llvm.CallIntrinsicOp(name, [vector], [element])).results[0]
+        return
     is_add = isinstance(op, tir.ReduceAddOp)
     if tir.is_float(op.result.type):
         start = fl.constant(0.0 if is_add else 1.0, element)
@@ -896,6 +989,7 @@ PATTERNS: dict[type[Operation], Callable[[FunctionLowering, Operation], None]] =
     tir.ReturnOp: _lower_return,
     tir.BrgemmOp: _lower_brgemm,
     tir.ListBrgemmOp: _lower_list_brgemm,
+    tir.BrgemmTileOp: _lower_brgemm_tile,
     tir.ConstOp: _lower_const,
     tir.CastOp: _lower_cast,
     tir.ReinterpretOp: _lower_reinterpret,
@@ -946,6 +1040,14 @@ class ModuleLowering:
             llvm.FuncOp(name, llvm.LLVMFunctionType(inputs, result), llvm.LinkageAttr("external"))
         )
 
+    def require_microkernel(self, name: str) -> None:
+        """Declare generated microkernel `name`; the JIT defines it."""
+        if name in self.declared:
+            return
+        self.declared.add(name)
+        signature = llvm.LLVMFunctionType([_ptr, _ptr, _ptr, i64, i1])
+        self.extra.append(llvm.FuncOp(name, signature, llvm.LinkageAttr("external")))
+
     def parallel_wrapper(self, body: str, capture_types: list[Attribute]) -> str:
         """`body__parallel(i64 i, ptr captures)`, calling `body(i, captures...)`."""
         if body in self.wrappers:
@@ -977,7 +1079,7 @@ class ModuleLowering:
             element = convert_type(type_.element_type)
             global_type = llvm.LLVMArrayType(type_.element_count(), element)
             if op.initial_value is not None:
-                values = list(op.initial_value.get_values())
+                values = _llvm_values(op.initial_value.get_values(), type_.element_type)
             else:
                 values = [0.0 if tir.is_float(element) else 0] * type_.element_count()
             value = DenseIntOrFPElementsAttr.from_list(
@@ -989,13 +1091,11 @@ class ModuleLowering:
             if initial is None:
                 value = (
                     FloatAttr(0.0, global_type)
-                    if tir.is_float(type_)
+                    if tir.is_float(global_type)
                     else IntegerAttr(0, global_type)
                 )
-            elif isinstance(initial, IntegerAttr):
-                value = IntegerAttr(initial.value.data, global_type)
             else:
-                value = initial
+                value = _llvm_scalar(initial, type_)
         return llvm.GlobalOp(global_type, op.sym_name, "external", value=value, alignment=64)
 
     def convert(self) -> None:

@@ -15,6 +15,7 @@ import os
 import llvmlite.binding as llvm
 
 from graphcompiler.target import get_target
+from graphcompiler.runtime.microkernels import declared_microkernels, microkernel_module
 from graphcompiler.runtime.symbols import NATIVE_LIBRARIES, NUM_THREADS_GLOBAL, native_source
 
 
@@ -101,9 +102,13 @@ def parse_llvm_ir(text: str, name: str = "program") -> llvm.ModuleRef:
 
 
 def assembly(llvm_ir: str) -> str:
-    """Host assembly of optimized `llvm_ir` (without the runtime)."""
+    """Host assembly of optimized `llvm_ir` and its generated microkernels
+    (without the runtime)."""
     machine = _target_machine()
     module = parse_llvm_ir(llvm_ir)
+    microkernels = microkernel_module(declared_microkernels(llvm_ir))
+    if microkernels:
+        module.link_in(parse_llvm_ir(microkernels, "graphcompiler_microkernels"))
     _optimize(module, machine)
     return machine.emit_assembly(module)
 
@@ -116,6 +121,9 @@ class JitEngine:
         check_num_threads(num_threads)  # before the costly compilation
         machine = _target_machine()
         module = parse_llvm_ir(native_source(), "graphcompiler_runtime")
+        microkernels = microkernel_module(declared_microkernels(llvm_ir))
+        if microkernels:
+            module.link_in(parse_llvm_ir(microkernels, "graphcompiler_microkernels"))
         module.link_in(parse_llvm_ir(llvm_ir))
         _optimize(module, machine)
         self.module = module

@@ -1,17 +1,18 @@
 """Generated brgemm microkernels: one description, any register tile.
 
-`tir.packed_brgemm` computes a register tile C[m, n] (+)= A[m, k] x B[k, n]
-where B is a packed panel (row r of the panel at B + r * nr, zero padded to
-nr columns). Its lowering calls `gc_ukernel_f32_...`, a function whose name
-spells its static parameters; the JIT generates the LLVM IR of every such
-function the program declares (`link_microkernels`), the way oneDNN's brgemm
+`tir.brgemm_tile` computes one register tile of a batch-reduce GEMM,
+C[m, n] (+)= sum over offset pairs of A_b[m, k] x B_b[k, n], with B rows
+`ldb` apart: a packed B panel (matmul) or rows of a convolution's input, one
+offset pair per filter tap. Its lowering calls `gc_ukernel_f32_...`, a
+function whose name spells its static parameters; the JIT generates the LLVM
+IR of every such function a program declares, the way oneDNN's brgemm
 JIT-generates a kernel per shape.
 
 The kernel body is the classic broadcast-A / FMA loop: m x v vector
-accumulators (v = ceil(n / lanes)) stay in registers for the whole K loop;
-each step loads v vectors of the B panel, broadcasts m elements of A and
-issues m * v fused multiply-adds. Columns past n are neither loaded from nor
-stored to C (masked vectors), so tails need no scalar code.
+accumulators (v = ceil(n / lanes)) stay in registers across every K loop;
+each step loads v vectors of B, broadcasts m elements of A and issues m * v
+fused multiply-adds. Lanes past n are masked on every B load and C access,
+so tails need no scalar code and never touch memory outside the tile.
 """
 
 from __future__ import annotations
@@ -21,113 +22,128 @@ from dataclasses import dataclass
 
 PREFIX = "gc_ukernel_f32_"
 _NAME = re.compile(
-    rf"{PREFIX}m(\d+)_n(\d+)_nr(\d+)_l(\d+)_ar(\d+)_ak(\d+)_ldc(\d+)"
+    rf"{PREFIX}m(\d+)_n(\d+)_l(\d+)_ar(\d+)_ak(\d+)_ldb(\d+)_ldc(\d+)((?:_o\d+x\d+)*)"
 )
 _DECLARED = re.compile(rf"declare\s+void\s+@\"?({PREFIX}[A-Za-z0-9_]+)\"?\s*\(")
 
 
 @dataclass(frozen=True)
 class Microkernel:
-    """A register tile: C[m, n] at C + i * ldc + j; A[i, k] at
-    A + i * a_row + k * a_k (a_row = lda, a_k = 1; transposed A swaps them);
-    the B panel holds nr floats a row; vectors have `lanes` floats."""
+    """A register tile C[m, n] (+)= sum over (a_off, b_off) in `offsets` of
+    A_b x B_b, where A_b[i, l] = A[a_off + i * a_row + l * a_k] and
+    B_b[l, j] = B[b_off + l * ldb + j]; C[i, j] at C + i * ldc + j; vectors
+    of `lanes` floats. A packed B panel has ldb = its width; a convolution
+    passes one (weights, input) offset pair per filter tap."""
 
     m: int
     n: int
-    nr: int
     lanes: int
     a_row: int
     a_k: int
+    ldb: int
     ldc: int
+    offsets: tuple[tuple[int, int], ...] = ((0, 0),)
 
     @property
     def name(self) -> str:
+        taps = "" if self.offsets == ((0, 0),) else "".join(f"_o{a}x{b}" for a, b in self.offsets)
         return (
-            f"{PREFIX}m{self.m}_n{self.n}_nr{self.nr}_l{self.lanes}"
-            f"_ar{self.a_row}_ak{self.a_k}_ldc{self.ldc}"
+            f"{PREFIX}m{self.m}_n{self.n}_l{self.lanes}_ar{self.a_row}_ak{self.a_k}"
+            f"_ldb{self.ldb}_ldc{self.ldc}{taps}"
         )
 
     @staticmethod
     def from_name(name: str) -> Microkernel | None:
         match = _NAME.fullmatch(name)
-        return Microkernel(*(int(g) for g in match.groups())) if match else None
+        if not match:
+            return None
+        *sizes, taps = match.groups()
+        offsets = tuple(
+            tuple(int(x) for x in tap.split("x")) for tap in taps.split("_o")[1:]
+        ) or ((0, 0),)
+        return Microkernel(*(int(g) for g in sizes), offsets=offsets)
 
     @property
     def vectors(self) -> int:
         return -(-self.n // self.lanes)
 
     def llvm_ir(self) -> str:
-        """`void NAME(ptr A, ptr B, ptr C, i64 K, i1 accumulate)`."""
-        lanes, vec = self.lanes, f"<{self.lanes} x float>"
-        rows, vectors = range(self.m), range(self.vectors)
+        """`void NAME(ptr A, ptr B, ptr C, i64 K, i1 accumulate)`, K >= 1:
+        one K loop per offset pair, the accumulators live across all."""
+        vec = f"<{self.lanes} x float>"
+        tiles = [(r, v) for r in range(self.m) for v in range(self.vectors)]
         lines = [
             f"define void @{self.name}(ptr noalias %a, ptr noalias %b, ptr noalias %c, i64 %k, i1 %accumulate) #0 {{",
             "entry:",
-            "  %empty = icmp sle i64 %k, 0",
-            "  br i1 %empty, label %store, label %loop",
-            "loop:",
-            "  %kk = phi i64 [ 0, %entry ], [ %next, %loop ]",
+            "  br label %loop0",
         ]
-        for r in rows:
-            for v in vectors:
-                lines.append(f"  %acc{r}_{v} = phi {vec} [ zeroinitializer, %entry ], [ %fma{r}_{v}, %loop ]")
-        lines.append(f"  %brow = mul i64 %kk, {self.nr}")
-        for v in vectors:
-            lines += [
-                f"  %boff{v} = add i64 %brow, {v * lanes}",
-                f"  %bptr{v} = getelementptr inbounds float, ptr %b, i64 %boff{v}",
-                f"  %b{v} = load {vec}, ptr %bptr{v}, align 4",
-            ]
-        lines.append(f"  %acol = mul i64 %kk, {self.a_k}")
-        for r in rows:
-            lines += [
-                f"  %aoff{r} = add i64 %acol, {r * self.a_row}",
-                f"  %aptr{r} = getelementptr inbounds float, ptr %a, i64 %aoff{r}",
-                f"  %a{r} = load float, ptr %aptr{r}, align 4",
-                f"  %ains{r} = insertelement {vec} poison, float %a{r}, i64 0",
-                f"  %abc{r} = shufflevector {vec} %ains{r}, {vec} poison, <{lanes} x i32> zeroinitializer",
-            ]
-            for v in vectors:
-                lines.append(
-                    f"  %fma{r}_{v} = call {vec} @llvm.fmuladd.v{lanes}f32({vec} %abc{r}, {vec} %b{v}, {vec} %acc{r}_{v})"
-                )
-        lines += [
-            "  %next = add nuw nsw i64 %kk, 1",
-            "  %more = icmp slt i64 %next, %k",
-            "  br i1 %more, label %loop, label %store",
-            "store:",
-        ]
-        for r in rows:
-            for v in vectors:
-                lines.append(
-                    f"  %sum{r}_{v} = phi {vec} [ zeroinitializer, %entry ], [ %fma{r}_{v}, %loop ]"
-                )
-        lines.append("  br i1 %accumulate, label %add, label %write")
-        lines.append("add:")
-        for r in rows:
-            for v in vectors:
-                pointer = f"%cptr_a{r}_{v}"
-                lines.append(
-                    f"  {pointer} = getelementptr inbounds float, ptr %c, i64 {r * self.ldc + v * lanes}"
-                )
-                lines.append(f"  %old{r}_{v} = {self._load_c(v, pointer)}")
-                lines.append(f"  %new{r}_{v} = fadd {vec} %sum{r}_{v}, %old{r}_{v}")
-        lines.append("  br label %write")
-        lines.append("write:")
-        for r in rows:
-            for v in vectors:
-                lines.append(
-                    f"  %out{r}_{v} = phi {vec} [ %sum{r}_{v}, %store ], [ %new{r}_{v}, %add ]"
-                )
-        for r in rows:
-            for v in vectors:
-                pointer = f"%cptr_w{r}_{v}"
-                lines.append(
-                    f"  {pointer} = getelementptr inbounds float, ptr %c, i64 {r * self.ldc + v * lanes}"
-                )
-                lines.append(f"  {self._store_c(v, f'%out{r}_{v}', pointer)}")
+        previous, carried = "entry", {t: "zeroinitializer" for t in tiles}
+        for tap, offsets in enumerate(self.offsets):
+            lines += self._loop(tap, offsets, previous, carried)
+            previous, carried = f"loop{tap}", {t: f"%fma{tap}_{t[0]}_{t[1]}" for t in tiles}
+        lines.append("store:")
+        lines += self._write(carried)
         lines += ["  ret void", "}"]
         return "\n".join(lines) + "\n"
+
+    def _loop(self, tap: int, offsets: tuple[int, int], previous: str, carried: dict) -> list[str]:
+        """The K loop of one offset pair: v B vectors, m broadcasts, m x v FMAs."""
+        lanes, vec, label = self.lanes, f"<{self.lanes} x float>", f"loop{tap}"
+        after = f"loop{tap + 1}" if tap + 1 < len(self.offsets) else "store"
+        a_offset, b_offset = offsets
+        lines = [f"{label}:", f"  %k{tap} = phi i64 [ 0, %{previous} ], [ %next{tap}, %{label} ]"]
+        for r, v in carried:
+            lines.append(
+                f"  %acc{tap}_{r}_{v} = phi {vec} [ {carried[r, v]}, %{previous} ], [ %fma{tap}_{r}_{v}, %{label} ]"
+            )
+        lines.append(f"  %brow{tap} = mul i64 %k{tap}, {self.ldb}")
+        for v in range(self.vectors):
+            pointer = f"%bptr{tap}_{v}"
+            lines += [
+                f"  %boff{tap}_{v} = add i64 %brow{tap}, {b_offset + v * lanes}",
+                f"  {pointer} = getelementptr inbounds float, ptr %b, i64 %boff{tap}_{v}",
+                f"  %b{tap}_{v} = {self._load(v, pointer)}",
+            ]
+        lines.append(f"  %acol{tap} = mul i64 %k{tap}, {self.a_k}")
+        for r in range(self.m):
+            lines += [
+                f"  %aoff{tap}_{r} = add i64 %acol{tap}, {a_offset + r * self.a_row}",
+                f"  %aptr{tap}_{r} = getelementptr inbounds float, ptr %a, i64 %aoff{tap}_{r}",
+                f"  %a{tap}_{r} = load float, ptr %aptr{tap}_{r}, align 4",
+                f"  %ains{tap}_{r} = insertelement {vec} poison, float %a{tap}_{r}, i64 0",
+                f"  %abc{tap}_{r} = shufflevector {vec} %ains{tap}_{r}, {vec} poison, <{lanes} x i32> zeroinitializer",
+            ]
+            for v in range(self.vectors):
+                lines.append(
+                    f"  %fma{tap}_{r}_{v} = call {vec} @llvm.fmuladd.v{lanes}f32({vec} %abc{tap}_{r}, {vec} %b{tap}_{v}, {vec} %acc{tap}_{r}_{v})"
+                )
+        return lines + [
+            f"  %next{tap} = add nuw nsw i64 %k{tap}, 1",
+            f"  %more{tap} = icmp slt i64 %next{tap}, %k",
+            f"  br i1 %more{tap}, label %{label}, label %{after}",
+        ]
+
+    def _write(self, sums: dict) -> list[str]:
+        """C = sums, or C += sums when accumulating (masked past n)."""
+        vec = f"<{self.lanes} x float>"
+        lines = ["  br i1 %accumulate, label %add, label %write", "add:"]
+        for r, v in sums:
+            pointer = f"%cptr_a{r}_{v}"
+            lines += [
+                f"  {pointer} = getelementptr inbounds float, ptr %c, i64 {r * self.ldc + v * self.lanes}",
+                f"  %old{r}_{v} = {self._load(v, pointer)}",
+                f"  %new{r}_{v} = fadd {vec} {sums[r, v]}, %old{r}_{v}",
+            ]
+        lines += ["  br label %write", "write:"]
+        for r, v in sums:
+            lines.append(f"  %out{r}_{v} = phi {vec} [ {sums[r, v]}, %store ], [ %new{r}_{v}, %add ]")
+        for r, v in sums:
+            pointer = f"%cptr_w{r}_{v}"
+            lines += [
+                f"  {pointer} = getelementptr inbounds float, ptr %c, i64 {r * self.ldc + v * self.lanes}",
+                f"  {self._store(v, f'%out{r}_{v}', pointer)}",
+            ]
+        return lines
 
     def _mask(self, v: int) -> str | None:
         """The lane mask of vector v of a row, or None when all lanes are in C."""
@@ -137,7 +153,7 @@ class Microkernel:
         bits = ", ".join("i1 true" if lane < valid else "i1 false" for lane in range(self.lanes))
         return f"<{bits}>"
 
-    def _load_c(self, v: int, pointer: str) -> str:
+    def _load(self, v: int, pointer: str) -> str:
         vec, mask = f"<{self.lanes} x float>", self._mask(v)
         if mask is None:
             return f"load {vec}, ptr {pointer}, align 4"
@@ -146,7 +162,7 @@ class Microkernel:
             f"<{self.lanes} x i1> {mask}, {vec} zeroinitializer)"
         )
 
-    def _store_c(self, v: int, value: str, pointer: str) -> str:
+    def _store(self, v: int, value: str, pointer: str) -> str:
         vec, mask = f"<{self.lanes} x float>", self._mask(v)
         if mask is None:
             return f"store {vec} {value}, ptr {pointer}, align 4"

@@ -20,16 +20,18 @@ diagnostic: the graph dialect is illegal after this pass.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.traits import SymbolTable
 
 from graphcompiler.diagnostics import Diagnostic, DiagnosticError, Severity, op_diagnostic
-from graphcompiler.dialects import graph
+from graphcompiler.dialects import graph, tir
 from graphcompiler.dialects.tir_builder import TirBuilder
 from graphcompiler.lowering.graph_to_tir.kernel import Kernel, Operand, tir_tensor_type
 from graphcompiler.lowering.graph_to_tir.templates import BLOCKED_FORMAT_OPS, COPY, TEMPLATES
@@ -38,6 +40,15 @@ from graphcompiler.target import Target, get_target
 
 def _fail(op: Operation, message: str) -> DiagnosticError:
     return DiagnosticError(op_diagnostic(op, message))
+
+
+def _constant_value(value: SSAValue) -> Attribute | None:
+    """The initial value of the global `value` refers to, if it is one."""
+    owner = value.owner
+    if not isinstance(owner, tir.GlobalRefOp):
+        return None
+    target = SymbolTable.lookup_symbol(owner, owner.global_name)
+    return target.initial_value if isinstance(target, tir.GlobalOp) else None
 
 
 @dataclass
@@ -61,7 +72,10 @@ class _FunctionLowering:
         outputs: list[tuple[SSAValue, TensorType]],
         inputs: list[tuple[SSAValue, TensorType]],
     ) -> None:
-        """Define kernel `name` with `template` and call it from the entry."""
+        """Define kernel `name` with `template` and call it from the entry
+        (no kernel when the outputs are empty: there is nothing to compute)."""
+        if all(math.prod(t.get_shape()) == 0 for _, t in outputs):
+            return
         b = self.builder
         params = [tir_tensor_type(t) for _, t in (*outputs, *inputs)]
         with b.at_end_of(b.module.body.block), b.make_func(name, params) as args:
@@ -72,7 +86,10 @@ class _FunctionLowering:
             kernel = Kernel(
                 b,
                 [Operand(a, t) for a, (_, t) in zip(args, outputs, strict=False)],
-                [Operand(a, t) for a, (_, t) in zip(args[len(outputs) :], inputs, strict=True)],
+                [
+                    Operand(a, t, _constant_value(v))
+                    for a, (v, t) in zip(args[len(outputs) :], inputs, strict=True)
+                ],
                 self.target,
             )
             template(kernel, op)
@@ -134,8 +151,9 @@ class _FunctionLowering:
         if isinstance(op, graph.ConstantOp):
             name = f"{self.function.sym_name.data}_constant_{self.counter[0] + 1}"
             self.counter[0] += 1
+            buffer_type = tir_tensor_type(op.result.type)
             with b.at_end_of(b.module.body.block):
-                constant = b.make_global(name, tir_tensor_type(op.result.type), op.value)
+                constant = b.make_global(name, buffer_type, _buffer_value(op.value, buffer_type))
             b.module.body.block.detach_op(constant)
             b.module.body.block.insert_op_before(constant, b.module.body.block.first_op)
             values[op.result] = b.global_ref(constant)
@@ -164,6 +182,16 @@ class _FunctionLowering:
             outputs.append((target, result.type))
         inputs = [(values[o], o.type) for o in op.operands]
         self.call_kernel(self.kernel_name(base), template, op, outputs, inputs)
+
+
+def _buffer_value(
+    value: DenseIntOrFPElementsAttr, buffer_type: tir.TirTensorType
+) -> DenseIntOrFPElementsAttr:
+    """A constant's value in its buffer's shape (a rank-0 tensor is a buffer of one element)."""
+    if tuple(value.type.get_shape()) == buffer_type.get_shape():
+        return value
+    type_ = TensorType(value.get_element_type(), buffer_type.get_shape())
+    return DenseIntOrFPElementsAttr.from_list(type_, list(value.get_values()))
 
 
 def convert_graph_to_tir(module: ModuleOp, target: Target | None = None) -> None:

@@ -59,6 +59,8 @@ class Operand:
 
     value: SSAValue
     type: TensorType
+    constant: Attribute | None = None
+    """The value when the operand is a compile-time constant (packed once)."""
 
     @property
     def shape(self) -> list[int]:
@@ -228,6 +230,12 @@ def _nest(
 
 def worth_parallel(shape: Sequence[int]) -> bool:
     return bool(shape) and shape[0] > 1 and math.prod(shape) >= PARALLEL_MIN_ELEMENTS
+
+
+def worth_parallel_work(iterations: int, work: int) -> bool:
+    """A parallel loop of `iterations` pays off when the whole nest under it
+    touches `work` elements (a reduction reads far more than it writes)."""
+    return iterations > 1 and work >= PARALLEL_MIN_ELEMENTS
 
 
 def broadcast_indices(

@@ -9,7 +9,7 @@ block a GEMM):
   time into a global, any other B per call into a scratch tensor;
 - the output is cut into mc x nc blocks, run in parallel (batch x M x N);
 - in a block, for each K block of kc rows (the panel slice kc x nr stays in
-  L1, the A block mc x kc in L2) and each panel, `tir.packed_brgemm` runs the
+  L1, the A block mc x kc in L2) and each panel, `tir.brgemm_tile` runs the
   mr x nr register tile over the block's rows;
 - the epilogue (fused element-wise ops) runs on each finished block.
 Every accumulation runs over K in the same order whatever the blocking or
@@ -326,9 +326,9 @@ class PackedMatmul:
             panel = b.div(col, s.nr)
             b_view = b.tensor_ptr(packed, [*b_batch, panel, depth, 0], [(kc - 1) * s.nr + s.nr])
             c_view = b.tensor_ptr(c.value, [*batch_index, row, col], [(m - 1) * self.n + n])
-            b.make_packed_brgemm(
-                a_view, b_view, c_view, m=m, n=n, k=kc, nr=s.nr, lanes=s.lanes,
-                a_row=a_row, a_k=a_k, ldc=self.n, accumulate=accumulate,
+            b.make_brgemm_tile(
+                a_view, b_view, c_view, m=m, n=n, k=kc, lanes=s.lanes,
+                a_row=a_row, a_k=a_k, ldb=s.nr, ldc=self.n, accumulate=accumulate,
             )  # fmt: skip
 
         def panel_column(col, n: int) -> None:

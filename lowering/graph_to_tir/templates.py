@@ -14,12 +14,19 @@ from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType, TensorTyp
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from graphcompiler.dialects import graph, tir
+from graphcompiler.lowering.graph_to_tir.matmul import Epilogue, matmul, matmul_into
 from graphcompiler.lowering.graph_to_tir.kernel import (
     PARALLEL_MIN_ELEMENTS,
     Kernel,
     Operand,
     compute_type,
     is_vectorizable,
+)
+from graphcompiler.lowering.graph_to_tir.reductions import (
+    batch_norm,
+    layer_norm,
+    reduction,
+    softmax,
 )
 
 Template = Callable[[Kernel, Operation], None]
@@ -56,23 +63,56 @@ def _binary_compute(op_class: type):
     return lambda k, op, values: k.b.binary(op_class, *values)
 
 
+_ERF_SMALL = (
+    7.882497448008507e-05,
+    -0.0008018855005502701,
+    0.005189312156289816,
+    -0.02685432881116867,
+    0.11283597350120544,
+    -0.3761262595653534,
+    0.12837916612625122,
+)
+"""erf(x) / x - 1 as a polynomial in x^2 on |x| <= 1 (least squares on
+Chebyshev nodes; the 1 is kept apart so that x + x * S rounds once, at the end)."""
+
+_ERF_TAIL = (
+    -4.269337239293236e-07,
+    1.6718017832317855e-06,
+    -3.7444333429448307e-06,
+    1.4353662663779687e-05,
+    -5.9529527788981795e-05,
+    0.00021297208149917424,
+    -0.0007331467350013554,
+    0.0024659824557602406,
+    -0.008001696318387985,
+    0.024938203394412994,
+    -0.07434733957052231,
+    0.21080635488033295,
+)
+"""erfc(a) * exp(a^2) as a polynomial in a - 2.5 on 1 <= a <= 4 (least squares)."""
+
+
+def _horner(k: Kernel, x: SSAValue, coefficients: tuple[float, ...]) -> SSAValue:
+    """The polynomial with `coefficients` (highest degree first) at x."""
+    result = k.const(coefficients[0], x)
+    for coefficient in coefficients[1:]:
+        result = k.b.add(k.b.mul(result, x), coefficient)
+    return result
+
+
 def _erf(k: Kernel, x: SSAValue) -> SSAValue:
-    """erf in f32: a Taylor series near 0 (relative accuracy), Abramowitz &
-    Stegun 7.1.26 elsewhere (absolute error < 1.5e-7)."""
+    """erf in f32, absolute error < 1e-7 (relative near 0): x + x * S(x^2)
+    for |x| <= 1, else sign(x) * (1 - exp(-a^2) * T(a - 2.5)) with
+    a = min(|x|, 4) (erf(4) rounds to 1). Both branches are computed and
+    selected, so vectors need no control flow; NaN stays NaN."""
     b = k.b
+    small = b.add(x, b.mul(x, _horner(k, b.mul(x, x), _ERF_SMALL)))
     ax = b.unary(tir.AbsOp, x)
-    t = b.div(1.0, b.add(1.0, b.mul(0.3275911, ax)))
-    poly = k.const(1.061405429, x)
-    for coefficient in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
-        poly = b.add(b.mul(poly, t), coefficient)
-    tail = b.sub(1.0, b.mul(b.mul(poly, t), b.unary(tir.ExpOp, b.sub(0.0, b.mul(x, x)))))
+    a = b.binary(tir.MinOp, ax, 4.0)
+    erfc = b.mul(b.unary(tir.ExpOp, b.sub(0.0, b.mul(a, a))), _horner(k, b.sub(a, 2.5), _ERF_TAIL))
+    tail = b.sub(1.0, erfc)
     signed_tail = b.select(b.binary(tir.LtOp, x, 0.0), b.sub(0.0, tail), tail)
-    x2 = b.mul(x, x)
-    series = k.const(1.0 / 216.0, x)  # 2/sqrt(pi) * (x - x^3/3 + x^5/10 - x^7/42 + x^9/216)
-    for coefficient in (-1.0 / 42.0, 1.0 / 10.0, -1.0 / 3.0, 1.0):
-        series = b.add(b.mul(series, x2), coefficient)
-    series = b.mul(b.mul(series, x), 2.0 / math.sqrt(math.pi))
-    return b.select(b.binary(tir.LtOp, ax, 0.5), series, signed_tail)
+    return b.select(b.binary(tir.LeOp, ax, 1.0), small, signed_tail)
 
 
 def _gelu(k: Kernel, op: graph.GeluOp, x: SSAValue) -> SSAValue:
@@ -88,16 +128,6 @@ def _clamp(k: Kernel, op: graph.ClampOp, x: SSAValue) -> SSAValue:
     if not tir.is_float(x.type):  # the reference clips in float, then truncates
         low, high = math.trunc(low), math.trunc(high)
     return k.b.binary(tir.MinOp, k.b.binary(tir.MaxOp, x, low), high)
-
-
-def _divide(k: Kernel, op: Operation, values: list[SSAValue]) -> SSAValue:
-    lhs, rhs = values
-    if tir.is_float(lhs.type):
-        return k.b.div(lhs, rhs)
-    # integers: C truncation, and 0 (not a trap) when dividing by zero
-    zero = k.b.binary(tir.EqOp, rhs, 0)
-    safe = k.b.select(zero, k.const(1, rhs), rhs)
-    return k.b.select(zero, k.const(0, lhs), k.b.div(lhs, safe))
 
 
 def _leaky_relu(k: Kernel, op: graph.LeakyReluOp, x: SSAValue) -> SSAValue:
@@ -132,6 +162,7 @@ BINARY: dict[type, type] = {
     graph.AddOp: tir.AddOp,
     graph.SubOp: tir.SubOp,
     graph.MulOp: tir.MulOp,
+    graph.DivOp: tir.DivOp,  # integers: x / 0 = 0, INT_MIN / -1 = INT_MIN (tir.div never traps)
     graph.PowOp: tir.PowOp,
     graph.MaximumOp: tir.MaxOp,
     graph.MinimumOp: tir.MinOp,
@@ -141,259 +172,12 @@ BINARY: dict[type, type] = {
 }
 
 
-# --- matmul -----------------------------------------------------------------------------
-
-BLOCK_LIMIT = 64
-
-
-def _block(size: int) -> int:
-    """The largest divisor of `size` not above BLOCK_LIMIT (brgemm sizes are static)."""
-    return max(d for d in range(1, min(size, BLOCK_LIMIT) + 1) if size % d == 0)
-
-
-Epilogue = Callable[[list, list[int]], None]
-"""Called with a block's origin and sizes once that block of an anchor's
-output is computed (graph.fused applies its element-wise ops there)."""
-
-
-def matmul(kernel: Kernel, op: graph.MatmulOp) -> None:
-    matmul_into(kernel, op, kernel.inputs[0], kernel.inputs[1], kernel.out)
-
-
-def matmul_into(
-    kernel: Kernel,
-    op: graph.MatmulOp,
-    a: Operand,
-    b_: Operand,
-    out: Operand,
-    epilogue: Epilogue | None = None,
-) -> None:
-    props = _props(op)
-    transposed = graph.bool_value(props, "transpose_a") or graph.bool_value(props, "transpose_b")
-    all_f32 = all(o.element == f32 and not o.blocked for o in (a, b_, out))
-    if all_f32 and not transposed:
-        _matmul_brgemm(kernel, a, b_, out, epilogue)
-    else:
-        _matmul_loops(kernel, a, b_, out, props)
-        if epilogue:
-            epilogue([0] * len(out.shape), out.shape)
-
-
-def _matmul_brgemm(
-    kernel: Kernel, a: Operand, b_: Operand, out: Operand, epilogue: Epilogue | None = None
-) -> None:
-    """Tiles of the output, each one brgemm reducing over blocks of K (then
-    the epilogue on the tile, while it is in cache)."""
-    builder = kernel.b
-    *batch, m, n = out.shape
-    k = a.shape[-1]
-    tile_m, tile_n, tile_k = _block(m), _block(n), _block(k)
-    tiles_m, tiles_n = m // tile_m, n // tile_n
-    tile_shape = [*batch, tiles_m, tiles_n]
-    tile_count = math.prod(tile_shape)
-    parallel = tile_count > 1 and math.prod(out.shape) * k >= PARALLEL_MIN_ELEMENTS
-    with kernel.loop_nest([tile_count], parallel) as (flat,):
-        # unflatten into the batch dims, then the m tile, then the n tile
-        coordinates, rest = [], flat
-        for size in reversed(tile_shape):
-            if size == 1:
-                coordinates.append(builder.value(0, IndexType()))
-                continue
-            coordinates.append(builder.mod(rest, size))
-            rest = builder.div(rest, size)
-        *batch_index, tile_row, tile_col = reversed(coordinates)
-        row, col = builder.mul(tile_row, tile_m), builder.mul(tile_col, tile_n)
-        a_batch = _broadcast_batch(batch_index, batch, a.shape[:-2])
-        b_batch = _broadcast_batch(batch_index, batch, b_.shape[:-2])
-        a_view = builder.tensor_ptr(a.value, [*a_batch, row, 0], [tile_m * k])
-        b_view = builder.tensor_ptr(b_.value, [*b_batch, 0, col], [(k - 1) * n + tile_n])
-        c_view = builder.tensor_ptr(
-            out.value, [*batch_index, row, col], [(tile_m - 1) * n + tile_n]
-        )
-        builder.make_brgemm(
-            a_view, b_view, c_view, k // tile_k,
-            m=tile_m, n=tile_n, k=tile_k, lda=k, ldb=n, ldc=n, stride_a=tile_k, stride_b=tile_k * n,
-        )  # fmt: skip
-        if epilogue:
-            epilogue([*batch_index, row, col], [*[1] * len(batch), tile_m, tile_n])
-
-
-def _broadcast_batch(index: list[SSAValue], out_batch: list[int], batch: list[int]) -> list:
-    offset = len(out_batch) - len(batch)
-    return [0 if size == 1 else index[offset + d] for d, size in enumerate(batch)]
-
-
-def _matmul_loops(kernel: Kernel, a: Operand, b_: Operand, out: Operand, props) -> None:
-    """Any types, transposes and formats: a dot product per output element."""
-    builder = kernel.b
-    transpose_a, transpose_b = (graph.bool_value(props, n) for n in ("transpose_a", "transpose_b"))
-    *batch, m, n = out.shape
-    k = a.shape[-2] if transpose_a else a.shape[-1]
-    accumulator = compute_type(out.element)
-    with kernel.loop_nest(out.shape) as index:
-        *batch_index, row, col = index
-        total = kernel.var(accumulator, 0)
-        with builder.make_for(0, k, 1) as depth:
-            a_index = [
-                *_broadcast_batch(batch_index, batch, a.shape[:-2]),
-                *((depth, row) if transpose_a else (row, depth)),
-            ]
-            b_index = [
-                *_broadcast_batch(batch_index, batch, b_.shape[:-2]),
-                *((col, depth) if transpose_b else (depth, col)),
-            ]
-            product = builder.mul(kernel.load(a, a_index), kernel.load(b_, b_index))
-            builder.make_assign(total, builder.add(builder.read(total), product))
-        kernel.store(out, index, builder.read(total))
-
-
-# --- reductions and normalizations -------------------------------------------------------
-
-
-def _combine(kind: type) -> Callable:
-    return {
-        graph.ReduceSumOp: lambda b, acc, v: b.add(acc, v),
-        graph.ReduceMeanOp: lambda b, acc, v: b.add(acc, v),
-        graph.ReduceProdOp: lambda b, acc, v: b.mul(acc, v),
-        graph.ReduceMaxOp: lambda b, acc, v: b.binary(tir.MaxOp, acc, v),
-        graph.ReduceMinOp: lambda b, acc, v: b.binary(tir.MinOp, acc, v),
-    }[kind]
-
-
-def reduction(kernel: Kernel, op: graph.ReduceOp) -> None:
-    builder, x, out = kernel.b, kernel.inputs[0], kernel.out
-    props = _props(op)
-    axes = graph.reduced_axes(props, len(x.shape))
-    keep = graph.bool_value(props, "keep_dims")
-    kept = [d for d in range(len(x.shape)) if d not in axes]
-    combine = _combine(type(op))
-    with kernel.loop_nest(out.shape) as out_index:
-        kept_index = {d: out_index[d if keep else position] for position, d in enumerate(kept)}
-
-        def input_index(reduced: list) -> list:
-            return [
-                kept_index[d] if d in kept_index else reduced[axes.index(d)]
-                for d in range(len(x.shape))
-            ]
-
-        if isinstance(op, graph.ReduceMaxOp | graph.ReduceMinOp):
-            initial = kernel.load(x, input_index([0] * len(axes)))
-            total = builder.make_var(initial.type, initial)
-        else:
-            total = kernel.var(
-                compute_type(x.element), 1 if isinstance(op, graph.ReduceProdOp) else 0
-            )
-        with kernel.loop_nest([x.shape[d] for d in axes], parallel=False) as reduced:
-            builder.make_assign(
-                total, combine(builder, builder.read(total), kernel.load(x, input_index(reduced)))
-            )
-        result = builder.read(total)
-        if isinstance(op, graph.ReduceMeanOp):
-            result = builder.div(result, float(math.prod(x.shape[d] for d in axes)))
-        kernel.store(out, out_index, result)
-
-
-def _outer_and_axis(op: Operation, shape: list[int]) -> tuple[list[int], int]:
-    axis = graph.normalize_axis(graph.int_value(_props(op), "axis"), len(shape))
-    return [s for d, s in enumerate(shape) if d != axis], axis
-
-
-def softmax(kernel: Kernel, op: Operation) -> None:
-    """Max-subtracted: exp(x - max) / sum, or x - max - log(sum)."""
-    builder, x, out = kernel.b, kernel.inputs[0], kernel.out
-    outer, axis = _outer_and_axis(op, x.shape)
-    with kernel.loop_nest(outer) as index:
-
-        def at(i) -> list:
-            return [*index[:axis], i, *index[axis:]]
-
-        first = kernel.load(x, at(0))
-        peak = builder.make_var(first.type, first)
-        with builder.make_for(0, x.shape[axis], 1) as i:
-            builder.make_assign(
-                peak, builder.binary(tir.MaxOp, builder.read(peak), kernel.load(x, at(i)))
-            )
-        maximum = builder.read(peak)
-        total = kernel.var(first.type, 0)
-        with builder.make_for(0, x.shape[axis], 1) as i:
-            exponential = builder.unary(tir.ExpOp, builder.sub(kernel.load(x, at(i)), maximum))
-            builder.make_assign(total, builder.add(builder.read(total), exponential))
-            if isinstance(op, graph.SoftmaxOp):
-                kernel.store(out, at(i), exponential)
-        denominator = builder.read(total)
-        log_total = builder.unary(tir.LogOp, denominator)
-        with builder.make_for(0, x.shape[axis], 1) as i:
-            if isinstance(op, graph.SoftmaxOp):
-                kernel.store(out, at(i), builder.div(kernel.load(out, at(i)), denominator))
-            else:
-                kernel.store(
-                    out, at(i), builder.sub(builder.sub(kernel.load(x, at(i)), maximum), log_total)
-                )
-
-
 def _flat(kernel: Kernel, operand: Operand, leading: list, count: int) -> Operand:
     """The `count` trailing elements after `leading` indices, as a 1-D view."""
     view = kernel.b.tensor_ptr(
         operand.value, [*leading, *[0] * (len(operand.shape) - len(leading))], [count]
     )
     return Operand(view, TensorType(operand.element, [count]))
-
-
-def layer_norm(kernel: Kernel, op: graph.LayerNormOp) -> None:
-    """Two passes (mean, then variance of the centred values), then normalize."""
-    builder = kernel.b
-    x, gamma, beta = kernel.inputs
-    out = kernel.out
-    props = _props(op)
-    axis = graph.normalize_axis(graph.int_value(props, "axis"), len(x.shape))
-    epsilon = graph.float_value(props, "epsilon")
-    count = math.prod(x.shape[axis:])
-    gamma_flat, beta_flat = _flat(kernel, gamma, [], count), _flat(kernel, beta, [], count)
-    with kernel.loop_nest(x.shape[:axis]) as leading:
-        row, out_row = _flat(kernel, x, leading, count), _flat(kernel, out, leading, count)
-        total = kernel.var(f32, 0)
-        with builder.make_for(0, count, 1) as i:
-            builder.make_assign(total, builder.add(builder.read(total), kernel.load(row, [i])))
-        mean = builder.div(builder.read(total), float(count))
-        squares = kernel.var(f32, 0)
-        with builder.make_for(0, count, 1) as i:
-            centred = builder.sub(kernel.load(row, [i]), mean)
-            builder.make_assign(
-                squares, builder.add(builder.read(squares), builder.mul(centred, centred))
-            )
-        inverse = builder.unary(
-            tir.RsqrtOp, builder.add(builder.div(builder.read(squares), float(count)), epsilon)
-        )
-        with builder.make_for(0, count, 1) as i:
-            normalized = builder.mul(builder.sub(kernel.load(row, [i]), mean), inverse)
-            scaled = builder.add(
-                builder.mul(normalized, kernel.load(gamma_flat, [i])), kernel.load(beta_flat, [i])
-            )
-            kernel.store(out_row, [i], scaled)
-
-
-def batch_norm(kernel: Kernel, op: graph.BatchNormOp) -> None:
-    """Element-wise with per-channel parameters seen as [C, 1, ...] tensors."""
-    x, *parameters = kernel.inputs
-    out = kernel.out
-    epsilon = graph.float_value(_props(op), "epsilon")
-    channel_shape = [x.shape[1], *[1] * (len(x.shape) - 2)]
-    scale, bias, mean, var = (
-        Operand(
-            kernel.b.tensor_ptr(p.value, [0], channel_shape), TensorType(p.element, channel_shape)
-        )
-        for p in parameters
-    )
-
-    def body(index: list[SSAValue], lanes: int) -> None:
-        b = kernel.b
-        value, s, c, m, v = (
-            kernel.load(o, index, lanes, out.shape) for o in (x, scale, bias, mean, var)
-        )
-        normalized = b.mul(b.sub(value, m), b.unary(tir.RsqrtOp, b.add(v, epsilon)))
-        kernel.store(out, index, b.add(b.mul(normalized, s), c))
-
-    kernel.for_each(out.shape, body, is_vectorizable(out, x))
 
 
 # --- data movement ------------------------------------------------------------------------
@@ -441,12 +225,20 @@ def _slice_vectorizable(op: graph.SliceOp) -> bool:
 def reshape(kernel: Kernel, op: Operation) -> None:
     """The same elements in the same order: a flat copy."""
     count = math.prod(kernel.out.shape)
-    source, out = (_flat(kernel, o, [], count) for o in (kernel.inputs[0], kernel.out))
+    source, out = (_flat_buffer(kernel, o, count) for o in (kernel.inputs[0], kernel.out))
 
     def body(index: list[SSAValue], lanes: int) -> None:
         kernel.store(out, index, kernel.load(source, index, lanes))
 
     kernel.for_each([count], body, is_vectorizable(out, source))
+
+
+def _flat_buffer(kernel: Kernel, operand: Operand, count: int) -> Operand:
+    """All of `operand`'s `count` elements as a 1-D tensor (a rank-0 or 1-D
+    buffer already is one)."""
+    if len(operand.value.type.get_shape()) == 1:
+        return Operand(operand.value, TensorType(operand.element, [count]))
+    return _flat(kernel, operand, [], count)
 
 
 def concat(kernel: Kernel, op: graph.ConcatOp) -> None:
@@ -569,7 +361,6 @@ def _cast(k: Kernel, op: graph.CastOp, values: list[SSAValue]) -> SSAValue:
 ELEMENTWISE_COMPUTE: dict[type, Callable[[Kernel, Operation, list[SSAValue]], SSAValue]] = {
     **{op: _unary_compute(compute) for op, compute in UNARY.items()},
     **{op: _binary_compute(tir_op) for op, tir_op in BINARY.items()},
-    graph.DivOp: _divide,
     graph.GeluOp: lambda k, op, v: _gelu(k, op, v[0]),
     graph.LeakyReluOp: lambda k, op, v: _leaky_relu(k, op, v[0]),
     graph.ClampOp: lambda k, op, v: _clamp(k, op, v[0]),

@@ -30,9 +30,9 @@
 // CHECK:         %[[GROUPS:.*]] = tir.define_tensor : !tir.tensor<171x1024x6xf32>
 // CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
 // CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
-// CHECK:           tir.packed_brgemm %{{.*}}, %{{.*}}, %{{.*}} {m = 6 : i64, n = 16 : i64, k = 342 : i64, nr = 16 : i64, lanes = 8 : i64, a_row = 1 : i64, a_k = 6 : i64, ldc = 1024 : i64}
-// CHECK:           tir.packed_brgemm %{{.*}}, %{{.*}}, %{{.*}} {m = 4 : i64, n = 16 : i64, k = 342 : i64, nr = 16 : i64, lanes = 8 : i64, a_row = 1 : i64, a_k = 6 : i64, ldc = 1024 : i64}
-// CHECK:           tir.packed_brgemm %{{.*}}, %{{.*}}, %{{.*}} {m = 6 : i64, n = 16 : i64, k = 342 : i64, nr = 16 : i64, lanes = 8 : i64, a_row = 1 : i64, a_k = 6 : i64, ldc = 1024 : i64, accumulate = true}
+// CHECK:           tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} {m = 6 : i64, n = 16 : i64, k = 342 : i64, lanes = 8 : i64, a_row = 1 : i64, a_k = 6 : i64, ldb = 16 : i64, ldc = 1024 : i64}
+// CHECK:           tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} {m = 4 : i64, n = 16 : i64, k = 342 : i64, lanes = 8 : i64, a_row = 1 : i64, a_k = 6 : i64, ldb = 16 : i64, ldc = 1024 : i64}
+// CHECK:           tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} {m = 6 : i64, n = 16 : i64, k = 342 : i64, lanes = 8 : i64, a_row = 1 : i64, a_k = 6 : i64, ldb = 16 : i64, ldc = 1024 : i64, accumulate = true}
 // The add kernel: parallel rows, 8-lane (AVX2) vectors along the row.
 // CHECK-LABEL: tir.func @add__2(%out0: !tir.tensor<1024x1024xf32>, %in0: !tir.tensor<1024x1024xf32>, %in1: !tir.tensor<1024x1024xf32>) {
 // CHECK:         tir.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} parallel {

@@ -93,13 +93,13 @@ tir.global @count : i32
 
 // -----
 
-// packed_brgemm calls the microkernel generated for its static parameters
+// brgemm_tile calls the microkernel generated for its static parameters
 // (declared here, defined by the JIT): A, the B panel, C, K and the
 // accumulate flag.
 // CHECK-LABEL: llvm.func @packed(
-// CHECK:         llvm.call @gc_ukernel_f32_m2_n3_nr16_l4_ar4_ak1_ldc4(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i1) -> ()
-// CHECK:       llvm.func @gc_ukernel_f32_m2_n3_nr16_l4_ar4_ak1_ldc4(!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i1)
+// CHECK:         llvm.call @gc_ukernel_f32_m2_n3_l4_ar4_ak1_ldb16_ldc4(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i1) -> ()
+// CHECK:       llvm.func @gc_ukernel_f32_m2_n3_l4_ar4_ak1_ldb16_ldc4(!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i1)
 tir.func @packed(%A: !tir.tensor<8xf32>, %P: !tir.tensor<64xf32>, %C: !tir.tensor<8xf32>) {
-  tir.packed_brgemm %A, %P, %C {m = 2 : i64, n = 3 : i64, k = 4 : i64, nr = 16 : i64, lanes = 4 : i64, a_row = 4 : i64, a_k = 1 : i64, ldc = 4 : i64, accumulate = true} : !tir.tensor<8xf32>, !tir.tensor<64xf32>, !tir.tensor<8xf32>
+  tir.brgemm_tile %A, %P, %C {m = 2 : i64, n = 3 : i64, k = 4 : i64, lanes = 4 : i64, a_row = 4 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 4 : i64, accumulate = true} : !tir.tensor<8xf32>, !tir.tensor<64xf32>, !tir.tensor<8xf32>
   tir.return
 }

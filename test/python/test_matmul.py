@@ -76,7 +76,7 @@ def test_matmul_variants(monkeypatch, target, a_shape, b_shape, transpose_a, tra
     want = _expected(a, b, transpose_a, transpose_b)
     text = _matmul_text(a_shape, b_shape, want.shape, "f32", transpose_a, transpose_b)
     compiled = graphcompiler.compile(text)
-    assert "tir.packed_brgemm" in compiled.tir
+    assert "tir.brgemm_tile" in compiled.tir
     k = a_shape[-2] if transpose_a else a_shape[-1]
     got = _run_both_thread_counts(compiled, a, b)
     np.testing.assert_allclose(got, want, rtol=0, atol=2e-6 * k)
@@ -113,7 +113,7 @@ def test_half_precision_is_computed_in_f32(element):
         b = graphcompiler.reference.round_to_bf16(b)
         inputs = (a, b)
     compiled = graphcompiler.compile(_matmul_text([9, 40], [40, 18], [9, 18], element))
-    assert "tir.packed_brgemm" in compiled.tir
+    assert "tir.brgemm_tile" in compiled.tir
     got = np.asarray(compiled(*inputs), dtype=np.float32)
     want = a.astype(np.float64) @ b.astype(np.float64)
     np.testing.assert_allclose(got, want, rtol=1e-2, atol=1e-2)
@@ -127,7 +127,7 @@ def test_fused_epilogue_runs_on_each_block():
   func.return %2 : tensor<70x50xf32>
 }"""
     compiled = graphcompiler.compile(text)
-    assert "tir.packed_brgemm" in compiled.tir
+    assert "tir.brgemm_tile" in compiled.tir
     x, w = rng.uniform(-1, 1, (70, 90)), rng.uniform(-1, 1, (90, 50))
     b = rng.uniform(-1, 1, 50)
     inputs = [v.astype(np.float32) for v in (x, w, b)]
@@ -147,7 +147,7 @@ def test_register_tile_fills_the_register_file():
 
 
 def test_microkernel_names_round_trip_and_are_found_in_llvm_ir():
-    kernel = Microkernel(m=3, n=21, nr=32, lanes=16, a_row=1, a_k=14, ldc=100)
+    kernel = Microkernel(m=3, n=21, lanes=16, a_row=1, a_k=14, ldb=32, ldc=100)
     assert Microkernel.from_name(kernel.name) == kernel
     assert kernel.vectors == 2
     text = kernel.llvm_ir()
@@ -155,3 +155,9 @@ def test_microkernel_names_round_trip_and_are_found_in_llvm_ir():
     assert text.count("@llvm.fmuladd.v16f32") == 3 * 2
     program = f"declare void @{kernel.name}(ptr, ptr, ptr, i64, i1)\ndeclare void @other(ptr)\n"
     assert declared_microkernels(program) == [kernel]
+
+
+def test_microkernel_taps_round_trip():
+    kernel = Microkernel(m=2, n=8, lanes=8, a_row=9, a_k=1, ldb=58, ldc=56, offsets=((0, 0), (1, 1), (2, 58)))
+    assert Microkernel.from_name(kernel.name) == kernel
+    assert kernel.llvm_ir().count("phi i64") == 3  # one K loop per tap

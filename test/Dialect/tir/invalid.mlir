@@ -341,24 +341,24 @@ tir.func @view_too_big(%A: !tir.tensor<4x8xf32>, %i: index) {
 
 // -----
 
-tir.func @packed_brgemm_panel(%A: !tir.tensor<64xf32>, %P: !tir.tensor<256xf32>, %C: !tir.tensor<64xf32>) {
-  // expected-error @+1 {{the panel width nr = 20 must be a multiple of lanes = 8 and at least n = 4}}
-  tir.packed_brgemm %A, %P, %C {m = 2 : i64, n = 4 : i64, k = 4 : i64, nr = 20 : i64, lanes = 8 : i64, a_row = 4 : i64, a_k = 1 : i64, ldc = 4 : i64} : !tir.tensor<64xf32>, !tir.tensor<256xf32>, !tir.tensor<64xf32>
+tir.func @brgemm_tile_panel(%A: !tir.tensor<64xf32>, %P: !tir.tensor<256xf32>, %C: !tir.tensor<64xf32>) {
+  // expected-error @+1 {{ldb = 2 and ldc = 4 must be at least n = 4}}
+  tir.brgemm_tile %A, %P, %C {m = 2 : i64, n = 4 : i64, k = 4 : i64, lanes = 8 : i64, a_row = 4 : i64, a_k = 1 : i64, ldb = 2 : i64, ldc = 4 : i64} : !tir.tensor<64xf32>, !tir.tensor<256xf32>, !tir.tensor<64xf32>
   tir.return
 }
 
 // -----
 
-tir.func @packed_brgemm_footprint(%A: !tir.tensor<64xf32>, %P: !tir.tensor<64xf32>, %C: !tir.tensor<64xf32>) {
-  // expected-error @+1 {{the B panel needs 68 elements but !tir.tensor<64xf32> has 64}}
-  tir.packed_brgemm %A, %P, %C {m = 2 : i64, n = 4 : i64, k = 5 : i64, nr = 16 : i64, lanes = 8 : i64, a_row = 8 : i64, a_k = 1 : i64, ldc = 4 : i64} : !tir.tensor<64xf32>, !tir.tensor<64xf32>, !tir.tensor<64xf32>
+tir.func @brgemm_tile_footprint(%A: !tir.tensor<64xf32>, %P: !tir.tensor<64xf32>, %C: !tir.tensor<64xf32>) {
+  // expected-error @+1 {{B needs 68 elements but !tir.tensor<64xf32> has 64}}
+  tir.brgemm_tile %A, %P, %C {m = 2 : i64, n = 4 : i64, k = 5 : i64, lanes = 8 : i64, a_row = 8 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 4 : i64} : !tir.tensor<64xf32>, !tir.tensor<64xf32>, !tir.tensor<64xf32>
   tir.return
 }
 
 // -----
 
-tir.func @packed_brgemm_types(%A: !tir.tensor<64xbf16>, %P: !tir.tensor<64xf32>, %C: !tir.tensor<64xf32>) {
-  // expected-error @+1 {{packed_brgemm computes in f32, got !tir.tensor<64xbf16>}}
-  tir.packed_brgemm %A, %P, %C {m = 2 : i64, n = 4 : i64, k = 2 : i64, nr = 16 : i64, lanes = 8 : i64, a_row = 8 : i64, a_k = 1 : i64, ldc = 4 : i64} : !tir.tensor<64xbf16>, !tir.tensor<64xf32>, !tir.tensor<64xf32>
+tir.func @brgemm_tile_types(%A: !tir.tensor<64xbf16>, %P: !tir.tensor<64xf32>, %C: !tir.tensor<64xf32>) {
+  // expected-error @+1 {{brgemm_tile computes in f32, got !tir.tensor<64xbf16>}}
+  tir.brgemm_tile %A, %P, %C {m = 2 : i64, n = 4 : i64, k = 2 : i64, lanes = 8 : i64, a_row = 8 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 4 : i64} : !tir.tensor<64xbf16>, !tir.tensor<64xf32>, !tir.tensor<64xf32>
   tir.return
 }
