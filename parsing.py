@@ -10,11 +10,41 @@ verifier failure is reported at the op that failed.
 
 from __future__ import annotations
 
+import math
 import re
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    FileLineColLoc,
+    FixedBitwidthType,
+    FunctionType,
+    IndexType,
+    IntAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    NoneType,
+    StringAttr,
+    TensorType,
+    TupleType,
+    UnknownLoc,
+    UnrankedMemRefType,
+    UnrankedTensorType,
+    VectorType,
+)
+from xdsl.ir import (
+    Attribute,
+    Block,
+    BlockArgument,
+    Operation,
+    OpResult,
+    Region,
+    SSAValue,
+    TypeAttribute,
+)
+from xdsl.irdl.dominance import DominanceInfo
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.parser.generic_parser import ParserState
 from xdsl.traits import NoTerminator
@@ -27,6 +57,7 @@ from graphcompiler.diagnostics import (
     DiagnosticError,
     Severity,
     SourceFile,
+    location_of,
     op_diagnostic,
 )
 
@@ -52,7 +83,7 @@ class LinearTimeLexer(MLIRLexer):
         if end < len(text) and text[end] == "\\":
             raise ParseError(
                 Span(end, end + 2, self.input),
-                "unknown escape in string literal (use \\n, \\t, \\\\, \\\" or two hex digits)",
+                'unknown escape in string literal (use \\n, \\t, \\\\, \\" or two hex digits)',
             )
         if end == len(text) or text[end] != '"':
             raise ParseError(
@@ -70,6 +101,7 @@ class LocatingParser(Parser):
         self._parser_state = ParserState(LinearTimeLexer(Input(source.text, source.name)))
         self.source = source
         self._op_name_offsets: list[int] = []
+        self._op_types: list[type[Operation]] = []
         self._first_forward_use: dict[str, int] = {}
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
@@ -101,13 +133,43 @@ class LocatingParser(Parser):
     def _get_op_by_name(self, name: str) -> type[Operation]:
         # Report an unknown op at its name, not at the token after it.
         try:
-            return super()._get_op_by_name(name)
+            op_type = super()._get_op_by_name(name)
         except ParseError as error:
             offset = self._op_name_offsets[-1]
             self.raise_error(error.msg, offset, offset + len(name))
+        self._op_types.append(op_type)
+        return op_type
+
+    def parse_optional_type(self) -> TypeAttribute | None:
+        start = self.current_offset()
+        type_ = super().parse_optional_type()
+        problem = builtin_type_error(type_) if type_ is not None else None
+        if problem is not None:
+            self.raise_error(problem, start, start + 1)
+        return type_
+
+    def parse_optional_attr_dict(self) -> dict[str, Attribute]:
+        # Ops with `check_parsed_attributes` (graph ops) judge their
+        # attribute dictionary before xDSL's format parser reads properties
+        # out of it, which would report a wrong kind without op or name.
+        attributes = super().parse_optional_attr_dict()
+        check = (
+            getattr(self._op_types[-1], "check_parsed_attributes", None) if self._op_types else None
+        )
+        if check is not None:
+            try:
+                check(attributes)
+            except VerifyException as error:
+                offset = self._op_name_offsets[-1]
+                self.raise_error(f"'{self._op_types[-1].name}' op {error}", offset, offset + 1)
+        return attributes
 
     def parse_operation(self) -> Operation:
-        op = super().parse_operation()
+        depth = len(self._op_types)
+        try:
+            op = super().parse_operation()
+        finally:
+            del self._op_types[depth:]
         offset = self._op_name_offsets.pop()
         if isinstance(op.location, UnknownLoc):
             op.location = self.file_loc(offset)
@@ -146,6 +208,93 @@ def parse_module(ctx: Context, source: SourceFile) -> ModuleOp:
     return module
 
 
+MAX_INTEGER_WIDTH = 16777215
+"""MLIR's IntegerType::kMaxWidth."""
+
+MAX_TENSOR_BYTES = 2**40
+"""1 TiB: larger shaped types are typos (a 14-digit dimension), and would
+make xDSL expand a splat constant until memory runs out."""
+
+_NOT_TENSOR_ELEMENTS = (
+    TensorType, UnrankedTensorType, MemRefType, UnrankedMemRefType, FunctionType, NoneType, TupleType,
+)  # fmt: skip
+
+
+def builtin_type_error(type_: Attribute) -> str | None:
+    """Why `type_` is not a valid builtin type (MLIR rejects it, xDSL builds
+    it anyway and later stages fail), or None."""
+    if isinstance(type_, IntegerType) and type_.width.data > MAX_INTEGER_WIDTH:
+        return f"integer bitwidth {type_.width.data} is larger than the maximum {MAX_INTEGER_WIDTH}"
+    if isinstance(type_, VectorType):
+        if any(dim <= 0 for dim in type_.get_shape()):
+            return f"vector types must have positive constant sizes, got {type_}"
+        if not isinstance(type_.element_type, IntegerType | IndexType | AnyFloat):
+            return f"vector elements must be integers, indices or floats, got {type_.element_type}"
+    if isinstance(type_, TensorType | UnrankedTensorType) and isinstance(
+        type_.element_type, _NOT_TENSOR_ELEMENTS
+    ):
+        return f"invalid tensor element type {type_.element_type}"
+    if isinstance(type_, TensorType | VectorType | MemRefType) and isinstance(
+        type_.element_type, FixedBitwidthType
+    ):
+        shape = type_.get_shape()
+        if all(dim >= 0 for dim in shape):
+            size = math.prod(shape) * max(type_.element_type.bitwidth, 8) // 8
+            if size > MAX_TENSOR_BYTES:
+                return (
+                    f"{type_} has {size} bytes, more than the {MAX_TENSOR_BYTES} (1 TiB) supported"
+                )
+    return None
+
+
+def _defining_block(value: SSAValue) -> Block | None:
+    return value.block if isinstance(value, BlockArgument) else value.op.parent_block()
+
+
+def dominates(value: SSAValue, user: Operation, dominance: dict[Region, DominanceInfo]) -> bool:
+    """Whether `value` is defined before its use by `user`: earlier in an
+    enclosing block, or in a block of an enclosing region that dominates
+    the use's block. `dominance` caches the per-region analysis."""
+    block = _defining_block(value)
+    if block is None:
+        return False
+    ancestor = block.find_ancestor_op_in_block(user)
+    if ancestor is not None:
+        return isinstance(value, BlockArgument) or (
+            value.op is not ancestor and value.op.is_before_in_block(ancestor)
+        )
+    use_block = user.parent_block()
+    while use_block is not None and use_block.parent is not block.parent:
+        parent = use_block.parent_op()
+        use_block = parent.parent_block() if parent is not None else None
+    if use_block is None:
+        return False
+    region = block.parent
+    if region not in dominance:
+        dominance[region] = DominanceInfo(region)
+    return dominance[region].dominates(block, use_block)
+
+
+def _check_graph_function(function: func.FuncOp) -> None:
+    """Single-block bodies and dominance: later stages rely on both."""
+    blocks = function.body.blocks
+    if len(blocks) > 1 and any(op.dialect_name() == "graph" for b in blocks for op in b.ops):
+        raise DiagnosticError(
+            op_diagnostic(function, "a graph function must have a single block (no branches)")
+        )
+    dominance: dict[Region, DominanceInfo] = {}
+    for op in function.walk():
+        for index, operand in enumerate(op.operands):
+            if not dominates(operand, op, dominance):
+                diagnostic = op_diagnostic(op, f"operand #{index} does not dominate this use")
+                if isinstance(operand, OpResult):
+                    where = location_of(operand.op)
+                    diagnostic.notes.append(
+                        Diagnostic(Severity.NOTE, "operand defined here", where)
+                    )
+                raise DiagnosticError(diagnostic)
+
+
 def verify_module(op: Operation) -> None:
     """Verify `op` and everything nested in it, raising a `DiagnosticError`
     located at the first op (outermost first) that fails."""
@@ -153,6 +302,8 @@ def verify_module(op: Operation) -> None:
         op.verify(verify_nested_ops=False)
     except VerifyException as error:
         raise DiagnosticError(op_diagnostic(op, str(error))) from None
+    if isinstance(op, func.FuncOp):
+        _check_graph_function(op)
     for region in op.regions:
         for block in region.blocks:
             if (

@@ -160,9 +160,9 @@ def is_graph_body(function: func.FuncOp) -> bool:
     have side effects, or regions using values the order does not see)."""
     if len(function.body.blocks) != 1:
         return False
-    *ops, terminator = function.body.block.ops
-    return isinstance(terminator, func.ReturnOp) and all(
-        op.dialect_name() == "graph" for op in ops
+    block = function.body.block
+    return isinstance(block.last_op, func.ReturnOp) and all(
+        op.dialect_name() == "graph" for op in block.ops if op is not block.last_op
     )
 
 

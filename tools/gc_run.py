@@ -57,7 +57,11 @@ def _argument_parser() -> argparse.ArgumentParser:
     add_flag(parser, "rtol", type=float, default=1e-4, help="relative tolerance (default: 1e-4)")
     add_flag(parser, "atol", type=float, default=1e-5, help="absolute tolerance (default: 1e-5)")
     add_flag(
-        parser, "bench", type=_non_negative, default=0, metavar="N",
+        parser,
+        "bench",
+        type=_non_negative,
+        default=0,
+        metavar="N",
         help="time N calls; print median and min",
     )
     add_flag(parser, "print-output", action="store_true", help="print the outputs")
