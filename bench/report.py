@@ -31,6 +31,7 @@ def host_info() -> dict:
         "cores": os.cpu_count(),
         "python": platform.python_version(),
         "numpy": numpy.__version__,
+        "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
         "target": {
             "name": target.name,
             "f32_lanes": target.f32_lanes,
@@ -82,6 +83,11 @@ def describe_host(info: dict) -> list[str]:
         f"({info['target']['f32_lanes']} f32 lanes, {info['target']['vector_registers']} vector registers)",
         f"numpy {info['numpy']}, onnxruntime {info['onnxruntime'] or 'not installed'}",
     ]
+    if info["load_average"] and info["load_average"][0] > 0.5:
+        lines.append(
+            f"note: load average {info['load_average'][0]:.1f} at the start: other processes "
+            "compete for the cores, and the figures are noisier and lower than on an idle host"
+        )
     if info["blas"] is None:
         lines.append("numpy BLAS: unknown (threadpoolctl not installed; --threads cannot limit it)")
     for pool in info["blas"] or []:
