@@ -66,7 +66,8 @@ class CompiledGraph:
                 f"@{self.entry} takes {len(self.input_types)} inputs, got {len(inputs)}"
             )
         native_inputs = [
-            _to_native(array, type_) for array, type_ in zip(inputs, self.input_types, strict=True)
+            _to_native(array, type_, self._function.label(index))
+            for index, (array, type_) in enumerate(zip(inputs, self.input_types, strict=True))
         ]
         outputs = [
             np.empty(tir_tensor_type(t).get_shape(), _native_dtype(t)) for t in self.output_types
@@ -114,13 +115,20 @@ def _native_dtype(type_: TensorType) -> np.dtype:
     return buffer_dtype(type_.element_type)
 
 
-def _to_native(array: Any, type_: TensorType) -> Any:
-    """bf16 tensors travel as float32 (as in the reference) and are stored as
-    bf16 bits; a rank-0 tensor is a buffer of one element."""
+def _to_native(array: Any, type_: TensorType, label: str) -> Any:
+    """bf16 tensors travel as float32 (as in the reference), rounded to bf16
+    and stored as bf16 bits (uint16 arrays are taken as such bits); a rank-0
+    tensor is a buffer of one element."""
     if not isinstance(array, np.ndarray):
         return array
-    if isinstance(type_.element_type, BFloat16Type) and array.dtype == np.float32:
-        array = (round_to_bf16(array).view(np.uint32) >> 16).astype(np.uint16)
+    if isinstance(type_.element_type, BFloat16Type):
+        if array.dtype == np.float32:
+            array = (round_to_bf16(array).view(np.uint32) >> 16).astype(np.uint16)
+        elif array.dtype != np.uint16:
+            raise ValueError(
+                f"{label} has dtype {array.dtype}; a {type_} input takes float32 values "
+                "(rounded to bf16) or uint16 arrays of bf16 bit patterns"
+            )
     return array.reshape(1) if array.ndim == 0 and not type_.get_shape() else array
 
 

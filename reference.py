@@ -4,7 +4,26 @@
 by op and returns one array or a tuple. Every later numerical test and
 `gc-run --check-reference` compares against it, so it favours clarity over
 speed. Tensors are numpy arrays of the element type's dtype; bf16 (which numpy
-lacks) travels as float32 rounded to bf16 precision.
+lacks) travels as float32 rounded to bf16 precision. f16 and bf16 are
+computed in f32, then rounded to the result type.
+
+Special values (the compiled code must agree; numpy, onnxruntime and
+PyTorch do the same):
+- NaN propagates through every arithmetic op: relu, maximum, minimum,
+  clamp, sigmoid, gelu, leaky_relu, ... of NaN are NaN; a NaN in a reduced
+  slice makes reduce_sum/mean/prod/max/min NaN, a NaN in a pooling window
+  makes max_pool2d NaN, a NaN (or +inf, or an all -inf slice) makes the whole
+  softmax/log_softmax slice NaN (x - max(x) is NaN there).
+- Comparisons with NaN are false (equal(NaN, NaN) too); select picks by its
+  condition only.
+- float -> integer casts truncate toward zero and saturate: NaN -> 0,
+  +inf and values above the range -> the type's maximum, -inf and values
+  below -> its minimum (llvm.fptosi.sat / fptoui.sat); float -> i1 is
+  `x != 0` (NaN is true); integer -> narrower integer wraps (two's complement).
+- Integer division truncates toward zero; x / 0 is 0 and INT_MIN / -1 is
+  INT_MIN (no trap).
+- A reduction over an empty axis gives its identity: sum 0, prod 1, max
+  -inf (integers: the type's minimum), min +inf (the maximum), mean NaN.
 """
 
 from __future__ import annotations
@@ -45,21 +64,35 @@ def numpy_dtype(element_type: Attribute) -> np.dtype:
 
 
 def round_to_bf16(values: Array) -> Array:
-    """Round float32 values to the nearest bf16 (ties to even), keeping NaN."""
-    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    """Round float32 values to the nearest bf16 (ties to even), keeping NaN
+    and the shape (rank 0 included)."""
+    single = np.array(values, dtype=np.float32, order="C")  # ascontiguousarray makes 0-d 1-d
+    bits = single.view(np.uint32)
     rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
-    return np.where(np.isnan(values), values, rounded.view(np.float32)).astype(np.float32)
+    return np.where(np.isnan(single), single, rounded.view(np.float32)).astype(np.float32)
+
+
+def float_to_int(values: Array, dtype: np.dtype) -> Array:
+    """Truncation toward zero, saturating: NaN -> 0, out of range -> the
+    nearest limit of `dtype` (what llvm.fptosi.sat/fptoui.sat compute)."""
+    info = np.iinfo(dtype)
+    wide = np.trunc(np.asarray(values, dtype=np.float64))
+    low, high = float(info.min), float(info.max) + 1.0  # powers of two: exact in float64
+    inside = (wide >= low) & (wide < high)  # false for NaN
+    result = np.where(inside, wide, 0.0).astype(dtype)
+    result = np.where(wide >= high, info.max, result)
+    return np.where(wide < low, info.min, result).astype(dtype)
 
 
 def to_tensor(values: Any, type_: TensorType) -> Array:
-    """`values` as an array of `type_`'s dtype and shape (C casting rules:
-    floats truncate into integers, nonzero is true)."""
+    """`values` as an array of `type_`'s dtype and shape: floats convert to
+    integers with `float_to_int`, to i1 as `x != 0`; integers wrap."""
     dtype = numpy_dtype(type_.element_type)
     array = np.asarray(values)
-    if dtype.kind in "iu" and array.dtype.kind == "f":
-        array = np.trunc(array)
     if dtype == np.bool_:
         array = array != 0
+    elif dtype.kind in "iu" and array.dtype.kind == "f":
+        array = float_to_int(array, dtype)
     result = np.broadcast_to(array.astype(dtype), type_.get_shape()).copy()
     return round_to_bf16(result) if isinstance(type_.element_type, BFloat16Type) else result
 
@@ -73,6 +106,7 @@ def _compute_dtype(array: Array) -> Array:
 
 
 def _erf(x: Array) -> Array:
+    """math.erf per element (NaN -> NaN; exact to double precision)."""
     return np.vectorize(math.erf, otypes=[x.dtype])(x)
 
 
@@ -84,10 +118,19 @@ def _gelu(op: graph.GeluOp, x: Array) -> Array:
 
 
 def _divide(lhs: Array, rhs: Array) -> Array:
-    if lhs.dtype.kind in "iub":
-        # C semantics: truncate toward zero; division by zero gives 0 here.
-        quotient = np.abs(lhs) // np.where(rhs == 0, 1, np.abs(rhs))
-        return np.where(rhs == 0, 0, np.sign(lhs) * np.sign(rhs) * quotient)
+    """Floats: IEEE division. Integers: truncation toward zero, never a trap:
+    x / 0 is 0 and INT_MIN / -1 wraps to INT_MIN (as onnxruntime)."""
+    if lhs.dtype == np.bool_:
+        return lhs & rhs  # x / 1 = x, x / 0 = 0
+    if lhs.dtype.kind in "iu":
+        lhs, rhs = np.broadcast_arrays(lhs, rhs)
+        minus_one = rhs == -1 if lhs.dtype.kind == "i" else np.zeros(rhs.shape, bool)
+        divisor = np.where((rhs == 0) | minus_one, 1, rhs).astype(lhs.dtype)
+        quotient = lhs // divisor  # floor; truncation rounds toward zero instead
+        inexact = (lhs - quotient * divisor) != 0
+        quotient = quotient + (inexact & ((lhs < 0) != (divisor < 0))).astype(lhs.dtype)
+        negated = (np.zeros_like(lhs) - lhs).astype(lhs.dtype)  # wraps for INT_MIN
+        return np.where(rhs == 0, 0, np.where(minus_one, negated, quotient)).astype(lhs.dtype)
     return lhs / rhs
 
 
@@ -99,13 +142,37 @@ def _matmul(op: graph.MatmulOp, a: Array, b: Array) -> Array:
     return np.matmul(a, b)
 
 
-def _reduction(numpy_reduce: Callable[..., Array]) -> Callable[[graph.ReduceOp, Array], Array]:
-    def reduce(op: graph.ReduceOp, x: Array) -> Array:
-        properties = op.with_defaults(op.properties)
-        axes = tuple(graph.reduced_axes(properties, x.ndim))
-        return numpy_reduce(x, axis=axes, keepdims=graph.bool_value(properties, "keep_dims"))
+def _lowest(dtype: np.dtype) -> float | int:
+    """max's identity: -inf, or the integer type's minimum."""
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min if dtype.kind in "iu" else False
 
-    return reduce
+
+def _highest(dtype: np.dtype) -> float | int:
+    """min's identity: +inf, or the integer type's maximum."""
+    return np.inf if dtype.kind == "f" else np.iinfo(dtype).max if dtype.kind in "iu" else True
+
+
+def _mean(x: Array, axis: tuple[int, ...], keepdims: bool) -> Array:
+    """sum / count: NaN (0 / 0) over an empty axis, as numpy, without its warning."""
+    count = math.prod(x.shape[a] for a in axis)
+    return np.sum(x, axis=axis, keepdims=keepdims) / count
+
+
+REDUCTIONS: dict[type[Operation], Callable[..., Array]] = {
+    graph.ReduceSumOp: np.sum,
+    graph.ReduceProdOp: np.prod,
+    graph.ReduceMeanOp: _mean,
+    graph.ReduceMaxOp: lambda x, **kw: np.max(x, initial=_lowest(x.dtype), **kw),
+    graph.ReduceMinOp: lambda x, **kw: np.min(x, initial=_highest(x.dtype), **kw),
+}
+"""numpy's reductions with their identity over empty axes; NaN propagates."""
+
+
+def _reduction(op: graph.ReduceOp, x: Array) -> Array:
+    properties = op.with_defaults(op.properties)
+    axes = tuple(graph.reduced_axes(properties, x.ndim))
+    keep_dims = graph.bool_value(properties, "keep_dims")
+    return REDUCTIONS[type(op)](x, axis=axes, keepdims=keep_dims)
 
 
 def _axis(op: Operation, rank: int) -> int:
@@ -114,13 +181,14 @@ def _axis(op: Operation, rank: int) -> int:
 
 def _log_softmax(op: Operation, x: Array) -> Array:
     axis = _axis(op, x.ndim)
-    shifted = x - np.max(x, axis=axis, keepdims=True)
+    shifted = x - np.max(x, axis=axis, keepdims=True, initial=-np.inf)
     return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
 
 
 def _softmax(op: Operation, x: Array) -> Array:
+    """exp(x - max) / sum: a slice holding NaN or +inf, or only -inf, is all NaN."""
     axis = _axis(op, x.ndim)
-    exponentials = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    exponentials = np.exp(x - np.max(x, axis=axis, keepdims=True, initial=-np.inf))
     return exponentials / np.sum(exponentials, axis=axis, keepdims=True)
 
 
@@ -186,9 +254,10 @@ def _kernel(op: Operation) -> list[int]:
 
 
 def _max_pool2d(op: graph.MaxPool2dOp, x: Array) -> Array:
-    lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    """Padding counts as -inf; a NaN in a window gives NaN."""
+    lowest = _lowest(x.dtype)
     windows = _windows(x, _kernel(op), op.with_defaults(op.properties), [1, 1], lowest)
-    return windows.max(axis=(-2, -1))
+    return windows.max(axis=(-2, -1), initial=lowest)
 
 
 def _avg_pool2d(op: graph.AvgPool2dOp, x: Array) -> Array:
@@ -236,11 +305,7 @@ IMPLEMENTATIONS: dict[type[Operation], Callable[..., Array]] = {
     graph.EqualOp: lambda op, a, b: a == b,
     graph.SelectOp: lambda op, c, a, b: np.where(c, a, b),
     graph.MatmulOp: _matmul,
-    graph.ReduceSumOp: _reduction(np.sum),
-    graph.ReduceMeanOp: _reduction(np.mean),
-    graph.ReduceMaxOp: _reduction(np.max),
-    graph.ReduceMinOp: _reduction(np.min),
-    graph.ReduceProdOp: _reduction(np.prod),
+    **{op: _reduction for op in REDUCTIONS},
     graph.SoftmaxOp: _softmax,
     graph.LogSoftmaxOp: _log_softmax,
     graph.LayerNormOp: _layer_norm,
@@ -260,6 +325,14 @@ IMPLEMENTATIONS: dict[type[Operation], Callable[..., Array]] = {
 
 
 # --- the interpreter ------------------------------------------------------------
+
+
+def evaluate(op: Operation, operands: list[Array]) -> Array:
+    """The result of graph op `op` on `operands`; overflow, NaN and inf are
+    values, not warnings."""
+    with np.errstate(all="ignore"):
+        computed = IMPLEMENTATIONS[type(op)](op, *map(_compute_dtype, operands))
+        return to_tensor(computed, op.results[0].type)
 
 
 def _find_function(module: ModuleOp, entry: str) -> func.FuncOp:
@@ -309,9 +382,7 @@ def _run_block(module: ModuleOp, block, arrays: list[Array], where: str) -> list
         elif isinstance(op, graph.FusedOp):
             results = _run_block(module, op.body.block, operands, "graph.fused")
         elif type(op) in IMPLEMENTATIONS:
-            with np.errstate(all="ignore"):
-                computed = IMPLEMENTATIONS[type(op)](op, *map(_compute_dtype, operands))
-            results = [to_tensor(computed, op.results[0].type)]
+            results = [evaluate(op, operands)]
         else:
             raise ValueError(f"the reference interpreter does not know '{op.name}'")
         values.update(zip(op.results, results, strict=True))

@@ -837,6 +837,21 @@ class ConstOp(TypedValueFormat, ExpressionOp):
     result = result_def()
     traits = traits_def(Pure())
 
+    @classmethod
+    def parse(cls, parser: Parser) -> ConstOp:
+        """Rejects types tir has no values of (f80, tensors, ...) where they
+        are written: such an op could not even be printed in a diagnostic."""
+        start = parser.pos
+        op = super().parse(parser)
+        if not is_value_type(op.value.type):
+            parser.raise_error(
+                f"tir.const cannot have type {op.value.type}: tir values are integers, "
+                "index, f16, bf16, f32, f64 or vectors of them",
+                start,
+                parser.pos,
+            )
+        return op
+
     def check_types(self) -> None:
         value = self.value
         _require(

@@ -26,8 +26,7 @@ from graphcompiler.dialects.graph_api import create_op
 def fold(op: Operation) -> np.ndarray:
     """The value of `op`, all of whose operands are constants."""
     arrays = [reference._constant(operand.owner) for operand in op.operands]
-    computed = reference.IMPLEMENTATIONS[type(op)](op, *map(reference._compute_dtype, arrays))
-    return reference.to_tensor(computed, op.results[0].type)
+    return reference.evaluate(op, arrays)
 
 
 def constant_attribute(array: np.ndarray, type_: TensorType) -> DenseIntOrFPElementsAttr:
@@ -62,8 +61,7 @@ class GraphConstantFoldPass(ModulePass):
             if np.prod(result.type.get_shape(), dtype=np.int64) > self.max_elements:
                 skipped += 1
                 continue
-            with np.errstate(all="ignore"):
-                value = fold(candidate)
+            value = fold(candidate)
             constant = create_op("constant", [], value=constant_attribute(value, result.type))
             Rewriter.replace_op(candidate, constant)
             folded += 1

@@ -103,3 +103,84 @@ tir.func @packed(%A: !tir.tensor<8xf32>, %P: !tir.tensor<64xf32>, %C: !tir.tenso
   tir.brgemm_tile %A, %P, %C {m = 2 : i64, n = 3 : i64, k = 4 : i64, lanes = 4 : i64, a_row = 4 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 4 : i64, accumulate = true} : !tir.tensor<8xf32>, !tir.tensor<64xf32>, !tir.tensor<8xf32>
   tir.return
 }
+
+// -----
+
+// Float max/min propagate NaN like numpy: `b > a ? b : a`, then a NaN `b`.
+// CHECK-LABEL: llvm.func @nan_max_min(
+// CHECK-SAME:      %[[A:[^:]*]]: vector<8xf32>, %[[B:[^:]*]]: vector<8xf32>)
+// CHECK-NOT:     maxnum
+// CHECK:         %[[WINS:.*]] = {{.*}}llvm.fcmp{{.*}}%[[B]], %[[A]]
+// CHECK-NEXT:    %[[CHOSEN:.*]] = {{.*}}llvm.select{{.*}}%[[WINS]], %[[B]], %[[A]]
+// CHECK-NEXT:    %[[NAN:.*]] = {{.*}}llvm.fcmp{{.*}}%[[B]], %[[B]]
+// CHECK-NEXT:    %[[MAX:.*]] = {{.*}}llvm.select{{.*}}%[[NAN]], %[[B]], %[[CHOSEN]]
+// CHECK-NEXT:    {{.*}}llvm.fcmp{{.*}}%[[B]], %[[MAX]]
+// CHECK-NOT:     minnum
+tir.func @nan_max_min(%a: vector<8xf32>, %b: vector<8xf32>) -> vector<8xf32> {
+  %max = tir.max %a, %b : (vector<8xf32>, vector<8xf32>) -> vector<8xf32>
+  %min = tir.min %max, %b : (vector<8xf32>, vector<8xf32>) -> vector<8xf32>
+  tir.return %min : vector<8xf32>
+}
+
+// -----
+
+// Integer division by a variable cannot trap: 0 and -1 divide by 1, then
+// x / -1 is 0 - x and x / 0 is 0; x % 0 = x % -1 = 0 follow. A constant
+// divisor other than 0 and -1 needs no guard.
+// CHECK-LABEL: llvm.func @division(
+// CHECK-SAME:      %[[X:[^:]*]]: i32, %[[Y:[^:]*]]: i32)
+// CHECK:         %[[ZERO:.*]] = llvm.icmp "eq" %[[Y]], %{{.*}} : i32
+// CHECK-NEXT:    %[[M1:.*]] = llvm.mlir.constant(-1 : i32) : i32
+// CHECK-NEXT:    %[[MINUS_ONE:.*]] = llvm.icmp "eq" %[[Y]], %[[M1]] : i32
+// CHECK-NEXT:    %[[SPECIAL:.*]] = llvm.or %[[ZERO]], %[[MINUS_ONE]] : i1
+// CHECK:         %[[DIVISOR:.*]] = {{.*}}llvm.select{{.*}}%[[SPECIAL]], %{{.*}}, %[[Y]]
+// CHECK-NEXT:    %[[Q:.*]] = llvm.sdiv %[[X]], %[[DIVISOR]] : i32
+// CHECK-NEXT:    %[[NEG:.*]] = llvm.sub %{{.*}}, %[[X]] : i32
+// CHECK-NEXT:    %[[Q1:.*]] = {{.*}}llvm.select{{.*}}%[[MINUS_ONE]], %[[NEG]], %[[Q]]
+// CHECK-NEXT:    {{.*}}llvm.select{{.*}}%[[ZERO]], %{{.*}}, %[[Q1]]
+// CHECK:         %[[DIVISOR2:.*]] = {{.*}}llvm.select
+// CHECK-NEXT:    llvm.srem %[[X]], %[[DIVISOR2]] : i32
+// CHECK-NEXT:    %[[SEVEN:.*]] = llvm.mlir.constant(7 : i32) : i32
+// CHECK-NEXT:    llvm.sdiv %[[X]], %[[SEVEN]] : i32
+tir.func @division(%x: i32, %y: i32) -> i32 {
+  %q = tir.div %x, %y : (i32, i32) -> i32
+  %r = tir.mod %x, %y : (i32, i32) -> i32
+  %seven = tir.const 7 : i32
+  %s = tir.div %x, %seven : (i32, i32) -> i32
+  %0 = tir.add %q, %r : (i32, i32) -> i32
+  %1 = tir.add %0, %s : (i32, i32) -> i32
+  tir.return %1 : i32
+}
+
+// -----
+
+// Float -> integer conversions saturate (NaN -> 0), saturated_cast included.
+// CHECK-LABEL: llvm.func @saturating(
+// CHECK:         llvm.call_intrinsic "llvm.fptosi.sat.i64.f32"
+// CHECK:         llvm.call_intrinsic "llvm.fptoui.sat.i8.f32"
+// CHECK:         llvm.call_intrinsic "llvm.fptosi.sat.i8.f32"
+tir.func @saturating(%x: f32) -> i64 {
+  %i = tir.cast %x : f32 -> i64
+  %u = tir.saturated_cast %x : f32 -> ui8
+  %s = tir.saturated_cast %x : f32 -> i8
+  tir.return %i : i64
+}
+
+// -----
+
+// bf16 values live as their i16 bits: constants and globals are converted
+// (1.5 is 0x3FC0 = 16320, -2.25 is 0xC010); f16 stays f16.
+// CHECK: llvm.mlir.global external @bf16_table(dense<[16320, -16368]> : tensor<2xi16>) {{{.*}}} : !llvm.array<2 x i16>
+// CHECK: llvm.mlir.global external @bf16_scalar(16320 : i16) {{{.*}}} : i16
+// CHECK: llvm.mlir.global external @f16_table(dense<[1.500000e+00, -2.250000e+00]> : tensor<2xf16>) {{{.*}}} : !llvm.array<2 x f16>
+// CHECK-LABEL: llvm.func @bf16_constant(
+// CHECK:         llvm.mlir.constant(16320 : i16) : i16
+tir.global @bf16_table : !tir.tensor<2xbf16> = dense<[1.5, -2.25]> : tensor<2xbf16>
+tir.global @bf16_scalar : bf16 = 1.5 : bf16
+tir.global @f16_table : !tir.tensor<2xf16> = dense<[1.5, -2.25]> : tensor<2xf16>
+tir.func @bf16_constant(%A: !tir.tensor<4xbf16>) {
+  %c = tir.const 1.5 : bf16
+  %i = tir.const 0 : index
+  tir.store %c, %A[%i] : !tir.tensor<4xbf16>
+  tir.return
+}

@@ -362,3 +362,20 @@ tir.func @brgemm_tile_types(%A: !tir.tensor<64xbf16>, %P: !tir.tensor<64xf32>, %
   tir.brgemm_tile %A, %P, %C {m = 2 : i64, n = 4 : i64, k = 2 : i64, lanes = 8 : i64, a_row = 8 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 4 : i64} : !tir.tensor<64xbf16>, !tir.tensor<64xf32>, !tir.tensor<64xf32>
   tir.return
 }
+
+// -----
+
+tir.func @f80_loop_bound() {
+  // expected-error @+1 {{tir.const cannot have type f80: tir values are integers, index, f16, bf16, f32, f64 or vectors of them}}
+  %c0 = tir.const 0.0 : f80
+  tir.return
+}
+
+// -----
+
+// An empty tensor (a zero dimension) is valid; its accesses sit in loops that run zero times.
+tir.func @empty(%A: !tir.tensor<2x0xf32>) {
+  %c0 = tir.const 0 : index
+  %x = tir.load %A[%c0, %c0] : !tir.tensor<2x0xf32>
+  tir.return
+}
