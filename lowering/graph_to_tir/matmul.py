@@ -131,7 +131,7 @@ def _broadcast_batch(index: list[SSAValue], out_batch: list[int], batch: list[in
     return [0 if size == 1 else index[offset + d] for d, size in enumerate(batch)]
 
 
-def _unflatten(kernel: Kernel, flat: SSAValue, shape: list[int]) -> list:
+def unflatten(kernel: Kernel, flat: SSAValue, shape: list[int]) -> list:
     """Row-major coordinates of `flat` in `shape` (size-1 dims give 0)."""
     b, coordinates, rest = kernel.b, [], flat
     outermost = next((d for d, size in enumerate(shape) if size > 1), len(shape))
@@ -144,6 +144,21 @@ def _unflatten(kernel: Kernel, flat: SSAValue, shape: list[int]) -> list:
             coordinates.append(b.mod(rest, shape[d]))
             rest = b.div(rest, shape[d])
     return list(reversed(coordinates))
+
+
+def global_constant(builder, suffix: str, values: np.ndarray) -> SSAValue:
+    """A module global holding `values` (packed at compile time), named
+    after the kernel using it; its handle in the current function."""
+    attr = DenseIntOrFPElementsAttr.from_list(
+        TensorType(f32, list(values.shape)), values.astype(np.float32).ravel().tolist()
+    )
+    module_block = builder.module.body.block
+    name = f"{builder.current_function.sym_name.data}_{suffix}"
+    with builder.at_end_of(module_block):
+        global_op = builder.make_global(name, tir.TirTensorType(list(values.shape), f32), attr)
+    module_block.detach_op(global_op)
+    module_block.insert_op_before(global_op, module_block.first_op)
+    return builder.global_ref(global_op)
 
 
 class PackedMatmul:
@@ -176,7 +191,7 @@ class PackedMatmul:
         outer = [*batch_b, panels]
         parallel = math.prod(outer) > 1 and math.prod(shape) >= PARALLEL_MIN_ELEMENTS
         with kernel.loop_nest([math.prod(outer)], parallel) as (flat,):
-            *batch_index, panel = _unflatten(kernel, flat, outer)
+            *batch_index, panel = unflatten(kernel, flat, outer)
             first = b.mul(panel, s.nr)
             if self.transpose_b:  # B[n, k]: read rows of B, write columns of the panel
                 with b.make_for(0, s.nr, 1) as j:
@@ -222,7 +237,7 @@ class PackedMatmul:
         outer = [*batch_a, groups]
         parallel = math.prod(outer) > 1 and math.prod(shape) >= PARALLEL_MIN_ELEMENTS * 4
         with kernel.loop_nest([math.prod(outer)], parallel) as (flat,):
-            *batch_index, group = _unflatten(kernel, flat, outer)
+            *batch_index, group = unflatten(kernel, flat, outer)
             with b.make_for(0, s.mr, 1) as r:
                 row = b.add(b.mul(group, s.mr), r)
                 inside = b.binary(tir.LtOp, row, m)
@@ -244,14 +259,7 @@ class PackedMatmul:
         padded[..., :n] = values
         panels = padded.reshape(*values.shape[:-2], k, shape[-3], s.nr)
         panels = np.ascontiguousarray(np.swapaxes(panels, -3, -2))
-        attr = DenseIntOrFPElementsAttr.from_list(TensorType(f32, shape), panels.ravel().tolist())
-        module_block = self.b.module.body.block
-        name = f"{self.b.current_function.sym_name.data}_packed_b"
-        with self.b.at_end_of(module_block):
-            global_op = self.b.make_global(name, tir.TirTensorType(shape, f32), attr)
-        module_block.detach_op(global_op)
-        module_block.insert_op_before(global_op, module_block.first_op)
-        return self.b.global_ref(global_op)
+        return global_constant(self.b, "packed_b", panels)
 
     # --- the blocked loop nest ----------------------------------------------------------
 
@@ -272,7 +280,7 @@ class PackedMatmul:
         work = math.prod(self.out.shape) * self.k
         parallel = math.prod(grid) > 1 and work >= PARALLEL_MIN_ELEMENTS * 16
         with kernel.loop_nest([math.prod(grid)], parallel) as (flat,):
-            *batch_index, block_m, block_n = _unflatten(kernel, flat, grid)
+            *batch_index, block_m, block_n = unflatten(kernel, flat, grid)
             row0, col0 = b.mul(block_m, s.mc), b.mul(block_n, s.nc)
             a_batch = _broadcast_batch(batch_index, self.batch, self.a.shape[:-2])
             b_batch = _broadcast_batch(batch_index, self.batch, batch_b)

@@ -14,7 +14,8 @@ from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType, TensorTyp
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from graphcompiler.dialects import graph, tir
-from graphcompiler.lowering.graph_to_tir.matmul import Epilogue, matmul, matmul_into
+from graphcompiler.lowering.graph_to_tir.conv import conv2d, conv2d_into, pool
+from graphcompiler.lowering.graph_to_tir.matmul import matmul, matmul_into
 from graphcompiler.lowering.graph_to_tir.kernel import (
     PARALLEL_MIN_ELEMENTS,
     Kernel,
@@ -254,102 +255,6 @@ def concat(kernel: Kernel, op: graph.ConcatOp) -> None:
 
         kernel.for_each(source.shape, body, is_vectorizable(out, source))
         offset += source.shape[axis]
-
-
-# --- convolution and pooling -------------------------------------------------------------
-
-
-def _window_origin(kernel: Kernel, position: SSAValue, stride: int, pad: int) -> SSAValue:
-    return kernel.b.sub(kernel.b.mul(position, stride), pad)
-
-
-def _inside(kernel: Kernel, coordinates: list[SSAValue], sizes: list[int]) -> SSAValue:
-    """0 <= c < size for every coordinate, as one i1."""
-    b = kernel.b
-    result = None
-    for coordinate, size in zip(coordinates, sizes, strict=True):
-        check = b.binary(
-            tir.AndOp, b.binary(tir.GeOp, coordinate, 0), b.binary(tir.LtOp, coordinate, size)
-        )
-        result = check if result is None else b.binary(tir.AndOp, result, check)
-    return result
-
-
-def _window_params(op: Operation, kernel_size: list[int]) -> tuple[list[int], list[int], list[int]]:
-    props = _props(op)
-    strides = graph.int_list(props, "strides") or [1, 1]
-    padding = graph.int_list(props, "padding") or [0, 0, 0, 0]
-    dilations = graph.int_list(props, "dilations") or [1, 1]
-    return strides, padding[:2], dilations
-
-
-def conv2d(kernel: Kernel, op: graph.Conv2dOp) -> None:
-    conv2d_into(kernel, op, kernel.inputs[0], kernel.inputs[1], kernel.out)
-
-
-def conv2d_into(
-    kernel: Kernel,
-    op: graph.Conv2dOp,
-    x: Operand,
-    w: Operand,
-    out: Operand,
-    epilogue: Epilogue | None = None,
-) -> None:
-    """Direct convolution: one dot product per output element, padding skipped."""
-    b = kernel.b
-    n, c, h, width = x.shape
-    o, i_per_group, kh, kw = w.shape
-    groups = graph.int_value(_props(op), "groups")
-    strides, pads, dilations = _window_params(op, [kh, kw])
-    _, _, oh, ow = out.shape
-    with kernel.loop_nest([o, n, oh, ow]) as (oc, batch, y, z):
-        group = b.div(oc, o // groups)
-        total = kernel.var(compute_type(out.element), 0)
-        with kernel.loop_nest([i_per_group, kh, kw], parallel=False) as (ic, ky, kx):
-            row = b.add(_window_origin(kernel, y, strides[0], pads[0]), b.mul(ky, dilations[0]))
-            column = b.add(_window_origin(kernel, z, strides[1], pads[1]), b.mul(kx, dilations[1]))
-            branch = b.make_if(_inside(kernel, [row, column], [h, width]))
-            with b.at_end_of(branch.then_region.block):
-                channel = b.add(b.mul(group, i_per_group), ic)
-                product = b.mul(
-                    kernel.load(x, [batch, channel, row, column]), kernel.load(w, [oc, ic, ky, kx])
-                )
-                b.make_assign(total, b.add(b.read(total), product))
-        kernel.store(out, [batch, oc, y, z], b.read(total))
-    if epilogue:
-        epilogue([0, 0, 0, 0], out.shape)
-
-
-def pool(kernel: Kernel, op: Operation) -> None:
-    """max: padding never wins; avg: padding is not counted."""
-    b = kernel.b
-    x, out = kernel.inputs[0], kernel.out
-    n, c, h, width = x.shape
-    kernel_size = graph.int_list(op.properties, "kernel")
-    strides, pads, _ = _window_params(op, kernel_size)
-    is_max = isinstance(op, graph.MaxPool2dOp)
-    element = compute_type(x.element)
-    with kernel.loop_nest([c, n, *out.shape[2:]]) as (channel, batch, y, z):
-        lowest = float("-inf") if tir.is_float(element) else -(2 ** (element.width.data - 1))
-        total = kernel.var(element, lowest if is_max else 0)
-        count = kernel.var(IntegerType(64), 0)
-        with kernel.loop_nest(kernel_size, parallel=False) as (ky, kx):
-            row = b.add(_window_origin(kernel, y, strides[0], pads[0]), ky)
-            column = b.add(_window_origin(kernel, z, strides[1], pads[1]), kx)
-            branch = b.make_if(_inside(kernel, [row, column], [h, width]))
-            with b.at_end_of(branch.then_region.block):
-                value = kernel.load(x, [batch, channel, row, column])
-                combined = (
-                    b.binary(tir.MaxOp, b.read(total), value)
-                    if is_max
-                    else b.add(b.read(total), value)
-                )
-                b.make_assign(total, combined)
-                b.make_assign(count, b.add(b.read(count), 1))
-        result = b.read(total)
-        if not is_max:
-            result = b.div(result, b.read(count))
-        kernel.store(out, [batch, channel, y, z], result)
 
 
 def _cast(k: Kernel, op: graph.CastOp, values: list[SSAValue]) -> SSAValue:

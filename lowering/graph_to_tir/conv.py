@@ -1,0 +1,285 @@
+"""Convolution through brgemm tiles, and pooling.
+
+What: out[n, o, y, x] = sum over c, ky, kx of w[o, c, ky, kx] *
+in[n, g * C/G + c, y * sh - pt + ky * dh, x * sw - pl + kx * dw] (NCHW input,
+OIHW weights, G groups; outside the input reads 0).
+How, for f32-computed convolutions (the direct formulation oneDNN's brgemm
+convolutions use, on NCHW):
+- the input is repacked once per call into `shifted[n, c, kx, h, x]` =
+  the padded input row h at column x * sw + kx * dw, so every filter tap
+  (ky, kx) of an output row y reads a contiguous row segment at a constant
+  offset from the row of (0, 0): padding, stride and dilation are paid for
+  once here, not in the hot loop (a 1x1, stride-1, unpadded convolution
+  reads its input directly);
+- the weights are packed into groups of mr output channels
+  `[G, groups, taps, C/G, mr]` (at compile time when constant);
+- each output row strip (mr channels x nr columns) is one `tir.brgemm_tile`
+  reducing over C/G input channels for every tap (one (A, B) offset pair per
+  tap), parallel over (image, group, output row), the epilogue (bias, relu,
+  batch_norm fused by graph-fuse) on each finished strip.
+Integer convolutions keep a direct loop nest.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float32Type, IndexType, IntegerType
+from xdsl.ir import Operation, SSAValue
+
+from graphcompiler.dialects import graph, tir
+from graphcompiler.lowering.graph_to_tir.kernel import Kernel, Operand, compute_type
+from graphcompiler.lowering.graph_to_tir.matmul import (
+    Epilogue,
+    MatmulSchedule,
+    global_constant,
+    unflatten,
+)
+
+f32 = Float32Type()
+
+
+def _window_origin(kernel: Kernel, position: SSAValue, stride: int, pad: int) -> SSAValue:
+    return kernel.b.sub(kernel.b.mul(position, stride), pad)
+
+
+def _inside(kernel: Kernel, coordinates: list[SSAValue], sizes: list[int]) -> SSAValue:
+    """0 <= c < size for every coordinate, as one i1."""
+    b = kernel.b
+    result = None
+    for coordinate, size in zip(coordinates, sizes, strict=True):
+        check = b.binary(
+            tir.AndOp, b.binary(tir.GeOp, coordinate, 0), b.binary(tir.LtOp, coordinate, size)
+        )
+        result = check if result is None else b.binary(tir.AndOp, result, check)
+    return result
+
+
+def _window_params(op: Operation) -> tuple[list[int], list[int], list[int]]:
+    props = op.with_defaults(op.properties)
+    strides = graph.int_list(props, "strides") or [1, 1]
+    padding = graph.int_list(props, "padding") or [0, 0, 0, 0]
+    dilations = graph.int_list(props, "dilations") or [1, 1]
+    return strides, padding[:2], dilations
+
+
+def conv2d(kernel: Kernel, op: graph.Conv2dOp) -> None:
+    conv2d_into(kernel, op, kernel.inputs[0], kernel.inputs[1], kernel.out)
+
+
+def conv2d_into(
+    kernel: Kernel,
+    op: graph.Conv2dOp,
+    x: Operand,
+    w: Operand,
+    out: Operand,
+    epilogue: Epilogue | None = None,
+) -> None:
+    if all(compute_type(o.element) == f32 for o in (x, w)) and out.element == f32:
+        if 0 not in (*x.shape, *w.shape, *out.shape):
+            BrgemmConv(kernel, op, x, w, out, epilogue).emit()
+            return
+    _direct_conv2d(kernel, op, x, w, out)
+    if epilogue:
+        epilogue([0, 0, 0, 0], out.shape)
+
+
+class BrgemmConv:
+    def __init__(self, kernel: Kernel, op, x: Operand, w: Operand, out: Operand, epilogue):
+        self.kernel, self.b = kernel, kernel.b
+        self.x, self.w, self.out, self.epilogue = x, w, out, epilogue
+        self.groups = graph.int_value(op.with_defaults(op.properties), "groups")
+        self.strides, self.pads, self.dilations = _window_params(op)
+        self.n, self.c, self.h, self.width = x.shape
+        self.o, self.c_per_group, self.kh, self.kw = w.shape
+        self.o_per_group = self.o // self.groups
+        _, _, self.oh, self.ow = out.shape
+        rows, vectors = MatmulSchedule.register_tile(kernel.target, self.ow)
+        self.mr, self.lanes = min(rows, self.o_per_group), kernel.target.f32_lanes
+        self.nr = vectors * self.lanes
+        # rows of the padded input that output rows read
+        self.hp = (self.oh - 1) * self.strides[0] + (self.kh - 1) * self.dilations[0] + 1
+
+    @property
+    def reads_input_directly(self) -> bool:
+        return (
+            self.kw == 1
+            and self.strides[1] == 1
+            and self.pads == [0, 0]
+            and self.ow == self.width
+            and self.hp <= self.h
+        )
+
+    def _shifted_input(self) -> tuple[SSAValue, int, int]:
+        """The input as rows [n, c, kx, hp, ow] (see the module doc), with
+        its channel stride and its kx stride."""
+        if self.reads_input_directly:
+            return self.x.value, self.h * self.width, 0
+        kernel, b = self.kernel, self.b
+        shape = [self.n, self.c, self.kw, self.hp, self.ow]
+        shifted = b.make_tensor(shape, f32)
+        (_, sw), (pt, pl), (_, dw) = self.strides, self.pads, self.dilations
+        outer = [self.n, self.c, self.hp]
+        with kernel.loop_nest([math.prod(outer)]) as (flat,):
+            image, channel, row = unflatten(kernel, flat, outer)
+            source_row = b.sub(row, pt)
+            branch = b.make_if(_inside(kernel, [source_row], [self.h]), with_else=True)
+            for kx in range(self.kw):
+                # output columns whose source column x * sw + kx * dw - pl is inside
+                first = min(self.ow, max(0, -(-(pl - kx * dw) // sw)))
+                end = max(first, min(self.ow, -(-(self.width + pl - kx * dw) // sw)))
+                target = [image, channel, kx, row]
+                with b.at_end_of(branch.then_region.block):
+                    self._fill(shifted, target, 0, first)
+                    self._copy_row(shifted, target, [image, channel, source_row], first, end, kx * dw - pl)
+                    self._fill(shifted, target, end, self.ow)
+                with b.at_end_of(branch.else_region.block):
+                    self._fill(shifted, target, 0, self.ow)
+        return shifted, self.kw * self.hp * self.ow, self.hp * self.ow
+
+    def _fill(self, tensor: SSAValue, leading: list, start: int, end: int) -> None:
+        """tensor[*leading, start:end] = 0."""
+        if start < end:
+            with self.b.make_for(start, end, 1) as column:
+                self.b.make_store(self.b.const(0.0, f32), tensor, [*leading, column])
+
+    def _copy_row(self, tensor, leading: list, source: list, start: int, end: int, shift: int) -> None:
+        """tensor[*leading, x] = input[*source, x * sw + shift] for x in [start, end),
+        in vectors when the stride is 1."""
+        kernel, b, sw = self.kernel, self.b, self.strides[1]
+        lanes = self.lanes if sw == 1 else 1
+        vector_end = start + (end - start) // lanes * lanes
+        for lo, hi, width in ((start, vector_end, lanes), (vector_end, end, 1)):
+            if lo >= hi:
+                continue
+            with b.make_for(lo, hi, width) as column:
+                value = kernel.load(self.x, [*source, b.add(b.mul(column, sw), shift)], width)
+                b.make_store(value, tensor, [*leading, column], width)
+
+    def _packed_weights(self) -> SSAValue:
+        """Weights as [G, channel groups, taps, C/G, mr], rows past O/G zero."""
+        g, groups = self.groups, math.ceil(self.o_per_group / self.mr)
+        taps = self.kh * self.kw
+        shape = [g, groups, taps, self.c_per_group, self.mr]
+        if isinstance(self.w.constant, DenseIntOrFPElementsAttr):
+            weights = np.asarray(self.w.constant.get_values(), np.float32).reshape(self.w.shape)
+            padded = np.zeros((g, groups * self.mr, self.c_per_group, taps), np.float32)
+            padded[:, : self.o_per_group] = weights.reshape(g, self.o_per_group, self.c_per_group, taps)
+            packed = padded.reshape(g, groups, self.mr, self.c_per_group, taps).transpose(0, 1, 4, 3, 2)
+            return global_constant(self.b, "packed_w", np.ascontiguousarray(packed))
+        kernel, b = self.kernel, self.b
+        packed = b.make_tensor(shape, f32)
+        with kernel.loop_nest([g * groups]) as (flat,):
+            group, channel_group = unflatten(kernel, flat, [g, groups])
+            with kernel.loop_nest([taps, self.c_per_group, self.mr], parallel=False) as (tap, c, r):
+                local = b.add(b.mul(channel_group, self.mr), r)
+                inside = b.binary(tir.LtOp, local, self.o_per_group)
+                o = b.add(b.mul(group, self.o_per_group), b.select(inside, local, 0))
+                value = kernel.load(self.w, [o, c, b.div(tap, self.kw), b.mod(tap, self.kw)])
+                value = b.select(inside, value, kernel.const(0, value))
+                b.make_store(value, packed, [group, channel_group, tap, c, r])
+        return packed
+
+    def emit(self) -> None:
+        kernel, b = self.kernel, self.b
+        shifted, channel_stride, kx_stride = self._shifted_input()
+        weights = self._packed_weights()
+        sh, dh = self.strides[0], self.dilations[0]
+        row_stride = self.ow if not self.reads_input_directly else self.width
+        taps = [(ky, kx) for ky in range(self.kh) for kx in range(self.kw)]
+        tap_block = self.c_per_group * self.mr
+        offsets = [
+            (t * tap_block, kx * kx_stride + ky * dh * row_stride) for t, (ky, kx) in enumerate(taps)
+        ]
+        full_groups, tail = divmod(self.o_per_group, self.mr)
+        grid = [self.n, self.groups, self.oh]
+        with kernel.loop_nest([math.prod(grid)]) as (flat,):
+            image, group, y = unflatten(kernel, flat, grid)
+            input_row = b.mul(y, sh)
+            first_channel = b.mul(group, self.c_per_group)
+
+            def strip(channel_group, rows: int) -> None:
+                o0 = b.add(b.mul(group, self.o_per_group), b.mul(channel_group, self.mr))
+                a_view = b.tensor_ptr(weights, [group, channel_group, 0, 0, 0], [len(taps) * tap_block])
+                for x0, cols in self._column_panels():
+                    if self.reads_input_directly:
+                        b_index = [image, first_channel, input_row, x0]
+                    else:
+                        b_index = [image, first_channel, 0, input_row, x0]
+                    footprint = max(o for _, o in offsets) + (self.c_per_group - 1) * channel_stride + cols
+                    b_view = b.tensor_ptr(shifted, b_index, [footprint])
+                    c_view = b.tensor_ptr(self.out.value, [image, o0, y, x0], [(rows - 1) * self.oh * self.ow + cols])
+                    b.make_brgemm_tile(
+                        a_view, b_view, c_view, offsets, m=rows, n=cols, k=self.c_per_group,
+                        lanes=self.lanes, a_row=1, a_k=self.mr, ldb=channel_stride,
+                        ldc=self.oh * self.ow,
+                    )  # fmt: skip
+                if self.epilogue:
+                    self.epilogue([image, o0, y, 0], [1, rows, 1, self.ow])
+
+            if full_groups:
+                with b.make_for(0, full_groups, 1) as channel_group:
+                    strip(channel_group, self.mr)
+            if tail:
+                strip(b.value(full_groups, IndexType()), tail)
+
+    def _column_panels(self) -> list[tuple[int, int]]:
+        """(first column, width) of each register tile along an output row."""
+        return [(x0, min(self.nr, self.ow - x0)) for x0 in range(0, self.ow, self.nr)]
+
+
+def _direct_conv2d(kernel: Kernel, op, x: Operand, w: Operand, out: Operand) -> None:
+    """Integer (and mixed-type) convolution: one dot product per output element."""
+    b = kernel.b
+    n, c, h, width = x.shape
+    o, i_per_group, kh, kw = w.shape
+    groups = graph.int_value(op.with_defaults(op.properties), "groups")
+    strides, pads, dilations = _window_params(op)
+    _, _, oh, ow = out.shape
+    with kernel.loop_nest([o, n, oh, ow]) as (oc, batch, y, z):
+        group = b.div(oc, o // groups)
+        total = kernel.var(compute_type(out.element), 0)
+        with kernel.loop_nest([i_per_group, kh, kw], parallel=False) as (ic, ky, kx):
+            row = b.add(_window_origin(kernel, y, strides[0], pads[0]), b.mul(ky, dilations[0]))
+            column = b.add(_window_origin(kernel, z, strides[1], pads[1]), b.mul(kx, dilations[1]))
+            branch = b.make_if(_inside(kernel, [row, column], [h, width]))
+            with b.at_end_of(branch.then_region.block):
+                channel = b.add(b.mul(group, i_per_group), ic)
+                product = b.mul(
+                    kernel.load(x, [batch, channel, row, column]), kernel.load(w, [oc, ic, ky, kx])
+                )
+                b.make_assign(total, b.add(b.read(total), product))
+        kernel.store(out, [batch, oc, y, z], b.read(total))
+
+
+def pool(kernel: Kernel, op: Operation) -> None:
+    """max: padding never wins; avg: padding is not counted."""
+    b = kernel.b
+    x, out = kernel.inputs[0], kernel.out
+    n, c, h, width = x.shape
+    kernel_size = graph.int_list(op.properties, "kernel")
+    strides, pads, _ = _window_params(op)
+    is_max = isinstance(op, graph.MaxPool2dOp)
+    element = compute_type(x.element)
+    with kernel.loop_nest([c, n, *out.shape[2:]]) as (channel, batch, y, z):
+        lowest = float("-inf") if tir.is_float(element) else -(2 ** (element.width.data - 1))
+        total = kernel.var(element, lowest if is_max else 0)
+        count = kernel.var(IntegerType(64), 0)
+        with kernel.loop_nest(kernel_size, parallel=False) as (ky, kx):
+            row = b.add(_window_origin(kernel, y, strides[0], pads[0]), ky)
+            column = b.add(_window_origin(kernel, z, strides[1], pads[1]), kx)
+            branch = b.make_if(_inside(kernel, [row, column], [h, width]))
+            with b.at_end_of(branch.then_region.block):
+                value = kernel.load(x, [batch, channel, row, column])
+                combined = (
+                    b.binary(tir.MaxOp, b.read(total), value)
+                    if is_max
+                    else b.add(b.read(total), value)
+                )
+                b.make_assign(total, combined)
+                b.make_assign(count, b.add(b.read(count), 1))
+        result = b.read(total)
+        if not is_max:
+            result = b.div(result, b.read(count))
+        kernel.store(out, [batch, channel, y, z], result)
