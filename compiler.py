@@ -93,6 +93,10 @@ def _find_entry(module: ModuleOp, entry: str) -> func.FuncOp:
         raise ValueError(
             f"no graph function @{entry} (functions: {', '.join(sorted(functions)) or 'none'})"
         )
+    if len(functions[entry].body.blocks) != 1:
+        from graphcompiler.diagnostics import emit_error
+
+        emit_error(functions[entry], "a graph function needs a body of exactly one block")
     return functions[entry]
 
 

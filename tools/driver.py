@@ -64,6 +64,8 @@ def run_tool(name: str, body, sources: list[SourceFile]) -> int:
         print(f"{name}: error: {error}", file=sys.stderr)
     except DiagnosticError as error:
         sys.stderr.write(error.diagnostic.render(sources))
+    except MemoryError as error:
+        print(f"{name}: error: out of memory: {str(error) or 'allocation failed'}", file=sys.stderr)
     except Exception as error:  # a bug of ours: one line, not a traceback
         print(f"{name}: internal error: {type(error).__name__}: {error}", file=sys.stderr)
     return 1

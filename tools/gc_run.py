@@ -178,10 +178,11 @@ def _run_graph(module, args: argparse.Namespace) -> int:
         raise ToolError(
             f"no function @{args.entry} (functions: {', '.join(sorted(functions)) or 'none'})"
         )
-    inputs = _graph_inputs(functions[args.entry], args)
+    # compile first: what cannot be compiled is a located diagnostic
     compiled = graphcompiler.compile(
         module, entry=args.entry, pipeline=args.pass_pipeline, num_threads=_threads(args)
     )
+    inputs = _graph_inputs(functions[args.entry], args)
     try:  # bad inputs (shape, dtype) are reported by the call boundary
         outputs = compiled(*inputs)
         expected = (

@@ -99,6 +99,8 @@ class _FunctionLowering:
 
     def lower(self) -> None:
         b = self.builder
+        if len(self.function.body.blocks) != 1:
+            raise _fail(self.function, "a graph function needs a body of exactly one block")
         block = self.function.body.block
         returned = block.last_op
         if not isinstance(returned, func.ReturnOp):

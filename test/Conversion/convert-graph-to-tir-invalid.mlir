@@ -24,3 +24,8 @@ func.func @blocked_matmul(%a: tensor<16x16xf32, #graph.format<"AB8a8b">>, %b: te
 func.func @scalar(%s: f32, %t: tensor<4xf32>) -> tensor<4xf32> {
   func.return %t : tensor<4xf32>
 }
+
+// -----
+
+// expected-error @+1 {{'func.func' op a graph function needs a body of exactly one block}}
+func.func private @declared(%t: tensor<4xf32>) -> tensor<4xf32>

@@ -128,3 +128,22 @@ def test_diagnostic_error_str_has_location():
     assert str(caught.value) == (
         "<string>:2:8: error: 'graph.softmax' op axis 3 is out of range for rank 1"
     )
+
+
+def test_gc_run_reports_a_declaration_at_its_line(tmp_path, capsys):
+    path = tmp_path / "declared.mlir"
+    path.write_text("func.func @main(%x: tensor<4xf32>) -> tensor<4xf32>\n")
+    assert gc_run.main([str(path), "--random-inputs"]) == 1
+    assert capsys.readouterr().err.startswith(
+        f"{path}:1:1: error: 'func.func' op a graph function needs a body of exactly one block"
+    )
+
+
+def test_out_of_memory_is_a_tool_error(capsys):
+    from graphcompiler.tools.driver import run_tool
+
+    def body() -> int:
+        raise MemoryError()
+
+    assert run_tool("gc-run", body, []) == 1
+    assert capsys.readouterr().err == "gc-run: error: out of memory: allocation failed\n"
