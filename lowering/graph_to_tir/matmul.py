@@ -224,29 +224,38 @@ class PackedMatmul:
                             b.make_store(value, packed, [*batch_index, panel, depth, j])
         return packed, batch_b
 
+    def a_row_stride(self) -> int:
+        """Floats between packed A rows: K rounded to whole cache lines, and
+        off 2 KiB multiples so the tile's rows do not share L1 sets."""
+        stride = math.ceil(self.k / 16) * 16
+        return stride + 16 if stride * 4 % 2048 == 0 else stride
+
     def _packed_a(self) -> SSAValue:
-        """A as row groups [*batch_a, groups, K, mr] (zero padded): the
-        microkernel then broadcasts from one contiguous stream whatever A's
-        leading dimension (no cache-set conflicts), transposition or type."""
+        """A as row groups [*batch_a, groups, mr, row stride]: rows copied in
+        vectors (a transposed A is transposed here), at a stride that keeps
+        the microkernel's broadcasts free of cache-set conflicts, converted
+        to f32. Rows past M are never read (tail tiles have fewer rows)."""
         s, k, m = self.schedule, self.k, self.m
         kernel, b, source = self.kernel, self.b, self.a
         batch_a = source.shape[:-2]
         groups = math.ceil(m / s.mr)
-        shape = [*batch_a, groups, k, s.mr]
-        packed = b.make_tensor(shape, f32)
-        outer = [*batch_a, groups]
-        parallel = math.prod(outer) > 1 and math.prod(shape) >= PARALLEL_MIN_ELEMENTS * 4
-        with kernel.loop_nest([math.prod(outer)], parallel) as (flat,):
-            *batch_index, group = unflatten(kernel, flat, outer)
-            with b.make_for(0, s.mr, 1) as r:
-                row = b.add(b.mul(group, s.mr), r)
-                inside = b.binary(tir.LtOp, row, m)
-                safe = b.select(inside, row, 0)
+        packed = b.make_tensor([*batch_a, groups, s.mr, self.a_row_stride()], f32)
+        rows = [*batch_a, m]
+        parallel = math.prod(rows) > 1 and math.prod(rows) * k >= PARALLEL_MIN_ELEMENTS * 4
+        with kernel.loop_nest([math.prod(rows)], parallel) as (flat,):
+            *batch_index, row = unflatten(kernel, flat, rows)
+            target = [*batch_index, b.div(row, s.mr), b.mod(row, s.mr)]
+            if self.transpose_a:
                 with b.make_for(0, k, 1) as depth:
-                    at = [depth, safe] if self.transpose_a else [safe, depth]
-                    value = kernel.load(source, [*batch_index, *at])
-                    value = b.select(inside, value, kernel.const(0, value))
-                    b.make_store(value, packed, [*batch_index, group, depth, r])
+                    value = kernel.load(source, [*batch_index, depth, row])
+                    b.make_store(value, packed, [*target, depth])
+                return packed
+            vector_end = k // s.lanes * s.lanes
+            for start, end, lanes in ((0, vector_end, s.lanes), (vector_end, k, 1)):
+                if start < end:
+                    with b.make_for(start, end, lanes) as depth:
+                        value = kernel.load(source, [*batch_index, row, depth], lanes)
+                        b.make_store(value, packed, [*target, depth], lanes)
         return packed
 
     def _packed_constant(self, constant: DenseIntOrFPElementsAttr, shape: list[int]) -> SSAValue:
@@ -326,11 +335,11 @@ class PackedMatmul:
         b, s = self.b, self.schedule
         full_panels, tail_cols = divmod(cols, s.nr)
         full_groups, tail_rows = divmod(rows, s.mr)
-        a_row, a_k = 1, s.mr
+        a_row, a_k = self.a_row_stride(), 1
 
         def tile(row, col, m: int, n: int) -> None:
             group = b.div(row, s.mr)
-            a_view = b.tensor_ptr(a, [*a_batch, group, depth, 0], [(kc - 1) * s.mr + m])
+            a_view = b.tensor_ptr(a, [*a_batch, group, 0, depth], [(m - 1) * a_row + kc])
             panel = b.div(col, s.nr)
             b_view = b.tensor_ptr(packed, [*b_batch, panel, depth, 0], [(kc - 1) * s.nr + s.nr])
             c_view = b.tensor_ptr(c.value, [*batch_index, row, col], [(m - 1) * self.n + n])

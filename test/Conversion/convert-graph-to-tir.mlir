@@ -20,19 +20,21 @@
 // CHECK-NEXT:    tir.evaluate %[[ADD]] : none
 // CHECK-NEXT:    tir.return
 // The matmul kernel packs B into panels of nr = 16 columns (2 AVX2
-// vectors) and A into groups of mr = 6 rows, then runs parallel blocks of
-// the output; in each, K blocks of 342 rows go through 6x16 register tiles
-// (the first K block writes C, the others accumulate), 4 rows left over.
+// vectors) and copies A into groups of mr = 6 rows (row stride 1040, off
+// 4 KiB multiples), then runs parallel blocks of the output; in each, K
+// blocks of 342 rows go through 6x16 register tiles (the first K block
+// writes C, the others accumulate), with 4 rows left over.
 // CHECK-LABEL: tir.func @matmul__1(%out0: !tir.tensor<1024x1024xf32>, %in0: !tir.tensor<1024x1024xf32>, %in1: !tir.tensor<1024x1024xf32>) {
-// CHECK:         %[[PANELS:.*]] = tir.define_tensor : !tir.tensor<64x1024x16xf32>
+// CHECK:         tir.define_tensor : !tir.tensor<64x1024x16xf32>
 // CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
 // CHECK:           tir.load %in1[%{{.*}}, %{{.*}} lanes 8]
-// CHECK:         %[[GROUPS:.*]] = tir.define_tensor : !tir.tensor<171x1024x6xf32>
+// CHECK:         tir.define_tensor : !tir.tensor<171x6x1040xf32>
 // CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
+// CHECK:           tir.load %in0[%{{.*}}, %{{.*}} lanes 8]
 // CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
-// CHECK:           tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} {m = 6 : i64, n = 16 : i64, k = 342 : i64, lanes = 8 : i64, a_row = 1 : i64, a_k = 6 : i64, ldb = 16 : i64, ldc = 1024 : i64}
-// CHECK:           tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} {m = 4 : i64, n = 16 : i64, k = 342 : i64, lanes = 8 : i64, a_row = 1 : i64, a_k = 6 : i64, ldb = 16 : i64, ldc = 1024 : i64}
-// CHECK:           tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} {m = 6 : i64, n = 16 : i64, k = 342 : i64, lanes = 8 : i64, a_row = 1 : i64, a_k = 6 : i64, ldb = 16 : i64, ldc = 1024 : i64, accumulate = true}
+// CHECK:           tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} {m = 6 : i64, n = 16 : i64, k = 342 : i64, lanes = 8 : i64, a_row = 1040 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 1024 : i64}
+// CHECK:           tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} {m = 4 : i64, n = 16 : i64, k = 342 : i64, lanes = 8 : i64, a_row = 1040 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 1024 : i64}
+// CHECK:           tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} {m = 6 : i64, n = 16 : i64, k = 342 : i64, lanes = 8 : i64, a_row = 1040 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 1024 : i64, accumulate = true}
 // The add kernel: parallel rows, 8-lane (AVX2) vectors along the row.
 // CHECK-LABEL: tir.func @add__2(%out0: !tir.tensor<1024x1024xf32>, %in0: !tir.tensor<1024x1024xf32>, %in1: !tir.tensor<1024x1024xf32>) {
 // CHECK:         tir.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} parallel {
@@ -85,4 +87,51 @@ func.func @twice(%x: tensor<4x11xf32>) -> (tensor<4x11xf32>, tensor<4x11xf32>, t
 func.func @blocked(%x: tensor<16x24xf32, #graph.format<"AB8a8b">>) -> tensor<16x24xf32, #graph.format<"AB8a8b">> {
   %0 = graph.neg %x : tensor<16x24xf32, #graph.format<"AB8a8b">>
   func.return %0 : tensor<16x24xf32, #graph.format<"AB8a8b">>
+}
+
+// -----
+
+// A reduction over the contiguous axis: parallel over the 8 rows (the op
+// reads 65600 elements, enough for threads although it writes only 8),
+// four independent 16-lane accumulators per 64-element step, folded into a
+// running total after each 4096-element block, combined as a tree, across
+// lanes, then with the scalar tail's accumulator.
+// AVX512-LABEL: tir.func @reduce_sum__1(%out0: !tir.tensor<8xf32>, %in0: !tir.tensor<8x8200xf32>) {
+// AVX512:         tir.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} parallel {
+// AVX512-COUNT-4:   tir.define_var %{{.*}} : !tir.var<vector<16xf32>>
+// AVX512:           %[[TAIL:.*]] = tir.define_var %{{.*}} : !tir.var<f32>
+// AVX512:           %[[TOTAL:.*]] = tir.define_var %{{.*}} : !tir.var<vector<16xf32>>
+// AVX512:           %[[BLOCK:.*]] = tir.const 4096 : index
+// AVX512-NEXT:      tir.for %[[START:.*]] = %{{.*}} to %{{.*}} step %[[BLOCK]] {
+// AVX512:             %[[STEP:.*]] = tir.const 64 : index
+// AVX512-NEXT:        tir.for %[[J:.*]] = %[[START]] to %{{.*}} step %[[STEP]] {
+// AVX512-NEXT:          tir.load %in0[%[[ROW]], %[[J]] lanes 16] : !tir.tensor<8x8200xf32>
+// AVX512-COUNT-3:       tir.load %in0[%[[ROW]], %{{.*}} lanes 16] : !tir.tensor<8x8200xf32>
+// AVX512:             tir.assign %[[TOTAL]] = %{{.*}} : !tir.var<vector<16xf32>>
+// AVX512:           tir.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// AVX512-NEXT:        tir.load %in0[%[[ROW]], %[[K]]] : !tir.tensor<8x8200xf32>
+// AVX512:           %[[LANES:.*]] = tir.reduce_add %{{.*}} : vector<16xf32> -> f32
+// AVX512-NEXT:      %[[SUM:.*]] = tir.add %[[LANES]], %{{.*}} : (f32, f32) -> f32
+// AVX512-NEXT:      tir.store %[[SUM]], %out0[%[[ROW]]] : !tir.tensor<8xf32>
+func.func @rows(%x: tensor<8x8200xf32>) -> tensor<8xf32> {
+  %0 = graph.reduce_sum %x {axes = array<i64: 1>} : tensor<8x8200xf32> -> tensor<8xf32>
+  func.return %0 : tensor<8xf32>
+}
+
+// -----
+
+// Reducing the outer axis keeps the contiguous one: blocks of four 16-lane
+// column vectors accumulate whole rows (no lane combination), parallel
+// over the column blocks; NaN-propagating max (x wins if larger or NaN).
+// AVX512-LABEL: tir.func @reduce_max__1(%out0: !tir.tensor<128xf32>, %in0: !tir.tensor<300x128xf32>) {
+// AVX512:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
+// AVX512:           tir.for %[[R:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// AVX512:             %[[X:.*]] = tir.load %{{.*}}[%[[R]], %{{.*}} lanes 16] : !tir.tensor<300x128xf32>
+// AVX512-NEXT:        %[[GT:.*]] = tir.gt %[[X]], %[[ACC:.*]] : (vector<16xf32>, vector<16xf32>) -> vector<16xi1>
+// AVX512-NEXT:        %[[NAN:.*]] = tir.isnan %[[X]] : vector<16xf32> -> vector<16xi1>
+// AVX512-NEXT:        %[[WINS:.*]] = tir.or %[[GT]], %[[NAN]]
+// AVX512-NEXT:        tir.select %[[WINS]], %[[X]], %[[ACC]]
+func.func @columns(%x: tensor<300x128xf32>) -> tensor<128xf32> {
+  %0 = graph.reduce_max %x {axes = array<i64: 0>} : tensor<300x128xf32> -> tensor<128xf32>
+  func.return %0 : tensor<128xf32>
 }
