@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     host = report.host_info()
     for line in report.describe_host(host):
         progress(line)
-    peaks = measure_peaks(args.threads, 0.05 if args.quick else 0.25, progress)
+    peaks = measure_peaks(args.threads, 0.2 if args.quick else 1.0, progress)
     settings = runner.Settings(seconds, 2 if args.quick else 3, args.ort_weights_as_inputs)
     rows: list[dict] = []
     for index, workload in enumerate(workloads, 1):
