@@ -24,7 +24,9 @@ def test_smoke_run_writes_every_field(tmp_path):
     pytest.importorskip("onnx")
     pytest.importorskip("onnxruntime")
     path = tmp_path / "results.json"
-    run = _bench("--quick", "--only", "smoke", "--threads", "1", "--json", str(path))
+    run = _bench(
+        "--quick", "--seconds", "0.05", "--only", "smoke", "--threads", "1", "--json", str(path)
+    )
     assert run.returncode == 0, run.stderr
     assert "smoke" in run.stdout and "ours/ort" in run.stdout
     assert "(1/1)" in run.stderr  # progress goes to stderr
