@@ -98,6 +98,12 @@ def measure_peaks(threads: list[int], seconds: float, progress) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    try:
+        import graphcompiler  # noqa: F401
+    except ImportError:
+        raise SystemExit(
+            "error: graphcompiler is not installed: pip install -e '.[bench]'"
+        ) from None
     workloads = select(args.only)
     seconds = args.seconds or (0.2 if args.quick else 1.0)
     began = time.perf_counter()
