@@ -1,0 +1,656 @@
+"""Reductions and normalizations: vectorized, several accumulators, parallel.
+
+Every template first sees its tensors in a canonical shape (size-1 dims
+dropped, neighbouring dims of the same kind merged: a reduction over axes
+(1, 2) of [8, 3, 5, 7] is a [8, 15, 7] problem), then picks one of two
+schedules:
+- the contiguous (innermost) dim is reduced: each output element reduces a
+  row with ACCUMULATORS independent vector accumulators of the target's
+  width, combined as a tree, then across lanes, then with a scalar tail;
+- the contiguous dim is kept: blocks of ACCUMULATORS vectors of kept columns
+  accumulate whole vectors along the reduced dims, no lane combination.
+The outermost loop runs over the outputs (rows, or row x column blocks),
+parallel when the whole op reads enough elements. softmax reads each row
+twice (an online max with a rescaled sum, then the normalization);
+layer_norm combines per-block moments with Chan's formula in f64.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import (
+    Float32Type,
+    Float64Type,
+    IntegerType,
+    Signedness,
+    TensorType,
+    VectorType,
+    i1,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from graphcompiler.dialects import graph, tir
+from graphcompiler.dialects.tir_builder import TirBuilder
+from graphcompiler.lowering.graph_to_tir.kernel import (
+    Kernel,
+    Operand,
+    compute_type,
+    is_vectorizable,
+    worth_parallel_work,
+)
+
+ACCUMULATORS = 4
+"""Independent vector accumulators per reduction: enough to hide the add
+latency (4 cycles) at one vector per cycle, few enough for any register file."""
+
+BLOCK_STEPS = 64
+"""A blocked sum folds its accumulators into the running total every
+BLOCK_STEPS x ACCUMULATORS vectors, so no lane adds more than ~64 terms
+into a partial sum that grows with the row (error ~ (64 + n / block) ulp)."""
+
+f32, f64 = Float32Type(), Float64Type()
+FLOAT_MAX = 3.4028234663852886e38
+
+
+def _props(op: Operation) -> dict[str, Attribute]:
+    return op.with_defaults(op.properties)
+
+
+# --- shapes ------------------------------------------------------------------------------
+
+
+def merge_dims(shape: Sequence[int], reduced: Sequence[int]) -> list[tuple[int, bool]]:
+    """(size, is_reduced) groups of `shape`: size-1 dims dropped, neighbours of
+    the same kind merged (row-major order makes them one contiguous dim)."""
+    groups: list[list] = []
+    for d, size in enumerate(shape):
+        if size == 1:
+            continue
+        kind = d in reduced
+        if groups and groups[-1][1] == kind:
+            groups[-1][0] *= size
+        else:
+            groups.append([size, kind])
+    return [(size, kind) for size, kind in groups] or [(1, True)]
+
+
+def _view(kernel: Kernel, operand: Operand, shape: Sequence[int]) -> Operand:
+    """The same dense buffer seen with another shape of the same size."""
+    shape = list(shape)
+    if shape == list(operand.value.type.get_shape()):
+        return operand
+    value = kernel.b.tensor_ptr(operand.value, [0] * len(operand.shape) or [0], shape)
+    return Operand(value, TensorType(operand.element, shape))
+
+
+def _unflatten(b: TirBuilder, flat: SSAValue, sizes: Sequence[int]) -> list[SSAValue]:
+    """Row-major coordinates of `flat` in `sizes`."""
+    coordinates, rest = [], flat
+    for position, size in enumerate(reversed(sizes)):
+        last = position == len(sizes) - 1
+        coordinates.append(rest if last else b.mod(rest, size))
+        if not last:
+            rest = b.div(rest, size)
+    return coordinates[::-1]
+
+
+def _interleave(groups: list[tuple[int, bool]], kept: list, reduced: list) -> list:
+    """Indices of the canonical shape from the kept and reduced ones, in order."""
+    kept, reduced = iter(kept), iter(reduced)
+    return [next(reduced) if is_reduced else next(kept) for _, is_reduced in groups]
+
+
+def _plus(b: TirBuilder, start: SSAValue | int, offset: int) -> SSAValue | int:
+    if isinstance(start, int):
+        return start + offset
+    return b.add(start, offset) if offset else start
+
+
+def _row(
+    kernel: Kernel,
+    start: SSAValue | int,
+    length: int,
+    lanes: int,
+    visit: Callable[[SSAValue, int, int | None], None],
+) -> None:
+    """Cover [start, start + length): `visit(index, lanes, slot)` for
+    ACCUMULATORS vectors per step (slot 0..3), then the remaining whole
+    vectors, then single elements (slot None)."""
+    b = kernel.b
+    width = ACCUMULATORS * lanes if lanes > 1 else 0
+    steps = length // width if width else 0
+    if steps:
+        with b.make_for(start, _plus(b, start, steps * width), width) as j:
+            for slot in range(ACCUMULATORS):
+                visit(b.add(j, slot * lanes) if slot else j, lanes, slot)
+    done = steps * width
+    if lanes > 1:
+        for slot in range((length - done) // lanes):
+            visit(b.indices([_plus(b, start, done)])[0], lanes, slot)
+            done += lanes
+    if done < length:
+        with b.make_for(_plus(b, start, done), _plus(b, start, length), 1) as j:
+            visit(j, 1, None)
+
+
+def _elementwise_row(
+    kernel: Kernel, length: int, lanes: int, body: Callable[[SSAValue, int], None]
+) -> None:
+    """body(index, lanes) over a row: whole vectors, then a scalar tail."""
+    vector_end = length // lanes * lanes if lanes > 1 else 0
+    if vector_end:
+        with kernel.b.make_for(0, vector_end, lanes) as j:
+            body(j, lanes)
+    if vector_end < length:
+        with kernel.b.make_for(vector_end, length, 1) as j:
+            body(j, 1)
+
+
+# --- combining values --------------------------------------------------------------------
+
+
+def _is_unsigned(element: Attribute) -> bool:
+    return isinstance(element, IntegerType) and element.signedness.data == Signedness.UNSIGNED
+
+
+def nan_max(b: TirBuilder, acc: SSAValue, x: SSAValue, less: bool = False) -> SSAValue:
+    """max(acc, x) (min with `less`) where a NaN wins and then stays: x
+    replaces acc when it is larger or NaN, and nothing is larger than NaN."""
+    compare = b.binary(tir.LtOp if less else tir.GtOp, x, acc)
+    if tir.is_float(x.type):
+        compare = b.binary(tir.OrOp, compare, b.unary(tir.IsnanOp, x, tir.with_element(x.type, i1)))
+    return b.select(compare, x, acc)
+
+
+@dataclass(frozen=True)
+class Monoid:
+    """How a reduction combines values: lane-wise, then across lanes."""
+
+    combine: Callable[[TirBuilder, SSAValue, SSAValue], SSAValue]
+    across: type
+    identity: Callable[[Attribute], float | int]
+    blocked: bool = False
+
+
+def _extreme(element: Attribute, largest: bool) -> float | int:
+    if tir.is_float(element):
+        return math.inf if largest else -math.inf
+    width = element.width.data
+    if _is_unsigned(element):
+        return 2**width - 1 if largest else 0
+    return 2 ** (width - 1) - 1 if largest else -(2 ** (width - 1))
+
+
+SUM = Monoid(lambda b, a, x: b.add(a, x), tir.ReduceAddOp, lambda e: 0, blocked=True)
+PROD = Monoid(lambda b, a, x: b.mul(a, x), tir.ReduceMulOp, lambda e: 1)
+MAX = Monoid(nan_max, tir.ReduceMaxOp, lambda e: _extreme(e, False))
+MIN = Monoid(
+    lambda b, a, x: nan_max(b, a, x, less=True), tir.ReduceMinOp, lambda e: _extreme(e, True)
+)
+BOOL_MAX = Monoid(lambda b, a, x: b.binary(tir.OrOp, a, x), None, lambda e: 0)
+BOOL_MIN = Monoid(lambda b, a, x: b.binary(tir.AndOp, a, x), None, lambda e: 1)
+
+MONOIDS: dict[type, Monoid] = {
+    graph.ReduceSumOp: SUM,
+    graph.ReduceMeanOp: SUM,
+    graph.ReduceProdOp: PROD,
+    graph.ReduceMaxOp: MAX,
+    graph.ReduceMinOp: MIN,
+}
+
+
+class Accumulators:
+    """ACCUMULATORS vector vars (one per slot), a scalar var for the tail
+    and, for blocked sums, a running vector total the slots fold into."""
+
+    def __init__(self, kernel: Kernel, monoid: Monoid, element: Attribute, lanes: int):
+        self.b, self.monoid, self.element = kernel.b, monoid, element
+        self.identity = monoid.identity(element)
+        self.vector_type = VectorType(element, [lanes]) if lanes > 1 else None
+        vector_count = ACCUMULATORS if lanes > 1 else 0
+        self.vectors = [self._fresh(self.vector_type) for _ in range(vector_count)]
+        self.scalar = self._fresh(element)
+        self.total = self._fresh(self.vector_type) if monoid.blocked and lanes > 1 else None
+
+    def _fresh(self, type_: Attribute) -> SSAValue:
+        return self.b.make_var(type_, self.b.const(self.identity, type_))
+
+    def add(self, slot: int | None, value: SSAValue) -> None:
+        var = self.scalar if slot is None else self.vectors[slot]
+        self.b.make_assign(var, self.monoid.combine(self.b, self.b.read(var), value))
+
+    def _tree(self, values: list[SSAValue]) -> SSAValue:
+        while len(values) > 1:
+            values = [
+                self.monoid.combine(self.b, *values[i : i + 2])
+                if i + 1 < len(values)
+                else values[i]
+                for i in range(0, len(values), 2)
+            ]
+        return values[0]
+
+    def fold(self) -> None:
+        """Blocked sums: move the slots into the running total, restart them."""
+        if self.total is None:
+            return
+        b = self.b
+        b.make_assign(
+            self.total, b.add(b.read(self.total), self._tree([b.read(v) for v in self.vectors]))
+        )
+        for var in self.vectors:
+            b.make_assign(var, b.const(self.identity, self.vector_type))
+
+    def result(self) -> SSAValue:
+        b = self.b
+        scalar = b.read(self.scalar)
+        if not self.vectors:
+            return scalar
+        vectors = [b.read(v) for v in self.vectors]
+        if self.total is not None:
+            vectors = [b.read(self.total), self._tree(vectors)]
+        lanes = b.unary(self.monoid.across, self._tree(vectors), self.element)
+        return self.monoid.combine(b, lanes, scalar)
+
+
+# --- reductions -----------------------------------------------------------------------------
+
+
+def reduction(kernel: Kernel, op: graph.ReduceOp) -> None:
+    """sum, mean, prod, max, min over any axes (see the module doc)."""
+    x, out = kernel.inputs[0], kernel.out
+    axes = graph.reduced_axes(_props(op), len(x.shape))
+    count = math.prod(x.shape[d] for d in axes)
+    outputs = math.prod(out.shape)
+    element = compute_type(x.element)
+    monoid = MONOIDS[type(op)]
+    if element == i1 and monoid in (MAX, MIN):
+        monoid = BOOL_MAX if monoid is MAX else BOOL_MIN
+    if outputs == 0:
+        return
+    flat_out = _view(kernel, out, [outputs])
+    if count == 0:  # an empty reduction: the identity everywhere
+        fill = 0.0 if isinstance(op, graph.ReduceMeanOp) else monoid.identity(element)
+        fill = math.nan if isinstance(op, graph.ReduceMeanOp) else fill
+        with kernel.loop_nest([outputs]) as index:
+            kernel.store(flat_out, index, kernel.b.const(fill, element))
+        return
+
+    def finish(value: SSAValue) -> SSAValue:
+        if isinstance(op, graph.ReduceMeanOp):
+            return kernel.b.div(value, float(count))
+        return value
+
+    groups = merge_dims(x.shape, axes)
+    view = _view(kernel, x, [size for size, _ in groups])
+    lanes = kernel.lanes if is_vectorizable(x) and monoid.across is not None else 1
+    if groups[-1][1]:
+        _reduce_rows(kernel, view, flat_out, groups, monoid, element, lanes, finish)
+    else:
+        _reduce_columns(kernel, view, flat_out, groups, monoid, element, lanes, finish)
+
+
+def _reduce_rows(kernel, view, flat_out, groups, monoid, element, lanes, finish) -> None:
+    """The contiguous dim is reduced: one output per (kept) row, reduced with
+    vector accumulators along the row, over every outer reduced dim."""
+    b = kernel.b
+    kept = [size for size, is_reduced in groups if not is_reduced]
+    outer_reduced = [size for size, is_reduced in groups[:-1] if is_reduced]
+    length = groups[-1][0]
+    outputs = math.prod(kept)
+    parallel = worth_parallel_work(outputs, math.prod(size for size, _ in groups))
+    with kernel.loop_nest([outputs], parallel) as (flat,):
+        kept_index = _unflatten(b, flat, kept)
+        accumulators = Accumulators(kernel, monoid, element, lanes)
+        with kernel.loop_nest(outer_reduced, parallel=False) as reduced_index:
+
+            def visit(j: SSAValue, width: int, slot: int | None) -> None:
+                index = _interleave(groups, kept_index, [*reduced_index, j])
+                accumulators.add(slot, kernel.load(view, index, width))
+
+            _blocked_row(kernel, length, lanes, visit, accumulators)
+        kernel.store(flat_out, [flat], finish(accumulators.result()))
+
+
+def _blocked_row(kernel, length, lanes, visit, accumulators) -> None:
+    """`_row` over a whole row; blocked sums fold after every block."""
+    block = ACCUMULATORS * lanes * BLOCK_STEPS
+    blocks = length // block if accumulators.total is not None else 0
+    if blocks > 1:
+        with kernel.b.make_for(0, blocks * block, block) as start:
+            _row(kernel, start, block, lanes, visit)
+            accumulators.fold()
+    else:
+        blocks = 0
+    _row(kernel, blocks * block, length - blocks * block, lanes, visit)
+    accumulators.fold()
+
+
+def _reduce_columns(kernel, view, flat_out, groups, monoid, element, lanes, finish) -> None:
+    """The contiguous dim is kept: blocks of ACCUMULATORS vectors of columns,
+    each accumulating whole vectors along all reduced dims; parallel over
+    (outer kept rows x column blocks)."""
+    b = kernel.b
+    columns = groups[-1][0]
+    outer_kept = [size for size, is_reduced in groups[:-1] if not is_reduced]
+    reduced = [size for size, is_reduced in groups if is_reduced]
+    rows = math.prod(outer_kept)
+    out = _view(kernel, flat_out, [rows, columns])
+    total = math.prod(size for size, _ in groups)
+
+    def block(row: SSAValue, column: SSAValue | int, vectors: int, width: int) -> None:
+        kept_index = _unflatten(b, row, outer_kept)
+        starts = [_plus(b, column, v * width) for v in range(vectors)]
+        cells = [b.make_var(VectorType(element, [width]) if width > 1 else element,
+                            b.const(monoid.identity(element), VectorType(element, [width]) if width > 1 else element))
+                 for _ in range(vectors)]  # fmt: skip
+        with kernel.loop_nest(reduced, parallel=False) as reduced_index:
+            for cell, start in zip(cells, starts, strict=True):
+                index = _interleave(groups, [*kept_index, start], reduced_index)
+                b.make_assign(
+                    cell, monoid.combine(b, b.read(cell), kernel.load(view, index, width))
+                )
+        for cell, start in zip(cells, starts, strict=True):
+            kernel.store(out, [row, start], finish(b.read(cell)))
+
+    width = ACCUMULATORS * lanes if lanes > 1 else 0
+    blocks = columns // width if width else 0
+    if blocks:
+        with kernel.loop_nest([rows * blocks], worth_parallel_work(rows * blocks, total)) as (f,):
+            block(b.div(f, blocks), b.mul(b.mod(f, blocks), width), ACCUMULATORS, lanes)
+    done = blocks * width
+    if done == columns:
+        return
+    rest = columns - done
+    with kernel.loop_nest([rows], worth_parallel_work(rows, total * rest // columns)) as (row,):
+        vectors = rest // lanes if lanes > 1 else 0
+        if vectors:
+            block(row, done, vectors, lanes)
+        with b.make_for(done + vectors * lanes, columns, 1) as column:
+            block(row, column, 1, 1)
+
+
+# --- softmax ------------------------------------------------------------------------------
+
+
+def _online(b: TirBuilder, m: SSAValue, s: SSAValue, peak: SSAValue, t: SSAValue):
+    """Merge two online-softmax states: (max m, sum s of exp(. - m)) and
+    (max peak, sum t). A NaN max wins and stays (the caller flags it)."""
+    wins = b.binary(
+        tir.OrOp,
+        b.binary(tir.GtOp, peak, m),
+        b.unary(tir.IsnanOp, peak, tir.with_element(peak.type, i1)),
+    )
+    high, low = b.select(wins, peak, m), b.select(wins, m, peak)
+    scale = b.unary(tir.ExpOp, b.sub(low, high))
+    return high, b.select(wins, b.add(b.mul(s, scale), t), b.add(s, b.mul(t, scale)))
+
+
+def _online_group(
+    b: TirBuilder, m_var: SSAValue, s_vars: list[SSAValue], xs: list[SSAValue]
+) -> None:
+    """Absorb values xs (one per sum in s_vars, or fewer): the running max
+    moves to the group's max once, every sum is rescaled by one exp, then
+    gains exp(x - max): 1 + 1/len(xs) exps per value."""
+    m = b.read(m_var)
+    peak = xs[0]
+    for x in xs[1:]:
+        peak = nan_max(b, peak, x)
+    peak = nan_max(b, m, peak)
+    scale = b.unary(tir.ExpOp, b.sub(m, peak))
+    for position, s_var in enumerate(s_vars):
+        rescaled = b.mul(b.read(s_var), scale)
+        if position < len(xs):
+            rescaled = b.add(rescaled, b.unary(tir.ExpOp, b.sub(xs[position], peak)))
+        b.make_assign(s_var, rescaled)
+    b.make_assign(m_var, peak)
+
+
+def _online_pass(b: TirBuilder, load: Callable, count: int, stride: int, m_var, s_vars) -> None:
+    """Pass 1 over `count` vectors at positions 0, stride, ...: groups of
+    len(s_vars) vectors, then the remaining ones alone."""
+    group = len(s_vars)
+    steps = count // group
+    if steps:
+        with b.make_for(0, steps * group * stride, group * stride) as start:
+            _online_group(
+                b, m_var, s_vars, [load(_plus(b, start, u * stride)) for u in range(group)]
+            )
+    for position in range(steps * group, count):
+        _online_group(b, m_var, s_vars, [load(position * stride)])
+
+
+def _finish_softmax(b: TirBuilder, m: SSAValue, s: SSAValue, log: bool) -> SSAValue:
+    """What pass 2 needs: 1/s (softmax) or log(s) (log_softmax), NaN where the
+    reference gives NaN: a NaN or +inf in the row (inf - inf), or no finite
+    value (s < 1: the max itself always adds exp(0) = 1)."""
+    valid = b.binary(tir.AndOp, b.binary(tir.GeOp, s, 1.0), b.binary(tir.LtOp, m, math.inf))
+    value = b.unary(tir.LogOp, s) if log else b.div(1.0, s)
+    return b.select(valid, value, math.nan)
+
+
+def _normalized(b: TirBuilder, x: SSAValue, m: SSAValue, factor: SSAValue, log: bool) -> SSAValue:
+    shifted = b.sub(x, m)
+    return b.sub(shifted, factor) if log else b.mul(b.unary(tir.ExpOp, shifted), factor)
+
+
+def _broadcast(b: TirBuilder, scalar: SSAValue, lanes: int) -> SSAValue:
+    if lanes == 1:
+        return scalar
+    return b.unary(tir.BroadcastOp, scalar, VectorType(scalar.type, [lanes]))
+
+
+def softmax(kernel: Kernel, op: Operation) -> None:
+    """softmax / log_softmax: pass 1 keeps a running max and a rescaled sum
+    per lane (online softmax), pass 2 writes exp(x - max) / sum or
+    x - max - log(sum)."""
+    x, out = kernel.inputs[0], kernel.out
+    axis = graph.normalize_axis(graph.int_value(_props(op), "axis"), len(x.shape))
+    outer, length = math.prod(x.shape[:axis]), x.shape[axis]
+    inner = math.prod(x.shape[axis + 1 :])
+    if outer * length * inner == 0:
+        return
+    shape = [outer, length] if inner == 1 else [outer, length, inner]
+    x_view, out_view = _view(kernel, x, shape), _view(kernel, out, shape)
+    log = isinstance(op, graph.LogSoftmaxOp)
+    lanes = kernel.lanes if is_vectorizable(x, out) else 1
+    if inner == 1:
+        _softmax_rows(kernel, x_view, out_view, outer, length, lanes, log)
+    else:
+        _softmax_columns(kernel, x_view, out_view, outer, length, inner, lanes, log)
+
+
+def _lowest(element: Attribute) -> float:
+    """The running max starts at the lowest finite value, so that a -inf
+    element contributes exp(-inf) = 0 instead of exp(-inf - -inf) = NaN."""
+    return -sys.float_info.max if element == f64 else -FLOAT_MAX
+
+
+def _state(b: TirBuilder, type_: Attribute, element: Attribute, sums: int) -> tuple:
+    """A running max (at the lowest finite value) and `sums` zero sums."""
+    m = b.make_var(type_, b.const(_lowest(element), type_))
+    return m, [b.make_var(type_, b.const(0.0, type_)) for _ in range(sums)]
+
+
+def _sum_tree(b: TirBuilder, s_vars: list[SSAValue]) -> SSAValue:
+    values = [b.read(v) for v in s_vars]
+    while len(values) > 1:
+        values = [
+            b.add(*values[i : i + 2]) if i + 1 < len(values) else values[i]
+            for i in range(0, len(values), 2)
+        ]
+    return values[0]
+
+
+def _softmax_rows(kernel, x, out, rows, length, lanes, log) -> None:
+    """Contiguous rows: per lane a running max shared by ACCUMULATORS sums
+    along the row, combined across lanes, then with the scalar tail."""
+    b = kernel.b
+    element = compute_type(x.element)
+    vectors = length // lanes if lanes > 1 else 0
+    with kernel.loop_nest([rows], worth_parallel_work(rows, rows * length)) as (row,):
+        tail_m, (tail_s,) = _state(b, element, element, 1)
+        if vectors:
+            m_var, s_vars = _state(b, VectorType(element, [lanes]), element, ACCUMULATORS)
+            _online_pass(
+                b, lambda j: kernel.load(x, [row, j], lanes), vectors, lanes, m_var, s_vars
+            )
+        if vectors * lanes < length:
+            with b.make_for(vectors * lanes, length, 1) as j:
+                _online_group(b, tail_m, [tail_s], [kernel.load(x, [row, j])])
+        peak, total = b.read(tail_m), b.read(tail_s)
+        if vectors:
+            lane_m = b.read(m_var)
+            lanes_peak = b.unary(tir.ReduceMaxOp, lane_m, element)
+            spread = b.unary(tir.ExpOp, b.sub(lane_m, _broadcast(b, lanes_peak, lanes)))
+            lanes_total = b.unary(tir.ReduceAddOp, b.mul(_sum_tree(b, s_vars), spread), element)
+            peak, total = _online(b, peak, total, lanes_peak, lanes_total)
+        factor = _finish_softmax(b, peak, total, log)
+
+        def write(j: SSAValue, width: int) -> None:
+            value = kernel.load(x, [row, j], width)
+            result = _normalized(
+                b, value, _broadcast(b, peak, width), _broadcast(b, factor, width), log
+            )
+            kernel.store(out, [row, j], result)
+
+        _elementwise_row(kernel, length, lanes, write)
+
+
+def _softmax_columns(kernel, x, out, outer, length, inner, lanes, log) -> None:
+    """The axis is not contiguous: each lane is its own row. Vectors of
+    `inner` columns keep a running max and ACCUMULATORS sums (over
+    interleaved positions along the axis); parallel over (outer x column
+    vectors)."""
+    b = kernel.b
+    element = compute_type(x.element)
+    vectors = inner // lanes if lanes > 1 else 0
+    units = [(vectors, lanes), (inner - vectors * lanes, 1)] if vectors else [(inner, 1)]
+    done = 0
+    for count, width in units:
+        if not count:
+            continue
+        work = outer * length * count * width
+        with kernel.loop_nest([outer * count], worth_parallel_work(outer * count, work)) as (f,):
+            row = b.div(f, count) if outer > 1 else 0
+            column = _plus(b, b.mul(b.mod(f, count), width) if count > 1 else 0, done)
+            type_ = VectorType(element, [width]) if width > 1 else element
+            m_var, s_vars = _state(b, type_, element, ACCUMULATORS)
+            _online_pass(
+                b,
+                lambda i, at=(row, column, width): kernel.load(x, [at[0], i, at[1]], at[2]),
+                length,
+                1,
+                m_var,
+                s_vars,
+            )
+            peak = b.read(m_var)
+            factor = _finish_softmax(b, peak, _sum_tree(b, s_vars), log)
+            with b.make_for(0, length, 1) as i:
+                value = kernel.load(x, [row, i, column], width)
+                kernel.store(out, [row, i, column], _normalized(b, value, peak, factor, log))
+        done += count * width
+
+
+# --- normalizations -----------------------------------------------------------------------
+
+
+def layer_norm(kernel: Kernel, op: graph.LayerNormOp) -> None:
+    """Per row: blocks of ACCUMULATORS x BLOCK_STEPS vectors, each with its
+    mean then its centred sum of squares (vector accumulators, f32), merged
+    into the row's moments with Chan's formula in f64; then
+    (x - mean) / sqrt(var + epsilon) * gamma + beta, vectorized."""
+    b = kernel.b
+    x, gamma, beta = kernel.inputs
+    props = _props(op)
+    axis = graph.normalize_axis(graph.int_value(props, "axis"), len(x.shape))
+    epsilon = graph.float_value(props, "epsilon")
+    rows, count = math.prod(x.shape[:axis]), math.prod(x.shape[axis:])
+    if rows * count == 0:
+        return
+    element = compute_type(x.element)
+    x_view, out_view = _view(kernel, x, [rows, count]), _view(kernel, kernel.out, [rows, count])
+    gamma_view, beta_view = _view(kernel, gamma, [count]), _view(kernel, beta, [count])
+    lanes = kernel.lanes if is_vectorizable(x, kernel.out, gamma, beta) else 1
+    block = ACCUMULATORS * max(lanes, 4) * BLOCK_STEPS
+    with kernel.loop_nest([rows], worth_parallel_work(rows, rows * count)) as (row,):
+        moments = [b.make_var(f64, b.const(0.0, f64)) for _ in range(3)]  # seen, mean, m2
+
+        def segment(start: SSAValue | int, size: int) -> None:
+            total = Accumulators(kernel, SUM, element, lanes)
+            _row(
+                kernel,
+                start,
+                size,
+                lanes,
+                lambda j, w, slot: total.add(slot, kernel.load(x_view, [row, j], w)),
+            )
+            mean = b.div(total.result(), float(size))
+            squares = Accumulators(kernel, SUM, element, lanes)
+
+            def square(j: SSAValue, width: int, slot: int | None) -> None:
+                centred = b.sub(kernel.load(x_view, [row, j], width), _broadcast(b, mean, width))
+                squares.add(slot, b.mul(centred, centred))
+
+            _row(kernel, start, size, lanes, square)
+            _chan(b, moments, float(size), b.cast(mean, f64), b.cast(squares.result(), f64))
+
+        blocks = count // block
+        if blocks:
+            with b.make_for(0, blocks * block, block) as start:
+                segment(start, block)
+        if blocks * block < count:
+            segment(blocks * block, count - blocks * block)
+        seen, mean64, m2 = (b.read(v) for v in moments)
+        inverse = b.unary(tir.RsqrtOp, b.add(b.div(m2, seen), epsilon))
+        mean, inverse = b.cast(mean64, element), b.cast(inverse, element)
+
+        def write(j: SSAValue, width: int) -> None:
+            value = kernel.load(x_view, [row, j], width)
+            scaled = b.mul(b.mul(b.sub(value, _broadcast(b, mean, width)), _broadcast(b, inverse, width)),
+                           kernel.load(gamma_view, [j], width))  # fmt: skip
+            kernel.store(out_view, [row, j], b.add(scaled, kernel.load(beta_view, [j], width)))
+
+        _elementwise_row(kernel, count, lanes, write)
+
+
+def _chan(
+    b: TirBuilder, moments: list[SSAValue], size: float, mean: SSAValue, m2: SSAValue
+) -> None:
+    """Merge a block's (size, mean, m2) into the running (seen, mean, m2)."""
+    seen_var, mean_var, m2_var = moments
+    seen = b.read(seen_var)
+    merged = b.add(seen, size)
+    delta = b.sub(mean, b.read(mean_var))
+    b.make_assign(mean_var, b.add(b.read(mean_var), b.mul(delta, b.div(size, merged))))
+    correction = b.mul(b.mul(delta, delta), b.div(b.mul(seen, size), merged))
+    b.make_assign(m2_var, b.add(b.add(b.read(m2_var), m2), correction))
+    b.make_assign(seen_var, merged)
+
+
+def batch_norm(kernel: Kernel, op: graph.BatchNormOp) -> None:
+    """Element-wise at the target's width, with per-channel parameters seen
+    as [C, 1, ...] tensors broadcast over the spatial dims."""
+    x, *parameters = kernel.inputs
+    out = kernel.out
+    epsilon = graph.float_value(_props(op), "epsilon")
+    channel_shape = [x.shape[1], *[1] * (len(x.shape) - 2)]
+    scale, bias, mean, var = (
+        Operand(
+            kernel.b.tensor_ptr(p.value, [0], channel_shape), TensorType(p.element, channel_shape)
+        )
+        for p in parameters
+    )
+
+    def body(index: list[SSAValue], lanes: int) -> None:
+        b = kernel.b
+        value, s, c, m, v = (
+            kernel.load(o, index, lanes, out.shape) for o in (x, scale, bias, mean, var)
+        )
+        normalized = b.mul(b.sub(value, m), b.unary(tir.RsqrtOp, b.add(v, epsilon)))
+        kernel.store(out, index, b.add(b.mul(normalized, s), c))
+
+    kernel.for_each(out.shape, body, is_vectorizable(out, x))
