@@ -192,6 +192,18 @@ def _softmax(op: Operation, x: Array) -> Array:
     return exponentials / np.sum(exponentials, axis=axis, keepdims=True)
 
 
+def _attention(op: graph.AttentionOp, query: Array, key: Array, value: Array, *mask) -> Array:
+    """softmax(query keyᵀ * scale + mask) value, op by op."""
+    properties = op.with_defaults(op.properties)
+    if not graph.bool_value(properties, "key_transposed"):
+        key = np.swapaxes(key, -1, -2)
+    scores = np.matmul(query, key) * np.float32(graph.float_value(properties, "scale"))
+    if mask:
+        scores = scores + mask[0]
+    exponentials = np.exp(scores - np.max(scores, axis=-1, keepdims=True, initial=-np.inf))
+    return np.matmul(exponentials / np.sum(exponentials, axis=-1, keepdims=True), value)
+
+
 def _normalize(x: Array, axes: tuple[int, ...], epsilon: float) -> Array:
     mean = np.mean(x, axis=axes, keepdims=True)
     variance = np.mean((x - mean) ** 2, axis=axes, keepdims=True)
@@ -310,6 +322,7 @@ IMPLEMENTATIONS: dict[type[Operation], Callable[..., Array]] = {
     graph.LogSoftmaxOp: _log_softmax,
     graph.LayerNormOp: _layer_norm,
     graph.BatchNormOp: _batch_norm,
+    graph.AttentionOp: _attention,
     graph.TransposeOp: lambda op, x: np.transpose(x, graph.int_list(op.properties, "perm")),
     graph.ReshapeOp: lambda op, x: x.reshape(op.result.type.get_shape()),
     graph.BroadcastToOp: lambda op, x: np.broadcast_to(x, op.result.type.get_shape()),

@@ -19,13 +19,15 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
+from xdsl.dialects.builtin import Float32Type, ModuleOp
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
+from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
 from graphcompiler import statistics
+from graphcompiler.dialects import graph
+from graphcompiler.dialects.graph_api import create_op
 from graphcompiler.passes.graph_fuse import Group, fuse
 
 
@@ -92,6 +94,87 @@ register_rule(
     )
 )
 register_rule(Rule("log-of-exp", ("exp", "log"), _forward_input, "log(exp(x)) -> x"))
+
+
+def _splat_constant(value: SSAValue) -> float | None:
+    """The one value of a constant whose elements are all equal."""
+    owner = value.owner
+    if not isinstance(owner, graph.ConstantOp):
+        return None
+    values = set(owner.value.get_values())
+    return float(values.pop()) if len(values) == 1 else None
+
+
+def _other(op: Operation, value: SSAValue) -> SSAValue:
+    """The operand of binary `op` that is not `value`."""
+    return op.operands[1] if op.operands[0] is value else op.operands[0]
+
+
+def _attention(ops: list[Operation]) -> bool:
+    """matmul(q, k) -> [scale] -> [+ mask] -> softmax -> matmul(., v) becomes
+    one graph.attention; declines whatever it cannot express exactly."""
+    scores, *middle, softmax, context = ops
+    if graph.bool_value(scores.properties, "transpose_a") or context.operands[0] is not softmax.result:
+        return False
+    if graph.bool_value(context.properties, "transpose_a") or graph.bool_value(
+        context.properties, "transpose_b"
+    ):
+        return False
+    properties = softmax.with_defaults(softmax.properties)
+    if graph.normalize_axis(graph.int_value(properties, "axis"), len(softmax.result.type.get_shape())) != len(softmax.result.type.get_shape()) - 1:
+        return False
+    if not isinstance(scores.result.type.element_type, Float32Type):
+        return False
+    scale, mask, value, factors = 1.0, None, scores.result, []
+    for op in middle:
+        if op.results[0].type != scores.result.type:  # the operand broadcast the scores
+            return False
+        other = _other(op, value)
+        if isinstance(op, graph.AddOp) and mask is None:
+            mask = other
+        elif isinstance(op, graph.MulOp | graph.DivOp) and mask is None:
+            factor = _splat_constant(other)
+            if factor is None or (isinstance(op, graph.DivOp) and op.operands[0] is not value):
+                return False
+            scale = scale * factor if isinstance(op, graph.MulOp) else scale / factor
+            factors.append(other.owner)
+        else:
+            return False
+        value = op.results[0]
+    query, key = scores.operands
+    operands = [query, key, context.operands[1], *([mask] if mask is not None else [])]
+    try:
+        attention = create_op(
+            "attention",
+            operands,
+            scale=scale,
+            key_transposed=not graph.bool_value(scores.properties, "transpose_b"),
+        )
+    except ValueError:
+        return False
+    if attention.result.type != context.result.type:
+        return False
+    Rewriter.insert_op(attention, InsertPoint.before(context))
+    context.result.replace_all_uses_with(attention.result)
+    for op in reversed(ops):
+        Rewriter.erase_op(op)
+    for constant in factors:
+        if not constant.result.uses:
+            Rewriter.erase_op(constant)
+    return True
+
+
+for _scaling in ((), ("mul",), ("div",)):
+    for _masking in ((), ("add",)):
+        _chain = ("matmul", *_scaling, *_masking, "softmax", "matmul")
+        register_rule(
+            Rule(
+                "attention" + "".join(f"-{n}" for n in (*_scaling, *_masking)),
+                _chain,
+                _attention,
+                f"{' -> '.join(_chain)} -> graph.attention (online softmax, scores never stored)",
+            )
+        )
 
 
 @dataclass(frozen=True)

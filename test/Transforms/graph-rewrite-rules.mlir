@@ -11,7 +11,7 @@
 // CHECK-NEXT:    graph.yield
 // ONLY-LABEL: func.func @conv_block
 // ONLY-NOT:     graph.fused
-// UNKNOWN: error: pass 'graph-rewrite-rules' failed: unknown rewrite rule(s) nope (known: conv2d-bias-relu, matmul-bias-gelu, log-of-exp)
+// UNKNOWN: error: pass 'graph-rewrite-rules' failed: unknown rewrite rule(s) nope (known: conv2d-bias-relu, matmul-bias-gelu, log-of-exp, attention, attention-add, attention-mul, attention-mul-add, attention-div, attention-div-add)
 func.func @conv_block(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4x1x1xf32>) -> tensor<1x4x6x6xf32> {
   %0 = graph.conv2d %x, %w : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
   %1 = graph.add %0, %b : (tensor<1x4x6x6xf32>, tensor<4x1x1xf32>) -> tensor<1x4x6x6xf32>
@@ -34,4 +34,60 @@ func.func @log_exp(%x: tensor<8xf32>, %y: tensor<8xf32>) -> (tensor<8xf32>, tens
   %2 = graph.exp %y : tensor<8xf32>
   %3 = graph.log %2 : tensor<8xf32>
   func.return %1, %3, %2 : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// Scaled dot-product attention with an additive mask becomes one
+// graph.attention (scale folded from the multiplier).
+// CHECK-LABEL: func.func @attention_mask
+// CHECK-NEXT:    %[[A:.*]] = graph.attention %q, %k, %v, %mask {scale = 1.250000e-01 : f32} : (tensor<2x16x8xf32>, tensor<2x24x8xf32>, tensor<2x24x4xf32>, tensor<16x24xf32>) -> tensor<2x16x4xf32>
+// CHECK-NEXT:    func.return %[[A]]
+func.func @attention_mask(%q: tensor<2x16x8xf32>, %k: tensor<2x24x8xf32>, %v: tensor<2x24x4xf32>, %mask: tensor<16x24xf32>) -> tensor<2x16x4xf32> {
+  %s = graph.matmul %q, %k {transpose_b = true} : (tensor<2x16x8xf32>, tensor<2x24x8xf32>) -> tensor<2x16x24xf32>
+  %c = graph.constant dense<0.125> : tensor<1xf32>
+  %scaled = graph.mul %s, %c : (tensor<2x16x24xf32>, tensor<1xf32>) -> tensor<2x16x24xf32>
+  %masked = graph.add %mask, %scaled : (tensor<16x24xf32>, tensor<2x16x24xf32>) -> tensor<2x16x24xf32>
+  %p = graph.softmax %masked {axis = -1 : i64} : tensor<2x16x24xf32>
+  %o = graph.matmul %p, %v : (tensor<2x16x24xf32>, tensor<2x24x4xf32>) -> tensor<2x16x4xf32>
+  func.return %o : tensor<2x16x4xf32>
+}
+
+// -----
+
+// A key given pre-transposed ([D, Sk]) and a divisor.
+// CHECK-LABEL: func.func @attention_key_transposed
+// CHECK-NEXT:    graph.attention %q, %kt, %v {scale = 2.500000e-01 : f32, key_transposed = true}
+func.func @attention_key_transposed(%q: tensor<16x8xf32>, %kt: tensor<8x24xf32>, %v: tensor<24x4xf32>) -> tensor<16x4xf32> {
+  %s = graph.matmul %q, %kt : (tensor<16x8xf32>, tensor<8x24xf32>) -> tensor<16x24xf32>
+  %c = graph.constant dense<4.0> : tensor<f32>
+  %scaled = graph.div %s, %c : (tensor<16x24xf32>, tensor<f32>) -> tensor<16x24xf32>
+  %p = graph.softmax %scaled {axis = 1 : i64} : tensor<16x24xf32>
+  %o = graph.matmul %p, %v : (tensor<16x24xf32>, tensor<24x4xf32>) -> tensor<16x4xf32>
+  func.return %o : tensor<16x4xf32>
+}
+
+// -----
+
+// Not attention: softmax over the queries, a per-element scale, a constant
+// divided by the scores, the scores used twice.
+// CHECK-LABEL: func.func @not_attention
+// CHECK-NOT:     graph.attention
+func.func @not_attention(%q: tensor<16x8xf32>, %k: tensor<24x8xf32>, %v: tensor<24x4xf32>, %w: tensor<16x24xf32>, %vt: tensor<16x4xf32>) -> (tensor<24x4xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16x24xf32>) {
+  %s0 = graph.matmul %q, %k {transpose_b = true} : (tensor<16x8xf32>, tensor<24x8xf32>) -> tensor<16x24xf32>
+  %p0 = graph.softmax %s0 {axis = 0 : i64} : tensor<16x24xf32>
+  %o0 = graph.matmul %p0, %vt {transpose_a = true} : (tensor<16x24xf32>, tensor<16x4xf32>) -> tensor<24x4xf32>
+  %s1 = graph.matmul %q, %k {transpose_b = true} : (tensor<16x8xf32>, tensor<24x8xf32>) -> tensor<16x24xf32>
+  %m1 = graph.mul %s1, %w : (tensor<16x24xf32>, tensor<16x24xf32>) -> tensor<16x24xf32>
+  %p1 = graph.softmax %m1 {axis = -1 : i64} : tensor<16x24xf32>
+  %o1 = graph.matmul %p1, %v : (tensor<16x24xf32>, tensor<24x4xf32>) -> tensor<16x4xf32>
+  %c = graph.constant dense<4.0> : tensor<1xf32>
+  %s2 = graph.matmul %q, %k {transpose_b = true} : (tensor<16x8xf32>, tensor<24x8xf32>) -> tensor<16x24xf32>
+  %d2 = graph.div %c, %s2 : (tensor<1xf32>, tensor<16x24xf32>) -> tensor<16x24xf32>
+  %p2 = graph.softmax %d2 {axis = -1 : i64} : tensor<16x24xf32>
+  %o2 = graph.matmul %p2, %v : (tensor<16x24xf32>, tensor<24x4xf32>) -> tensor<16x4xf32>
+  %s3 = graph.matmul %q, %k {transpose_b = true} : (tensor<16x8xf32>, tensor<24x8xf32>) -> tensor<16x24xf32>
+  %p3 = graph.softmax %s3 {axis = -1 : i64} : tensor<16x24xf32>
+  %o3 = graph.matmul %p3, %v : (tensor<16x24xf32>, tensor<24x4xf32>) -> tensor<16x4xf32>
+  func.return %o0, %o1, %o2, %o3, %s3 : tensor<24x4xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16x24xf32>
 }

@@ -285,3 +285,27 @@ func.func @format_rank(%a: tensor<64xf32, #graph.format<"AB">>) {
   %0 = graph.relu %a : tensor<64xf32, #graph.format<"AB">>
   func.return
 }
+
+// -----
+
+func.func @attention_keys(%q: tensor<4x8xf32>, %k: tensor<6x5xf32>, %v: tensor<6x3xf32>) {
+  // expected-error @+1 {{'graph.attention' op operand #1 ('key') has [6, 5] keys x features, expected [6, 8] from the query's features and the value's keys}}
+  %0 = graph.attention %q, %k, %v : (tensor<4x8xf32>, tensor<6x5xf32>, tensor<6x3xf32>) -> tensor<4x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @attention_mask(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6x3xf32>, %m: tensor<4x5xf32>) {
+  // expected-error @+1 {{'graph.attention' op the scores of shape [4, 6] does not broadcast with operand #3 ('mask') of shape [4, 5]}}
+  %0 = graph.attention %q, %k, %v, %m : (tensor<4x8xf32>, tensor<6x8xf32>, tensor<6x3xf32>, tensor<4x5xf32>) -> tensor<4x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @attention_mask_grows_scores(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6x3xf32>, %m: tensor<2x4x6xf32>) {
+  // expected-error @+1 {{'graph.attention' op operand #3 ('mask') of shape [2, 4, 6] does not broadcast to the scores' shape [4, 6]}}
+  %0 = graph.attention %q, %k, %v, %m : (tensor<4x8xf32>, tensor<6x8xf32>, tensor<6x3xf32>, tensor<2x4x6xf32>) -> tensor<4x3xf32>
+  func.return
+}

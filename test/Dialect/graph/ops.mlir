@@ -103,6 +103,10 @@ func.func @reductions(%x: tensor<2x3x4xf32>, %g: tensor<3x4xf32>, %c: tensor<3xf
   %6 = graph.log_softmax %x {axis = 1 : i64} : tensor<2x3x4xf32>
   // CHECK-NEXT: %7 = graph.layer_norm %x, %g, %g {axis = 1 : i64, epsilon = 1.000000e-03 : f32} : (tensor<2x3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<2x3x4xf32>
   %7 = graph.layer_norm %x, %g, %g {axis = 1 : i64, epsilon = 0.001 : f32} : (tensor<2x3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<2x3x4xf32>
+  // CHECK-NEXT: %{{.*}} = graph.attention %x, %x, %x {scale = 5.000000e-01 : f32} : (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %att = graph.attention %x, %x, %x {scale = 0.5 : f32} : (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  // CHECK-NEXT: %{{.*}} = graph.attention %x, %x, %x, %c : (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<3xf32>) -> tensor<2x3x4xf32>
+  %att_masked = graph.attention %x, %x, %x, %c : (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<3xf32>) -> tensor<2x3x4xf32>
   // CHECK-NEXT: %8 = graph.batch_norm %x, %c, %c, %c, %c : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4xf32>
   %8 = graph.batch_norm %x, %c, %c, %c, %c : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4xf32>
   func.return %0 : tensor<2xf32>

@@ -1,0 +1,112 @@
+"""graph.attention: the rewrite from matmul -> scale -> [+ mask] -> softmax ->
+matmul, and its fused kernel (online softmax over key blocks) against the
+reference interpreter and against the unfused graph: odd sizes, several key
+blocks with a tail, masks broadcasting from any rank, pre-transposed keys,
+fully masked rows (NaN like softmax), -inf masks in some blocks only, +inf
+and NaN scores, every target the host runs, 1 and 2 threads bitwise equal.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import graphcompiler
+from graphcompiler import reference
+from graphcompiler import target as targets
+
+TARGETS = [name for name in ("avx512", "avx2", "generic") if targets.supported(name)]
+rng = np.random.default_rng(5)
+EXAMPLE = Path(__file__).parents[2] / "examples" / "attention.mlir"
+
+
+def _t(shape):
+    return "tensor<" + "x".join(str(s) for s in shape) + "xf32>"
+
+
+def _unfused_text(q, k, v, mask=None, scale=0.125, key_transposed=False):
+    """The attention a user writes: the rewrite rule turns it into graph.attention."""
+    *batch, sq, _ = q
+    sk, dv = v[-2:]
+    scores, out = [*batch, sq, sk], [*batch, sq, dv]
+    args = [f"%q: {_t(q)}", f"%k: {_t(k)}", f"%v: {_t(v)}"] + ([f"%m: {_t(mask)}"] if mask else [])
+    flag = "" if key_transposed else " {transpose_b = true}"
+    lines = [
+        f"  %s = graph.matmul %q, %k{flag} : ({_t(q)}, {_t(k)}) -> {_t(scores)}",
+        f"  %c = graph.constant dense<{scale}> : tensor<1xf32>",
+        f"  %x = graph.mul %s, %c : ({_t(scores)}, tensor<1xf32>) -> {_t(scores)}",
+    ]
+    last = "%x"
+    if mask:
+        lines.append(f"  %y = graph.add %x, %m : ({_t(scores)}, {_t(mask)}) -> {_t(scores)}")
+        last = "%y"
+    lines += [
+        f"  %p = graph.softmax {last} {{axis = -1 : i64}} : {_t(scores)}",
+        f"  %o = graph.matmul %p, %v : ({_t(scores)}, {_t(v)}) -> {_t(out)}",
+        f"  func.return %o : {_t(out)}",
+    ]
+    return f"func.func @main({', '.join(args)}) -> {_t(out)} {{\n" + "\n".join(lines) + "\n}"
+
+
+def _check(text, inputs, atol=2e-6):
+    compiled = graphcompiler.compile(text)
+    assert "graph.attention" in str(compiled.graph)
+    assert "brgemm_tile" in compiled.tir
+    compiled.set_num_threads(1)
+    got = compiled(*inputs)
+    compiled.set_num_threads(2)
+    np.testing.assert_array_equal(got, compiled(*inputs))
+    expected = reference.run(text, *inputs)  # the unfused ops, op by op
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
+    np.testing.assert_allclose(got, expected, rtol=0, atol=atol)
+    return got
+
+
+CASES = [
+    # q, k, v, mask
+    ([5, 8], [7, 8], [7, 8], None),
+    ([1, 2, 33, 16], [1, 2, 70, 16], [1, 2, 70, 24], None),
+    ([2, 9, 24], [2, 300, 24], [2, 300, 5], [2, 1, 300]),  # several key blocks and a tail
+    ([3, 17, 8], [1, 65, 8], [3, 65, 8], [17, 65]),  # key broadcast over the batch
+    ([2, 4, 50, 32], [2, 4, 50, 32], [2, 4, 50, 32], [50]),
+]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("q, k, v, mask", CASES)
+def test_attention_matches_the_unfused_ops(monkeypatch, target, q, k, v, mask):
+    monkeypatch.setenv("GC_TARGET", target)
+    shapes = [q, k, v] + ([mask] if mask else [])
+    inputs = [rng.uniform(-2, 2, s).astype(np.float32) for s in shapes]
+    _check(_unfused_text(q, k, v, mask), inputs)
+
+
+def test_pre_transposed_keys():
+    q, kt, v = [2, 12, 16], [2, 16, 40], [2, 40, 16]
+    inputs = [rng.uniform(-1, 1, s).astype(np.float32) for s in (q, kt, v)]
+    _check(_unfused_text(q, kt, v, key_transposed=True), inputs)
+
+
+def test_masked_rows_and_special_scores():
+    q, k, v, mask = [1, 6, 8], [1, 200, 8], [1, 200, 8], [6, 200]
+    inputs = [rng.uniform(-1, 1, s).astype(np.float32) for s in (q, k, v, mask)]
+    m = inputs[3]
+    m[0, :] = -np.inf  # fully masked: NaN, as softmax gives
+    m[1, :150] = -np.inf  # masked in the first key blocks only: finite
+    m[2, 7] = np.inf  # +inf score: NaN
+    m[3, 190] = np.nan  # NaN score: NaN
+    m[4, ::2] = -np.inf
+    got = _check(_unfused_text(q, k, v, mask), inputs)
+    assert np.isnan(got[0, 0]).all() and np.isfinite(got[0, 1]).all()
+    assert np.isnan(got[0, 2]).all() and np.isnan(got[0, 3]).all()
+
+
+def test_the_example_attention_is_fused():
+    compiled = graphcompiler.compile(EXAMPLE)
+    assert "graph.attention" in str(compiled.graph)
+    inputs = [rng.uniform(-1, 1, [32, 64]).astype(np.float32)] + [
+        rng.uniform(-0.2, 0.2, [64, 64]).astype(np.float32) for _ in range(4)
+    ]
+    np.testing.assert_allclose(
+        compiled(*inputs), reference.run(EXAMPLE.read_text(), *inputs), atol=1e-5
+    )
