@@ -45,12 +45,12 @@ from xdsl.ir import (
     TypeAttribute,
 )
 from xdsl.irdl.dominance import DominanceInfo
-from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.parser import AttrParser, Parser, UnresolvedOperand
 from xdsl.parser.generic_parser import ParserState
 from xdsl.traits import NoTerminator
 from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Input, Span
-from xdsl.utils.mlir_lexer import MLIRLexer, MLIRToken
+from xdsl.utils.mlir_lexer import MLIRLexer, MLIRToken, MLIRTokenKind
 
 from graphcompiler.diagnostics import (
     Diagnostic,
@@ -91,6 +91,21 @@ class LinearTimeLexer(MLIRLexer):
                 "unterminated string literal: expected '\"' before the end of the line",
             )
         return super()._lex_string_literal(start_pos)
+
+
+class _HexLiteralElement(AttrParser._TensorLiteralElement):
+    """A hex integer in a float tensor literal is the float's bit pattern, as
+    in MLIR; xDSL prints inf and NaN that way but parses them back as
+    numbers (dense<0xff800000> : tensor<f32> became 4.29e9 instead of -inf)."""
+
+    def to_type(self, parser: AttrParser, type: Attribute):
+        if not isinstance(type, AnyFloat) or not isinstance(self.value, int):
+            return super().to_type(parser, type)
+        try:
+            raw = self.value.to_bytes(type.compile_time_size, "little")
+        except OverflowError:
+            parser.raise_error(f"hexadecimal literal does not fit in {type}", self.span)
+        return next(type.iter_unpack(raw))
 
 
 class LocatingParser(Parser):
@@ -139,6 +154,13 @@ class LocatingParser(Parser):
             self.raise_error(error.msg, offset, offset + len(name))
         self._op_types.append(op_type)
         return op_type
+
+    def _parse_tensor_literal_element(self) -> AttrParser._TensorLiteralElement:
+        token = self._current_token
+        element = super()._parse_tensor_literal_element()
+        if token.kind == MLIRTokenKind.INTEGER_LIT and token.text[:2] in ("0x", "0X"):
+            return _HexLiteralElement(element.is_negative, element.value, element.span)
+        return element
 
     def parse_optional_type(self) -> TypeAttribute | None:
         start = self.current_offset()

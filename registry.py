@@ -160,8 +160,21 @@ def default_registry(load_plugins: bool = True) -> Registry:
         registry.register_dialect(dialect_factory, name)
     for name, pass_factory in multiverse.all_passes.items():
         registry.register_pass(pass_factory, name)
+    registry.dialects["llvm"] = _llvm_dialect
     register_dialects(registry)
     register_passes(registry)
     if load_plugins:
         registry.load_entry_point_plugins()
     return registry
+
+
+def _llvm_dialect() -> Dialect:
+    """xDSL's llvm dialect with `llvm.fcmp`/`llvm.select` that take vectors
+    (the lowering emits them), so that printed llvm-dialect IR parses back."""
+    from xdsl.dialects.llvm import LLVM
+
+    from graphcompiler.lowering.llvm_ir import LLVM_OVERRIDES
+
+    overridden = {op.name for op in LLVM_OVERRIDES}
+    operations = [op for op in LLVM.operations if op.name not in overridden]
+    return Dialect(LLVM.name, [*operations, *LLVM_OVERRIDES], list(LLVM.attributes))

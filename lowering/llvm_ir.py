@@ -11,8 +11,9 @@ with two gaps whose workarounds live here and only here (while translating,
   made opaque (`ptr`), which is what the llvm dialect means. The printed IR
   is the same: llvmlite prints both kinds as `ptr`;
 - `llvm.fcmp` and `llvm.select` only take scalars (conditions) in xDSL 0.74;
-  `VectorFCmpOp` and `VectorSelectOp` (same op names) also take vectors and
-  are translated with xDSL's own fcmp/select translation;
+  `VectorFCmpOp` and `VectorSelectOp` (same op names) also take vectors, are
+  translated with xDSL's own fcmp/select translation, and replace xDSL's in
+  the tools' llvm dialect so that printed IR parses back;
 - a global *definition* with external linkage is printed `external global T
   init`, which LLVM reads as a malformed declaration; its linkage keyword is
   dropped (the default linkage is external).
@@ -29,7 +30,7 @@ from xdsl.backend.llvm import convert as xdsl_convert
 from xdsl.backend.llvm.convert_op import _convert_fcmp, _convert_select
 from xdsl.backend.llvm.convert_type import convert_type
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, VectorType, i1, i64
+from xdsl.dialects.builtin import AnyFloat, IntegerAttr, ModuleOp, VectorType, i1, i64
 from xdsl.ir import SSAValue
 from xdsl.irdl import (
     AnyAttr,
@@ -40,13 +41,17 @@ from xdsl.irdl import (
     prop_def,
     result_def,
 )
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
 
 from graphcompiler.diagnostics import Diagnostic, DiagnosticError, Severity
 
 
 @irdl_op_definition
 class VectorFCmpOp(IRDLOperation):
-    """`llvm.fcmp` on scalars or vectors of floats (lane-wise, i1 lanes)."""
+    """`llvm.fcmp` on scalars or vectors of floats (lane-wise, i1 lanes),
+    written as MLIR writes it: `llvm.fcmp "olt" %a, %b : vector<8xf32>`."""
 
     name = "llvm.fcmp"
     T: ClassVar = VarConstraint("T", AnyAttr())
@@ -54,9 +59,11 @@ class VectorFCmpOp(IRDLOperation):
     rhs = operand_def(T)
     res = result_def()
     predicate = prop_def(IntegerAttr)
-    fastmathFlags = prop_def(llvm.FastMathAttr)
+    fastmathFlags = prop_def(llvm.FastMathAttr, default_value=llvm.FastMathAttr(None))
 
-    def __init__(self, lhs: SSAValue, rhs: SSAValue, predicate: str):
+    def __init__(
+        self, lhs: SSAValue, rhs: SSAValue, predicate: str, attributes: dict | None = None
+    ):
         operand_type = lhs.type
         result = (
             VectorType(i1, operand_type.get_shape()) if isinstance(operand_type, VectorType) else i1
@@ -69,7 +76,39 @@ class VectorFCmpOp(IRDLOperation):
                 "predicate": IntegerAttr(llvm.FCmpPredicateFlag(predicate).to_int(), i64),
                 "fastmathFlags": llvm.FastMathAttr(None),
             },
+            attributes=attributes or {},
         )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> VectorFCmpOp:
+        predicate = parser.parse_str_literal()
+        lhs = parser.parse_unresolved_operand()
+        parser.parse_characters(",")
+        rhs = parser.parse_unresolved_operand()
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_characters(":")
+        type_ = parser.parse_type()
+        operands = parser.resolve_operands([lhs, rhs], [type_, type_], parser.pos)
+        return cls(operands[0], operands[1], predicate, attributes)
+
+    def print(self, printer: Printer) -> None:
+        flag = llvm.FCmpPredicateFlag.from_int(self.predicate.value.data)
+        printer.print_string(f' "{flag}" ')
+        printer.print_operand(self.lhs)
+        printer.print_string(", ")
+        printer.print_operand(self.rhs)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.lhs.type)
+
+    def verify_(self) -> None:
+        operand, result = self.lhs.type, self.res.type
+        element = operand.element_type if isinstance(operand, VectorType) else operand
+        if not isinstance(element, AnyFloat):
+            raise VerifyException(f"operands must be floats or vectors of floats, got {operand}")
+        expected = VectorType(i1, operand.get_shape()) if isinstance(operand, VectorType) else i1
+        if result != expected:
+            raise VerifyException(f"result must be {expected} for operands of type {operand}")
 
 
 @irdl_op_definition
@@ -82,9 +121,29 @@ class VectorSelectOp(IRDLOperation):
     lhs = operand_def(T)
     rhs = operand_def(T)
     res = result_def(T)
+    assembly_format = "$cond `,` $lhs `,` $rhs attr-dict `:` type($cond) `,` type($res)"
 
     def __init__(self, cond: SSAValue, lhs: SSAValue, rhs: SSAValue):
         super().__init__(operands=[cond, lhs, rhs], result_types=[lhs.type])
+
+    def verify_(self) -> None:
+        cond, value = self.cond.type, self.res.type
+        if cond == i1:
+            return
+        if not (
+            isinstance(cond, VectorType)
+            and cond.element_type == i1
+            and isinstance(value, VectorType)
+            and cond.get_shape() == value.get_shape()
+        ):
+            raise VerifyException(
+                f"condition must be i1 or a vector of i1 of the values' shape, got {cond} for {value}"
+            )
+
+
+LLVM_OVERRIDES = (VectorFCmpOp, VectorSelectOp)
+"""Ops registered in place of xDSL's of the same names (registry.py),
+so that printed vector compares and selects parse back."""
 
 
 class _IndirectCall(ir.instructions.Instruction):

@@ -2,12 +2,16 @@
 located messages, and that every pipeline stage's output parses back."""
 
 import time
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 import graphcompiler
+from graphcompiler import reference
 from graphcompiler.diagnostics import DiagnosticError, SourceFile
-from graphcompiler.parsing import parse_module
+from graphcompiler.parsing import parse_module, split_input, verify_module
+from graphcompiler.passes import GRAPH_PASSES, LLVM_STAGE, TIR_STAGE
 from graphcompiler.registry import default_registry
 from graphcompiler.runtime.jit import MAX_THREADS, JitEngine, default_num_threads
 from graphcompiler.tools import gc_run
@@ -147,3 +151,76 @@ def test_out_of_memory_is_a_tool_error(capsys):
 
     assert run_tool("gc-run", body, []) == 1
     assert capsys.readouterr().err == "gc-run: error: out of memory: allocation failed\n"
+
+
+# --- every stage's output parses back ---------------------------------------------
+
+TESTS = Path(__file__).resolve().parent.parent
+LIT_INPUTS = sorted(
+    path
+    for path in TESTS.rglob("*.mlir")
+    if not {"Output", "plugins", "python", "Inputs", "fuzz"} & set(path.relative_to(TESTS).parts)
+)
+STAGES = [*GRAPH_PASSES, *TIR_STAGE.split(","), *LLVM_STAGE.split(",")]
+
+
+def _reparsed(registry, text: str) -> str:
+    module = parse_module(registry.create_context(), SourceFile("printed.mlir", text))
+    verify_module(module)
+    return str(module)
+
+
+@pytest.mark.parametrize("path", LIT_INPUTS, ids=lambda p: str(p.relative_to(TESTS)))
+def test_each_stage_prints_what_parses_back(path):
+    """For every input gc-opt accepts, the text printed after each pass of
+    gc-cpu-pipeline parses, verifies and prints the same again."""
+    registry = default_registry()
+    for chunk in split_input(SourceFile(str(path), path.read_text())):
+        try:
+            module = parse_module(registry.create_context(), chunk)
+            verify_module(module)
+        except DiagnosticError:
+            continue  # a negative test's input
+        for stage in STAGES:
+            try:
+                graphcompiler.apply_pipeline(module, f"builtin.module({stage})", registry=registry)
+            except DiagnosticError:
+                break  # an input this stage rejects (tested elsewhere)
+            text = str(module)
+            assert _reparsed(registry, text) == text, f"after {stage}"
+
+
+def test_vector_compare_and_select_parse_back():
+    text = """func.func @f(%a: vector<8xf32>, %b: vector<8xf32>) -> vector<8xf32> {
+  %0 = llvm.fcmp "olt" %a, %b : vector<8xf32>
+  %1 = llvm.select %0, %a, %b : vector<8xi1>, vector<8xf32>
+  func.return %1 : vector<8xf32>
+}"""
+    registry = default_registry()
+    printed = _reparsed(registry, text)
+    assert 'llvm.fcmp "olt" %a, %b : vector<8xf32>' in printed
+    assert "llvm.select %0, %a, %b : vector<8xi1>, vector<8xf32>" in printed
+    bad = text.replace("%b: vector<8xf32>)", "%b: vector<8xf32>, %c: vector<4xi1>)").replace(
+        "llvm.select %0, %a, %b : vector<8xi1>", "llvm.select %c, %a, %b : vector<4xi1>"
+    )
+    with pytest.raises(DiagnosticError, match="condition must be i1 or a vector of i1"):
+        _reparsed(registry, bad)
+
+
+@pytest.mark.parametrize(
+    ("literal", "element_type", "expected"),
+    [
+        ("0xff800000", "f32", -np.inf),
+        ("0x7F800000", "f32", np.inf),
+        ("0xff80", "bf16", -np.inf),
+        ("0x7c00", "f16", np.inf),
+    ],
+)
+def test_hex_float_literals_are_bit_patterns(literal, element_type, expected):
+    text = f"""func.func @main() -> tensor<2x{element_type}> {{
+  %0 = graph.constant dense<{literal}> : tensor<2x{element_type}>
+  func.return %0 : tensor<2x{element_type}>
+}}"""
+    module = graphcompiler.parse(text)
+    assert str(module) == _reparsed(default_registry(), str(module))
+    np.testing.assert_array_equal(reference.run(module), [expected, expected])
