@@ -1,0 +1,244 @@
+"""Run one fuzz case in-process and classify what happened.
+
+A case is MLIR text plus an optional graph pipeline. It goes parse -> verify
+-> print -> parse, then down the path its dialect takes: graph functions are
+compiled with `graphcompiler.compile` (each stage's printed text must parse
+back) and run on random inputs, then interpreted by the reference; Tensor IR
+is lowered with tir-to-llvm and JIT-compiled (not run: mutated tir may index
+out of bounds, which is undefined like C); the llvm dialect is translated and
+JIT-compiled. Crashes and hangs cannot be seen from inside; the worker pool
+(pool.py) classifies those.
+"""
+
+from __future__ import annotations
+
+import re
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+SUCCESS = "success"
+DIAGNOSTIC = "diagnostic"  # a DiagnosticError with a location: what bad input must give
+INTERNAL = "internal"  # an unlocated diagnostic, or one saying "internal error"
+TRACEBACK = "traceback"  # any other exception escaping the compiler
+CRASH = "crash"  # the process died (signal)
+HANG = "hang"  # no answer within the time limit
+MISMATCH = "mismatch"  # random graphs: compiled != reference, or 1 and 2 threads differ
+REJECTED = "rejected"  # random graphs: a valid graph refused with a diagnostic
+FAILURES = (INTERNAL, TRACEBACK, CRASH, HANG, MISMATCH, REJECTED)
+KINDS = (SUCCESS, DIAGNOSTIC, *FAILURES)
+
+FILENAME = "fuzz.mlir"
+RUN_ELEMENT_LIMIT = 1 << 22  # bigger graphs are compiled but not run
+_REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Case:
+    text: str
+    pipeline: str | None = None  # None: graphcompiler.compile's default stages
+
+
+@dataclass(frozen=True)
+class Outcome:
+    kind: str
+    stage: str
+    message: str = ""
+    where: str = ""  # tracebacks: the innermost frame in the repository
+
+    @property
+    def failed(self) -> bool:
+        return self.kind in FAILURES
+
+    def signature(self) -> str:
+        """What makes two failures the same bug: kind, stage and the message
+        with numbers, names and shapes blurred (tracebacks: type and frame)."""
+        if self.kind == TRACEBACK:
+            return f"{self.kind}|{self.stage}|{self.message.split(':', 1)[0]}|{self.where}"
+        text = re.sub(r"[%@^#][\w.$-]+", "%v", self.message)
+        text = re.sub(r"<[^<>]*>", "<>", text)
+        text = re.sub(r"'[^']*'", "'x'", text) if self.kind == DIAGNOSTIC else text
+        text = re.sub(r"0x[0-9a-f]+|-?\d+(\.\d+)?(e[+-]?\d+)?", "N", text)
+        return f"{self.kind}|{self.stage}|{text[:100]}"
+
+    def describe(self) -> str:
+        where = f" [{self.where}]" if self.where else ""
+        return f"{self.kind} at {self.stage}: {self.message}{where}"
+
+
+class _Internal(Exception):
+    """A valid intermediate text the compiler cannot read back."""
+
+
+def classify(error: BaseException, stage: str) -> Outcome:
+    from graphcompiler.diagnostics import DiagnosticError
+
+    if isinstance(error, _Internal):
+        return Outcome(INTERNAL, stage, str(error))
+    if isinstance(error, DiagnosticError):
+        diagnostic = error.diagnostic
+        message = diagnostic.message
+        if diagnostic.location is None:
+            return Outcome(INTERNAL, stage, f"loc(unknown): {message}")
+        if "internal error" in message:
+            return Outcome(INTERNAL, stage, message)
+        return Outcome(DIAGNOSTIC, stage, f"{diagnostic.location.line}:{message}")
+    frames = traceback.extract_tb(error.__traceback__)
+    ours = [frame for frame in frames if _in_repo(frame.filename)]
+    last = (ours or frames)[-1] if frames else None
+    where = f"{Path(last.filename).name}:{last.name}" if last else ""
+    return Outcome(TRACEBACK, stage, f"{type(error).__name__}: {error}"[:500], where)
+
+
+def _in_repo(filename: str) -> bool:
+    path = Path(filename).resolve()
+    return _REPO in path.parents and "test" not in path.relative_to(_REPO).parts[:1]
+
+
+def _reparse(text: str, what: str):
+    """`text` (printed by us) must parse, verify and print the same again."""
+    import graphcompiler
+    from graphcompiler.diagnostics import DiagnosticError
+
+    try:
+        module = graphcompiler.parse(text, filename=what)
+    except DiagnosticError as error:
+        raise _Internal(
+            f"the printed {what} does not parse back: {error.diagnostic.render()}"
+        ) from None
+    if str(module) != text:
+        raise _Internal(f"the printed {what} changes when parsed and printed again")
+    return module
+
+
+def random_inputs(types, rng: np.random.Generator) -> list | None:
+    """Random arguments for a graph function's input types, or None when
+    some type cannot be passed or the inputs would be too big to run."""
+    from xdsl.dialects.builtin import NoneAttr, TensorType
+
+    from graphcompiler.reference import numpy_dtype, round_to_bf16
+
+    arrays = []
+    for type_ in types:
+        if not isinstance(type_, TensorType) or not isinstance(type_.encoding, NoneAttr):
+            return None  # blocked formats take pre-blocked arrays, the reference does not
+        shape = tuple(type_.get_shape())
+        if any(d < 0 for d in shape) or np.prod(shape, dtype=object) > RUN_ELEMENT_LIMIT:
+            return None
+        dtype = numpy_dtype(type_.element_type)
+        if dtype == np.bool_:
+            arrays.append(rng.random(shape) > 0.5)
+        elif dtype.kind == "i":
+            arrays.append(rng.integers(-9, 10, shape).astype(dtype))
+        else:
+            values = rng.uniform(-2.0, 2.0, shape).astype(dtype)
+            arrays.append(round_to_bf16(values) if str(type_.element_type) == "bf16" else values)
+    return arrays
+
+
+def _module_kind(module) -> str:
+    from xdsl.dialects import func
+
+    from graphcompiler.dialects import tir
+
+    if any(isinstance(op, func.FuncOp) for op in module.ops):
+        return "graph"
+    if any(isinstance(op, tir.FuncOp | tir.GlobalOp) for op in module.ops):
+        return "tir"
+    if any(op.dialect_name() == "llvm" for op in module.ops):
+        return "llvm"
+    return "other"
+
+
+def run_case(case: Case, on_stage: Callable[[str], None] = lambda stage: None) -> Outcome:
+    """Everything one case goes through; the first failure decides."""
+    from graphcompiler.diagnostics import SourceFile, collect_diagnostics
+    from graphcompiler.parsing import parse_module, verify_module
+    from graphcompiler.registry import default_registry
+
+    stage = "start"
+
+    def enter(name: str) -> None:
+        nonlocal stage
+        stage = name
+        on_stage(name)
+
+    try:
+        with collect_diagnostics(), np.errstate(all="ignore"):
+            enter("parse")
+            module = parse_module(
+                default_registry().create_context(), SourceFile(FILENAME, case.text)
+            )
+            enter("verify")
+            verify_module(module)
+            enter("roundtrip")
+            _reparse(str(module), "input")
+            kind = _module_kind(module)
+            if kind == "graph":
+                _graph(module, case.pipeline, enter)
+            elif kind == "tir":
+                _tir(module, enter)
+            elif kind == "llvm":
+                _llvm(module, enter)
+    except Exception as error:  # classifying every failure is the point
+        return classify(error, stage)
+    return Outcome(SUCCESS, stage)
+
+
+def _graph(module, pipeline: str | None, enter: Callable[[str], None]) -> None:
+    from xdsl.dialects import func
+
+    import graphcompiler
+    from graphcompiler import reference
+    from graphcompiler.passes import LLVM_STAGE
+
+    function = next(op for op in module.ops if isinstance(op, func.FuncOp))
+    entry = function.sym_name.data
+    enter("compile")
+    compiled = graphcompiler.compile(module, entry=entry, pipeline=pipeline, num_threads=1)
+    inputs = random_inputs(function.function_type.inputs.data, np.random.default_rng(0))
+    outputs = random_inputs(function.function_type.outputs.data, np.random.default_rng(0))
+    if inputs is not None and outputs is not None:
+        enter("run")
+        compiled(*inputs)
+        enter("reference")
+        reference.run(module, *inputs, entry=entry)
+    # Last, so that a stage printing badly does not hide a crash after it.
+    enter("graph-roundtrip")
+    _reparse(compiled.graph, "graph stage")
+    if compiled.tir is not None:
+        enter("tir-roundtrip")
+        lowered = _reparse(compiled.tir, "tir stage")
+        enter("tir-to-llvm")
+        graphcompiler.apply_pipeline(lowered, f"builtin.module({LLVM_STAGE})")
+        enter("llvm-roundtrip")
+        _reparse(str(lowered), "llvm stage")
+
+
+def _tir(module, enter: Callable[[str], None]) -> None:
+    import graphcompiler
+    from graphcompiler.lowering.llvm_ir import translate_to_llvm_ir
+    from graphcompiler.runtime.jit import JitEngine
+    from graphcompiler.runtime.program import TIR_TO_LLVM
+
+    enter("tir-to-llvm")
+    graphcompiler.apply_pipeline(module, TIR_TO_LLVM)
+    enter("llvm-roundtrip")
+    _reparse(str(module), "llvm stage")
+    enter("translate")
+    llvm_ir = translate_to_llvm_ir(module)
+    enter("jit")
+    JitEngine(llvm_ir, 1)
+
+
+def _llvm(module, enter: Callable[[str], None]) -> None:
+    from graphcompiler.lowering.llvm_ir import translate_to_llvm_ir
+    from graphcompiler.runtime.jit import JitEngine
+
+    enter("translate")
+    llvm_ir = translate_to_llvm_ir(module)
+    enter("jit")
+    JitEngine(llvm_ir, 1)
