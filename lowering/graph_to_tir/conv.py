@@ -33,6 +33,7 @@ from graphcompiler.lowering.graph_to_tir.kernel import Kernel, Operand, compute_
 from graphcompiler.lowering.graph_to_tir.matmul import (
     Epilogue,
     MatmulSchedule,
+    constant_values,
     global_constant,
     unflatten,
 )
@@ -163,7 +164,7 @@ class BrgemmConv:
         taps = self.kh * self.kw
         shape = [g, groups, taps, self.c_per_group, self.mr]
         if isinstance(self.w.constant, DenseIntOrFPElementsAttr):
-            weights = np.asarray(self.w.constant.get_values(), np.float32).reshape(self.w.shape)
+            weights = constant_values(self.w.constant, self.w.shape)
             padded = np.zeros((g, groups * self.mr, self.c_per_group, taps), np.float32)
             padded[:, : self.o_per_group] = weights.reshape(g, self.o_per_group, self.c_per_group, taps)
             packed = padded.reshape(g, groups, self.mr, self.c_per_group, taps).transpose(0, 1, 4, 3, 2)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects.builtin import (
+    BytesAttr,
     DenseIntOrFPElementsAttr,
     Float32Type,
     IndexType,
@@ -146,12 +147,22 @@ def unflatten(kernel: Kernel, flat: SSAValue, shape: list[int]) -> list:
     return list(reversed(coordinates))
 
 
+def constant_values(attr: DenseIntOrFPElementsAttr, shape: list[int]) -> np.ndarray:
+    """A dense constant as an f32 array of `shape` (f32 data is read in place)."""
+    if isinstance(attr.get_element_type(), Float32Type):
+        values = np.frombuffer(attr.data.data, np.dtype("<f4"))
+    else:
+        values = np.asarray(attr.get_values(), np.float32)
+    if values.size == 1:
+        return np.full(shape, values[0], np.float32)
+    return values.reshape(shape)
+
+
 def global_constant(builder, suffix: str, values: np.ndarray) -> SSAValue:
     """A module global holding `values` (packed at compile time), named
     after the kernel using it; its handle in the current function."""
-    attr = DenseIntOrFPElementsAttr.from_list(
-        TensorType(f32, list(values.shape)), values.astype(np.float32).ravel().tolist()
-    )
+    data = BytesAttr(np.ascontiguousarray(values, np.dtype("<f4")).tobytes())
+    attr = DenseIntOrFPElementsAttr(TensorType(f32, list(values.shape)), data)
     module_block = builder.module.body.block
     name = f"{builder.current_function.sym_name.data}_{suffix}"
     with builder.at_end_of(module_block):
@@ -261,7 +272,7 @@ class PackedMatmul:
     def _packed_constant(self, constant: DenseIntOrFPElementsAttr, shape: list[int]) -> SSAValue:
         """Pack a constant B at compile time into a global of the panel layout."""
         s, k, n = self.schedule, self.k, self.n
-        values = np.asarray(constant.get_values(), dtype=np.float32).reshape(self.b_in.shape)
+        values = constant_values(constant, self.b_in.shape)
         if self.transpose_b:
             values = np.swapaxes(values, -1, -2)
         padded = np.zeros((*values.shape[:-1], shape[-3] * s.nr), np.float32)
