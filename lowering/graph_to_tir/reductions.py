@@ -153,6 +153,12 @@ def _elementwise_row(
 # --- combining values --------------------------------------------------------------------
 
 
+def _var(b: TirBuilder, element: Attribute, width: int, initial: float | int) -> SSAValue:
+    """A var of `width` lanes (a scalar for 1) holding `initial` everywhere."""
+    type_ = VectorType(element, [width]) if width > 1 else element
+    return b.make_var(type_, b.const(initial, type_))
+
+
 def _is_unsigned(element: Attribute) -> bool:
     return isinstance(element, IntegerType) and element.signedness.data == Signedness.UNSIGNED
 
@@ -164,6 +170,16 @@ def nan_max(b: TirBuilder, acc: SSAValue, x: SSAValue, less: bool = False) -> SS
     if tir.is_float(x.type):
         compare = b.binary(tir.OrOp, compare, b.unary(tir.IsnanOp, x, tir.with_element(x.type, i1)))
     return b.select(compare, x, acc)
+
+
+def tree(b: TirBuilder, values: list[SSAValue], combine: Callable) -> SSAValue:
+    """Combine values pairwise (independent operations, log depth)."""
+    while len(values) > 1:
+        values = [
+            combine(b, *values[i : i + 2]) if i + 1 < len(values) else values[i]
+            for i in range(0, len(values), 2)
+        ]
+    return values[0]
 
 
 @dataclass(frozen=True)
@@ -224,14 +240,7 @@ class Accumulators:
         self.b.make_assign(var, self.monoid.combine(self.b, self.b.read(var), value))
 
     def _tree(self, values: list[SSAValue]) -> SSAValue:
-        while len(values) > 1:
-            values = [
-                self.monoid.combine(self.b, *values[i : i + 2])
-                if i + 1 < len(values)
-                else values[i]
-                for i in range(0, len(values), 2)
-            ]
-        return values[0]
+        return tree(self.b, values, self.monoid.combine)
 
     def fold(self) -> None:
         """Blocked sums: move the slots into the running total, restart them."""
@@ -273,8 +282,7 @@ def reduction(kernel: Kernel, op: graph.ReduceOp) -> None:
         return
     flat_out = _view(kernel, out, [outputs])
     if count == 0:  # an empty reduction: the identity everywhere
-        fill = 0.0 if isinstance(op, graph.ReduceMeanOp) else monoid.identity(element)
-        fill = math.nan if isinstance(op, graph.ReduceMeanOp) else fill
+        fill = math.nan if isinstance(op, graph.ReduceMeanOp) else monoid.identity(element)
         with kernel.loop_nest([outputs]) as index:
             kernel.store(flat_out, index, kernel.b.const(fill, element))
         return
@@ -344,9 +352,7 @@ def _reduce_columns(kernel, view, flat_out, groups, monoid, element, lanes, fini
     def block(row: SSAValue, column: SSAValue | int, vectors: int, width: int) -> None:
         kept_index = _unflatten(b, row, outer_kept)
         starts = [_plus(b, column, v * width) for v in range(vectors)]
-        cells = [b.make_var(VectorType(element, [width]) if width > 1 else element,
-                            b.const(monoid.identity(element), VectorType(element, [width]) if width > 1 else element))
-                 for _ in range(vectors)]  # fmt: skip
+        cells = [_var(b, element, width, monoid.identity(element)) for _ in range(vectors)]
         with kernel.loop_nest(reduced, parallel=False) as reduced_index:
             for cell, start in zip(cells, starts, strict=True):
                 index = _interleave(groups, [*kept_index, start], reduced_index)
@@ -426,8 +432,8 @@ def _online_pass(b: TirBuilder, load: Callable, count: int, stride: int, m_var, 
 def _finish_softmax(b: TirBuilder, m: SSAValue, s: SSAValue, log: bool) -> SSAValue:
     """What pass 2 needs: 1/s (softmax) or log(s) (log_softmax), NaN where the
     reference gives NaN: a NaN or +inf in the row (inf - inf), or no finite
-    value (s < 1: the max itself always adds exp(0) = 1)."""
-    valid = b.binary(tir.AndOp, b.binary(tir.GeOp, s, 1.0), b.binary(tir.LtOp, m, math.inf))
+    value (s < 0.5: the max itself always adds exp(0) = 1)."""
+    valid = b.binary(tir.AndOp, b.binary(tir.GeOp, s, 0.5), b.binary(tir.LtOp, m, math.inf))
     value = b.unary(tir.LogOp, s) if log else b.div(1.0, s)
     return b.select(valid, value, math.nan)
 
@@ -469,20 +475,11 @@ def _lowest(element: Attribute) -> float:
     return -sys.float_info.max if element == f64 else -FLOAT_MAX
 
 
-def _state(b: TirBuilder, type_: Attribute, element: Attribute, sums: int) -> tuple:
+def _state(b: TirBuilder, element: Attribute, width: int, sums: int) -> tuple:
     """A running max (at the lowest finite value) and `sums` zero sums."""
-    m = b.make_var(type_, b.const(_lowest(element), type_))
-    return m, [b.make_var(type_, b.const(0.0, type_)) for _ in range(sums)]
-
-
-def _sum_tree(b: TirBuilder, s_vars: list[SSAValue]) -> SSAValue:
-    values = [b.read(v) for v in s_vars]
-    while len(values) > 1:
-        values = [
-            b.add(*values[i : i + 2]) if i + 1 < len(values) else values[i]
-            for i in range(0, len(values), 2)
-        ]
-    return values[0]
+    return _var(b, element, width, _lowest(element)), [
+        _var(b, element, width, 0.0) for _ in range(sums)
+    ]
 
 
 def _softmax_rows(kernel, x, out, rows, length, lanes, log) -> None:
@@ -492,9 +489,9 @@ def _softmax_rows(kernel, x, out, rows, length, lanes, log) -> None:
     element = compute_type(x.element)
     vectors = length // lanes if lanes > 1 else 0
     with kernel.loop_nest([rows], worth_parallel_work(rows, rows * length)) as (row,):
-        tail_m, (tail_s,) = _state(b, element, element, 1)
+        tail_m, (tail_s,) = _state(b, element, 1, 1)
         if vectors:
-            m_var, s_vars = _state(b, VectorType(element, [lanes]), element, ACCUMULATORS)
+            m_var, s_vars = _state(b, element, lanes, ACCUMULATORS)
             _online_pass(
                 b, lambda j: kernel.load(x, [row, j], lanes), vectors, lanes, m_var, s_vars
             )
@@ -506,7 +503,11 @@ def _softmax_rows(kernel, x, out, rows, length, lanes, log) -> None:
             lane_m = b.read(m_var)
             lanes_peak = b.unary(tir.ReduceMaxOp, lane_m, element)
             spread = b.unary(tir.ExpOp, b.sub(lane_m, _broadcast(b, lanes_peak, lanes)))
-            lanes_total = b.unary(tir.ReduceAddOp, b.mul(_sum_tree(b, s_vars), spread), element)
+            lanes_total = b.unary(
+                tir.ReduceAddOp,
+                b.mul(tree(b, [b.read(v) for v in s_vars], TirBuilder.add), spread),
+                element,
+            )
             peak, total = _online(b, peak, total, lanes_peak, lanes_total)
         factor = _finish_softmax(b, peak, total, log)
 
@@ -537,8 +538,7 @@ def _softmax_columns(kernel, x, out, outer, length, inner, lanes, log) -> None:
         with kernel.loop_nest([outer * count], worth_parallel_work(outer * count, work)) as (f,):
             row = b.div(f, count) if outer > 1 else 0
             column = _plus(b, b.mul(b.mod(f, count), width) if count > 1 else 0, done)
-            type_ = VectorType(element, [width]) if width > 1 else element
-            m_var, s_vars = _state(b, type_, element, ACCUMULATORS)
+            m_var, s_vars = _state(b, element, width, ACCUMULATORS)
             _online_pass(
                 b,
                 lambda i, at=(row, column, width): kernel.load(x, [at[0], i, at[1]], at[2]),
@@ -548,7 +548,9 @@ def _softmax_columns(kernel, x, out, outer, length, inner, lanes, log) -> None:
                 s_vars,
             )
             peak = b.read(m_var)
-            factor = _finish_softmax(b, peak, _sum_tree(b, s_vars), log)
+            factor = _finish_softmax(
+                b, peak, tree(b, [b.read(v) for v in s_vars], TirBuilder.add), log
+            )
             with b.make_for(0, length, 1) as i:
                 value = kernel.load(x, [row, i, column], width)
                 kernel.store(out, [row, i, column], _normalized(b, value, peak, factor, log))
