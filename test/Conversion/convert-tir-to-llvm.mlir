@@ -184,3 +184,21 @@ tir.func @bf16_constant(%A: !tir.tensor<4xbf16>) {
   tir.store %c, %A[%i] : !tir.tensor<4xbf16>
   tir.return
 }
+
+// -----
+
+// f32 exp, log and tanh are expanded inline (LLVM would scalarize their
+// intrinsics into one libm call per lane): vectors stay vectors.
+// CHECK-LABEL: llvm.func @vector_math(
+// CHECK-NOT:     llvm.log
+// CHECK-NOT:     llvm.tanh
+// CHECK-NOT:     llvm.exp
+// CHECK:         llvm.call_intrinsic "llvm.copysign.v16f32"
+// CHECK-NOT:     llvm.exp
+// CHECK:         llvm.return
+tir.func @vector_math(%x: vector<16xf32>) -> vector<16xf32> {
+  %l = tir.log %x : vector<16xf32> -> vector<16xf32>
+  %t = tir.tanh %l : vector<16xf32> -> vector<16xf32>
+  %e = tir.exp %t : vector<16xf32> -> vector<16xf32>
+  tir.return %e : vector<16xf32>
+}
