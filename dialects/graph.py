@@ -673,7 +673,7 @@ class FloatReduceOp(ReduceOp):
 ReduceSumOp = _op_class(
     ReduceOp,
     "reduce_sum",
-    "sum over axes (0 if empty). Floats are summed reassociated: lane-wise partial sums,\n    folded every 64 vectors per lane along a contiguous axis, then a tree; error within a\n    few ulp of sum(|x|) (not bitwise numpy's pairwise order). Integers wrap (exact).",
+    "sum over axes (0 if empty). Floats are summed reassociated: lane-wise partial sums,\n    folded every 64 vectors per lane along a contiguous axis, then a tree; error within a\n    few ulp of sum(|x|) (not bitwise numpy's pairwise order); an outer axis is summed in\n    order per column, as numpy does. Integers wrap (exact).",
 )
 ReduceMeanOp = _op_class(
     FloatReduceOp, "reduce_mean", "mean over axes: reduce_sum's order, one division (NaN if empty)"
