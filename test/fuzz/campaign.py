@@ -13,7 +13,7 @@ from pathlib import Path
 
 from graphcompiler.test.fuzz import mutate
 from graphcompiler.test.fuzz.minimize import minimize
-from graphcompiler.test.fuzz.oracle import KINDS, Case, Outcome
+from graphcompiler.test.fuzz.oracle import DIAGNOSTIC, KINDS, Case, Outcome
 from graphcompiler.test.fuzz.pool import Pool
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -25,11 +25,14 @@ class Report:
     counts: Counter = field(default_factory=Counter)
     failures: dict[str, tuple[Case, str, Outcome]] = field(default_factory=dict)  # by signature
     occurrences: Counter = field(default_factory=Counter)
+    stages: Counter = field(default_factory=Counter)  # where diagnostics stopped
     seconds: float = 0.0
 
     def add(self, case: Case, origin: str, outcome: Outcome) -> bool:
         """Count `outcome`; True if it is a failure not seen before."""
         self.counts[outcome.kind] += 1
+        if outcome.kind == DIAGNOSTIC:
+            self.stages[outcome.stage] += 1
         if not outcome.failed:
             return False
         signature = outcome.signature()
@@ -44,6 +47,9 @@ class Report:
         rate = total / self.seconds if self.seconds else 0.0
         lines = [f"{total} cases in {self.seconds:.0f} s ({rate:.1f}/s): "
                  + ", ".join(f"{kind} {self.counts[kind]}" for kind in KINDS if self.counts[kind])]  # fmt: skip
+        if self.stages:
+            where = ", ".join(f"{stage} {count}" for stage, count in self.stages.most_common())
+            lines.append(f"  diagnostics by stage: {where}")
         for signature, (_, origin, outcome) in self.failures.items():
             lines.append(
                 f"  {self.occurrences[signature]:5d}x {outcome.describe()[:200]}  <- {origin}"
@@ -196,12 +202,14 @@ def run_random_graphs(count: int, seed: int = 0, workers: int = 1, timeout: floa
 
     report = Report()
     start = time.monotonic()
-    payloads = (case(index) for index in range(seed, seed + count))
+    graphs = [case(index) for index in range(seed, seed + count)]
     with Pool(workers, timeout) as pool:
-        for index, outcome in enumerate(pool.map("graph", payloads), start=seed):
-            if report.add(Case(case(index)[0]), f"random graph {index}", outcome):
-                print(f"\nrandom graph {index}: {outcome.describe()[:300]}", file=sys.stderr)
-            print(f"\r{index - seed + 1}/{count} graphs", end="", file=sys.stderr)
+        outcomes = pool.map("graph", graphs)
+        for done, (graph, outcome) in enumerate(zip(graphs, outcomes, strict=True), start=1):
+            pipeline = graph.pipeline or "default pipeline"
+            if report.add(Case(graph.text, graph.pipeline), f"random graph {graph.seed}", outcome):
+                print(f"\nrandom graph {graph.seed} ({pipeline}): {outcome.describe()[:300]}\n{graph.text}", file=sys.stderr)  # fmt: skip
+            print(f"\r{done}/{count} graphs", end="", file=sys.stderr)
     print(file=sys.stderr)
     report.seconds = time.monotonic() - start
     return report

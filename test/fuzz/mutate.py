@@ -196,6 +196,38 @@ def change_number(rng: random.Random, text: str, _: list[str]) -> str:
     return _replace(text, old.start(), old.end(), rng.choice(pool))
 
 
+def swap_value(rng: random.Random, text: str, _: list[str]) -> str:
+    """A use names another value: used before its definition, by its own
+    definition, or with another type (what dominance and type checks catch)."""
+    names = sorted(set(re.findall(r"%[\w.$-]+", text)))
+    uses = list(re.finditer(r"(?<=[ (,\[])%[\w.$-]+(?! =)(?!:)", text))
+    if len(names) < 2 or not uses:
+        return flip_bytes(rng, text, _)
+    use = rng.choice(uses)
+    return _replace(text, use.start(), use.end(), rng.choice(names))
+
+
+def change_attribute(rng: random.Random, text: str, _: list[str]) -> str:
+    """A property misspelled, dropped, or given a value of another kind."""
+    entries = list(re.finditer(r"(?<=[{,] )([a-z_]+) = ([^,}]+)", text))
+    entries += list(re.finditer(r"(?<=\{)([a-z_]+) = ([^,}]+)", text))
+    if not entries:
+        return change_number(rng, text, _)
+    entry = rng.choice(entries)
+    key, value = entry.group(1), entry.group(2)
+    action = rng.choice(["misspell", "drop", "retype"])
+    if action == "misspell" and len(key) > 1:
+        at = rng.randrange(len(key) - 1)
+        key = key[:at] + key[at + 1] + key[at] + key[at + 2 :]
+    elif action == "drop":
+        return _replace(text, entry.start(), entry.end(), "")
+    else:
+        numbers = re.findall(r"-?\d+", value) or ["1"]
+        value = rng.choice([f"[{', '.join(numbers)}]", f"{numbers[0]}.5 : f32", f'"{value}"',
+                            "true", f"array<i32: {', '.join(numbers)}>", "array<i64>", "unit"])  # fmt: skip
+    return _replace(text, entry.start(), entry.end(), f"{key} = {value}")
+
+
 def line_edit(rng: random.Random, text: str, _: list[str]) -> str:
     lines = text.splitlines(keepends=True)
     at = rng.randrange(len(lines))
@@ -215,6 +247,7 @@ MUTATIONS = {
     "swap-tokens": swap_tokens, "truncate": truncate, "dim": change_dim, "dim2": change_dim,
     "dtype": change_type, "op-name": rename_op, "number": change_number, "line": line_edit,
     "resize": resize, "resize2": resize, "op-family": rename_in_family, "op-family2": rename_in_family,
+    "value": swap_value, "attribute": change_attribute, "attribute2": change_attribute,
 }  # fmt: skip
 
 

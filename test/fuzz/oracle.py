@@ -106,9 +106,8 @@ def _reparse(text: str, what: str):
     try:
         module = graphcompiler.parse(text, filename=what)
     except DiagnosticError as error:
-        raise _Internal(
-            f"the printed {what} does not parse back: {error.diagnostic.render()}"
-        ) from None
+        where, message = error.diagnostic.location, error.diagnostic.message
+        raise _Internal(f"the printed {what} does not parse back: {where}: {message}") from None
     if str(module) != text:
         raise _Internal(f"the printed {what} changes when parsed and printed again")
     return module

@@ -394,10 +394,26 @@ def generate(seed: int, max_ops: int = 8) -> RandomGraph:
 # --- the differential check ----------------------------------------------------------
 
 
-def case(seed: int) -> tuple[str, list[np.ndarray], list[float]]:
-    """What a worker needs to check graph `seed`: text, inputs, tolerances."""
+@dataclass(frozen=True)
+class GraphCase:
+    """What a worker needs to check graph `seed`."""
+
+    seed: int
+    text: str
+    arrays: list[np.ndarray]
+    tolerances: list[float]  # per output
+    pipeline: str | None  # None: the default; else one graph pass alone, then lowering
+
+
+def case(seed: int) -> GraphCase:
+    from graphcompiler.passes import GRAPH_PASSES, LLVM_STAGE, TIR_STAGE
+
     g = generate(seed)
-    return str(g.builder.module()), g.arrays, [n.tol for n in g.outputs]
+    pipeline = None
+    if seed % 4 == 3:  # each graph pass alone must keep the results too
+        graph_pass = GRAPH_PASSES[(seed // 4) % len(GRAPH_PASSES)]
+        pipeline = f"builtin.module({graph_pass},{TIR_STAGE},{LLVM_STAGE})"
+    return GraphCase(seed, str(g.builder.module()), g.arrays, [n.tol for n in g.outputs], pipeline)
 
 
 def compare(got: np.ndarray, want: np.ndarray, tol: float) -> str | None:
@@ -435,17 +451,19 @@ def _compare_floats(got: np.ndarray, want: np.ndarray, tol: float) -> str | None
     return None
 
 
-def check_graph(payload, on_stage: Callable[[str], None] = lambda stage: None) -> Outcome:
+def check_graph(
+    payload: GraphCase, on_stage: Callable[[str], None] = lambda stage: None
+) -> Outcome:
     """Compile, run with 1 and 2 threads, and compare with the reference."""
     import graphcompiler
     from graphcompiler import reference
 
-    text, arrays, tolerances = payload
+    text, arrays, tolerances = payload.text, payload.arrays, payload.tolerances
     stage = "compile"
     try:
         with np.errstate(all="ignore"):
             on_stage(stage)
-            compiled = graphcompiler.compile(text, num_threads=1)
+            compiled = graphcompiler.compile(text, pipeline=payload.pipeline, num_threads=1)
             stage = "run"
             on_stage(stage)
             one = compiled(*[a.copy() for a in arrays])

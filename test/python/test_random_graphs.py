@@ -35,9 +35,12 @@ def pool():
 
 @pytest.mark.parametrize("seed", range(CI_GRAPHS))
 def test_random_graph_matches_reference(pool, seed):
-    text, arrays, tolerances = random_graphs.case(seed)
-    outcome = pool.run("graph", (text, arrays, tolerances))
-    assert not outcome.failed, f"random graph {seed}: {outcome.describe()}\n{text}"
+    graph = random_graphs.case(seed)
+    outcome = pool.run("graph", graph)
+    pipeline = graph.pipeline or "the default pipeline"
+    assert not outcome.failed, (
+        f"random graph {seed} ({pipeline}): {outcome.describe()}\n{graph.text}"
+    )
 
 
 def test_the_generator_covers_every_op_family():
