@@ -187,10 +187,20 @@ def is_scalar(type_: Attribute) -> bool:
     return isinstance(type_, (IndexType, IntegerType, *FLOAT_TYPES))
 
 
+MAX_LANES = 64
+"""A vector is a SIMD value (64 lanes: a 512-bit register of bytes); LLVM
+runs out of memory on vectors of millions of lanes."""
+
+
 def is_value_type(type_: Attribute) -> bool:
-    """What expressions produce: scalars, 1-D vectors of scalars, pointers."""
+    """What expressions produce: scalars, 1-D vectors of 1 to MAX_LANES
+    scalars, pointers."""
     if isinstance(type_, VectorType):
-        return type_.get_num_dims() == 1 and is_scalar(type_.element_type)
+        return (
+            type_.get_num_dims() == 1
+            and 1 <= type_.get_shape()[0] <= MAX_LANES
+            and is_scalar(type_.element_type)
+        )
     return is_scalar(type_) or isinstance(type_, PtrType)
 
 
@@ -416,7 +426,7 @@ class FuncOp(IRDLOperation):
         for index, type_ in enumerate(inputs):
             _require(
                 is_value_type(type_) or isinstance(type_, TirTensorType),
-                f"parameter #{index} has type {type_}; expected a scalar, vector, pointer or !tir.tensor",
+                f"parameter #{index} has type {type_}; expected a scalar, vector (1 to {MAX_LANES} lanes), pointer or !tir.tensor",
             )
         if not self.is_declaration:
             args = self.body.blocks[0].args

@@ -34,7 +34,13 @@ from graphcompiler.diagnostics import Diagnostic, DiagnosticError, Severity, op_
 from graphcompiler.dialects import graph, tir
 from graphcompiler.dialects.tir_builder import TirBuilder
 from graphcompiler.lowering.graph_to_tir.kernel import Kernel, Operand, tir_tensor_type
-from graphcompiler.lowering.graph_to_tir.templates import BLOCKED_FORMAT_OPS, COPY, TEMPLATES
+from graphcompiler.lowering.graph_to_tir.templates import (
+    BLOCKED_FORMAT_OPS,
+    COPY,
+    TEMPLATES,
+    ZEROS,
+    empty_contraction,
+)
 from graphcompiler.target import Target, get_target
 
 
@@ -160,7 +166,7 @@ class _FunctionLowering:
             b.module.body.block.insert_op_before(constant, b.module.body.block.first_op)
             values[op.result] = b.global_ref(constant)
             return
-        template = TEMPLATES.get(type(op))
+        template = ZEROS if empty_contraction(op) else TEMPLATES.get(type(op))
         if template is None:
             raise _fail(
                 op,

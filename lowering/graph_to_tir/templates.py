@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType, TensorType
+from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType, TensorType, VectorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from graphcompiler.dialects import graph, tir
@@ -322,6 +322,10 @@ def fused(kernel: Kernel, op: graph.FusedOp) -> None:
     def epilogue(origin: list, sizes: list[int]) -> None:
         kernel.for_each(sizes, body, vectorize, origin=origin, parallel=False)
 
+    if empty_contraction(anchor):  # the anchor's output is all zeros
+        fill_zeros(kernel, destination)
+        epilogue([0] * len(shape), shape)
+        return
     anchor_inputs = [argument[v] for v in anchor.operands]
     into = matmul_into if isinstance(anchor, graph.MatmulOp) else conv2d_into
     into(kernel, anchor, *anchor_inputs, destination, epilogue)
@@ -375,6 +379,27 @@ TEMPLATES: dict[type, Template] = {
     graph.AvgPool2dOp: pool,
     graph.FusedOp: fused,
 }
+
+def empty_contraction(op: Operation) -> bool:
+    """A matmul over K = 0: each output element is an empty sum, 0."""
+    if not isinstance(op, graph.MatmulOp):
+        return False
+    transposed = graph.bool_value(_props(op), "transpose_a")
+    return op.operands[0].type.get_shape()[-2 if transposed else -1] == 0
+
+
+def fill_zeros(kernel: Kernel, out: Operand) -> None:
+    element = compute_type(out.element)
+
+    def body(indices: list[SSAValue], lanes: int) -> None:
+        type_ = VectorType(element, [lanes]) if lanes > 1 else element
+        kernel.store(out, indices, kernel.b.const(0, type_))
+
+    kernel.for_each(out.shape, body, is_vectorizable(out))
+
+
+ZEROS: Template = lambda kernel, op: fill_zeros(kernel, kernel.out)  # noqa: E731
+"""Fills the output with zeros (a matmul over K = 0)."""
 
 COPY: Template = elementwise(_identity)
 """Copies a tensor into an output (a graph output that is an input, or returned twice)."""

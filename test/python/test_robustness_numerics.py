@@ -304,6 +304,27 @@ def test_zero_size_tensors_compile_and_run():
     np.testing.assert_array_equal(compiled[4], z)
 
 
+@pytest.mark.parametrize("transpose_a", [False, True])
+def test_matmul_over_an_empty_k_is_zeros_also_fused(transpose_a):
+    a = "tensor<0x4xf32>" if transpose_a else "tensor<4x0xf32>"
+    t = "tensor<4x8xf32>"
+    flag = str(transpose_a).lower()
+    text = graph_text(
+        {"x": a, "w": "tensor<0x8xf32>", "b": "tensor<8xf32>"},
+        f"  %0 = graph.matmul %x, %w {{transpose_a = {flag}}} : ({a}, tensor<0x8xf32>) -> {t}\n"
+        f"  %1 = graph.add %0, %b : ({t}, tensor<8xf32>) -> {t}\n"
+        f"  %2 = graph.relu %1 : {t}\n"
+        f"  %3 = graph.matmul %x, %w {{transpose_a = {flag}}} : ({a}, tensor<0x8xf32>) -> {t}",
+        [f"%2 : {t}", f"%3 : {t}"],
+    )
+    x = np.zeros((0, 4) if transpose_a else (4, 0), np.float32)
+    bias = np.arange(8, dtype=np.float32) - 3
+    compiled, expected = run_both(text, x, np.zeros((0, 8), np.float32), bias)
+    assert_same(compiled, expected)
+    np.testing.assert_array_equal(compiled[0], np.broadcast_to(np.maximum(bias, 0), (4, 8)))
+    np.testing.assert_array_equal(compiled[1], np.zeros((4, 8), np.float32))
+
+
 @pytest.mark.parametrize(
     "op, dtype, identity",
     [
@@ -476,3 +497,22 @@ def test_f80_tir_const_is_a_located_error():
         DiagnosticError, match=r"^<string>:2:18: error: tir.const cannot have type f80"
     ):
         graphcompiler.parse("tir.func @f() {\n  %c = tir.const 1.0 : f80\n  tir.return\n}")
+
+
+@pytest.mark.parametrize(
+    "constant, message",
+    [
+        (
+            "dense<1.0e+308> : tensor<2xf32>",
+            "2:23: error: floating point value too large for its type",
+        ),
+        ("dense<0.0> : tensor<2xf80>", "2:23: error: constants of this type are not supported"),
+    ],
+)
+def test_unrepresentable_graph_constants_are_located_errors(constant, message):
+    from graphcompiler.diagnostics import DiagnosticError
+
+    type_ = constant.split(" : ")[1]
+    text = graph_text({}, f"  %c = graph.constant {constant}", [f"%c : {type_}"])
+    with pytest.raises(DiagnosticError, match=f"^<string>:{message}"):
+        graphcompiler.parse(text)

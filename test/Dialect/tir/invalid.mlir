@@ -379,3 +379,27 @@ tir.func @empty(%A: !tir.tensor<2x0xf32>) {
   %x = tir.load %A[%c0, %c0] : !tir.tensor<2x0xf32>
   tir.return
 }
+
+// -----
+
+tir.func @float_literal_out_of_range() {
+  // expected-error @+1 {{floating point value too large for its type}}
+  %c = tir.const 1.0e+308 : f32
+  tir.return
+}
+
+// -----
+
+// A vector is a SIMD value: LLVM would run out of memory on billions of lanes.
+// expected-error @+1 {{parameter #0 has type vector<2147483648xf32>; expected a scalar, vector (1 to 64 lanes), pointer or !tir.tensor}}
+tir.func @huge_vector(%a: vector<2147483648xf32>) {
+  tir.return
+}
+
+// -----
+
+tir.func @brgemm_tile_accumulate_twice(%A: !tir.tensor<64xf32>, %P: !tir.tensor<64xf32>, %C: !tir.tensor<64xf32>, %flag: i1) {
+  // expected-error @+1 {{accumulate and accumulate_if are exclusive}}
+  tir.brgemm_tile %A, %P, %C accumulate_if %flag {m = 2 : i64, n = 4 : i64, k = 2 : i64, lanes = 8 : i64, a_row = 8 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 4 : i64, accumulate = true} : !tir.tensor<64xf32>, !tir.tensor<64xf32>, !tir.tensor<64xf32>
+  tir.return
+}
