@@ -1713,7 +1713,12 @@ class BrgemmTileOp(StatementOp):
     ldc = prop_def(IntegerAttr[I64])
     offsets = opt_prop_def(DenseArrayBase)
     accumulate = prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
-    assembly_format = "$a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c)"
+    accumulate_if = opt_operand_def(i1)
+    """A run-time accumulate flag (e.g. `K block != 0`), in place of `accumulate`."""
+    assembly_format = (
+        "$a `,` $b `,` $c (`accumulate_if` $accumulate_if^)? attr-dict `:` "
+        "type($a) `,` type($b) `,` type($c)"
+    )
     irdl_options = (ParsePropInAttrDict(),)
 
     def size(self, name: str) -> int:
@@ -1731,6 +1736,10 @@ class BrgemmTileOp(StatementOp):
         for name, value in (("m", m), ("n", n), ("k", k), ("lanes", lanes)):
             _require(value > 0, f"{name} = {value} must be positive")
         _require(ldb >= n and ldc >= n, f"ldb = {ldb} and ldc = {ldc} must be at least n = {n}")
+        _require(
+            self.accumulate_if is None or not self.accumulate.value.data,
+            "accumulate and accumulate_if are exclusive",
+        )
         if self.offsets is not None:
             count = len(self.offsets.get_values())
             _require(count > 0 and count % 2 == 0, "offsets must hold (A, B) offset pairs")

@@ -184,10 +184,12 @@ class TirBuilder:
         b: SSAValue,
         c: SSAValue,
         offsets: Sequence[tuple[int, int]] = ((0, 0),),
+        accumulate_if: SSAValue | None = None,
         **sizes: int | bool,
     ) -> None:
         """One register tile C (+)= sum_b A_b x B_b; sizes: m n k lanes a_row
-        a_k ldb ldc [accumulate]; offsets: (A, B) element offsets per b."""
+        a_k ldb ldc [accumulate]; offsets: (A, B) element offsets per b;
+        accumulate_if: an i1 deciding at run time whether C is added to."""
         properties: dict[str, Attribute] = {
             name: tir.BoolAttr.from_bool(value)
             if isinstance(value, bool)
@@ -197,7 +199,8 @@ class TirBuilder:
         if tuple(offsets) != ((0, 0),):
             flat = [x for pair in offsets for x in pair]
             properties["offsets"] = DenseArrayBase.from_list(i64, flat)
-        self.insert(tir.BrgemmTileOp.create(operands=[a, b, c], properties=properties))
+        operands = [a, b, c, *([accumulate_if] if accumulate_if is not None else [])]
+        self.insert(tir.BrgemmTileOp.create(operands=operands, properties=properties))
 
     # --- expressions -----------------------------------------------------------
 

@@ -488,7 +488,10 @@ def _lower_brgemm_tile(fl: FunctionLowering, op: tir.BrgemmTileOp) -> None:
     kernel = Microkernel(*sizes, offsets=op.offset_pairs())
     fl.module.require_microkernel(kernel.name)
     k = fl.constant(op.size("k"), i64)
-    accumulate = fl.constant(bool(op.accumulate.value.data), i1)
+    if op.accumulate_if is not None:
+        accumulate = fl.value(op.accumulate_if)
+    else:
+        accumulate = fl.constant(bool(op.accumulate.value.data), i1)
     args = [fl.value(op.a), fl.value(op.b), fl.value(op.c), k, accumulate]
     fl.emit(llvm.CallOp(kernel.name, *args))
 

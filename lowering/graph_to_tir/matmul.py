@@ -63,6 +63,14 @@ class MatmulSchedule:
     mc: int
     nc: int
 
+    def k_blocks(self, k: int) -> int:
+        return math.ceil(k / self.kc)
+
+    def padded_k(self, k: int) -> int:
+        """K rounded up to whole K blocks: the packed operands are zero there,
+        so every block has kc rows and one loop runs them all."""
+        return self.k_blocks(k) * self.kc
+
     @staticmethod
     def register_tile(target: Target, n: int) -> tuple[int, int]:
         """(rows, vectors) whose accumulators fill the register file, with
@@ -188,11 +196,11 @@ class PackedMatmul:
     # --- packing (and conversion to f32) ---------------------------------------------
 
     def _packed_b(self) -> tuple[SSAValue, list[int]]:
-        """B as panels [*batch_b, panels, K, nr] (zero padded), and batch_b."""
+        """B as panels [*batch_b, panels, padded K, nr] (zero padded), and batch_b."""
         s, k, n = self.schedule, self.k, self.n
         batch_b = self.b_in.shape[:-2]
         panels = math.ceil(n / s.nr)
-        shape = [*batch_b, panels, k, s.nr]
+        shape = [*batch_b, panels, s.padded_k(k), s.nr]
         constant = self.b_in.constant
         if isinstance(constant, DenseIntOrFPElementsAttr):
             return self._packed_constant(constant, shape), batch_b
@@ -213,7 +221,9 @@ class PackedMatmul:
                         value = kernel.load(source, [*batch_index, safe, depth])
                         value = b.select(inside, value, kernel.const(0, value))
                         b.make_store(value, packed, [*batch_index, panel, depth, j])
+                self._zero_rows(packed, [*batch_index, panel], k, s.padded_k(k), s.nr)
                 return packed, batch_b
+            self._zero_rows(packed, [*batch_index, panel], k, s.padded_k(k), s.nr)
             full = n // s.nr
             with b.make_for(0, k, 1) as depth:
                 if full:
@@ -235,10 +245,19 @@ class PackedMatmul:
                             b.make_store(value, packed, [*batch_index, panel, depth, j])
         return packed, batch_b
 
+    def _zero_rows(self, packed: SSAValue, leading: list, start: int, end: int, width: int) -> None:
+        """packed[*leading, start:end, :width] = 0 (the K padding of a panel)."""
+        b, lanes = self.b, self.schedule.lanes
+        if start >= end:
+            return
+        with b.make_for(start, end, 1) as depth:
+            with b.make_for(0, width, lanes) as j:
+                b.make_store(b.const(0.0, VectorType(f32, [lanes])), packed, [*leading, depth, j], lanes)
+
     def a_row_stride(self) -> int:
         """Floats between packed A rows: K rounded to whole cache lines, and
         off 2 KiB multiples so the tile's rows do not share L1 sets."""
-        stride = math.ceil(self.k / 16) * 16
+        stride = math.ceil(self.schedule.padded_k(self.k) / 16) * 16
         return stride + 16 if stride * 4 % 2048 == 0 else stride
 
     def _packed_a(self) -> SSAValue:
@@ -256,17 +275,19 @@ class PackedMatmul:
         with kernel.loop_nest([math.prod(rows)], parallel) as (flat,):
             *batch_index, row = unflatten(kernel, flat, rows)
             target = [*batch_index, b.div(row, s.mr), b.mod(row, s.mr)]
-            if self.transpose_a:
-                with b.make_for(0, k, 1) as depth:
-                    value = kernel.load(source, [*batch_index, depth, row])
-                    b.make_store(value, packed, [*target, depth])
-                return packed
-            vector_end = k // s.lanes * s.lanes
+            vector_end = 0 if self.transpose_a else k // s.lanes * s.lanes
             for start, end, lanes in ((0, vector_end, s.lanes), (vector_end, k, 1)):
-                if start < end:
+                if start < end and self.transpose_a:
+                    with b.make_for(start, end, lanes) as depth:
+                        value = kernel.load(source, [*batch_index, depth, row])
+                        b.make_store(value, packed, [*target, depth])
+                elif start < end:
                     with b.make_for(start, end, lanes) as depth:
                         value = kernel.load(source, [*batch_index, row, depth], lanes)
                         b.make_store(value, packed, [*target, depth], lanes)
+            if s.padded_k(k) > k:
+                with b.make_for(k, s.padded_k(k), 1) as depth:
+                    b.make_store(b.const(0.0, f32), packed, [*target, depth])
         return packed
 
     def _packed_constant(self, constant: DenseIntOrFPElementsAttr, shape: list[int]) -> SSAValue:
@@ -275,9 +296,10 @@ class PackedMatmul:
         values = constant_values(constant, self.b_in.shape)
         if self.transpose_b:
             values = np.swapaxes(values, -1, -2)
-        padded = np.zeros((*values.shape[:-1], shape[-3] * s.nr), np.float32)
-        padded[..., :n] = values
-        panels = padded.reshape(*values.shape[:-2], k, shape[-3], s.nr)
+        padded_k = s.padded_k(k)
+        padded = np.zeros((*values.shape[:-2], padded_k, shape[-3] * s.nr), np.float32)
+        padded[..., :k, :n] = values
+        panels = padded.reshape(*values.shape[:-2], padded_k, shape[-3], s.nr)
         panels = np.ascontiguousarray(np.swapaxes(panels, -3, -2))
         return global_constant(self.b, "packed_b", panels)
 
@@ -298,7 +320,7 @@ class PackedMatmul:
         blocks_m, blocks_n = math.ceil(self.m / s.mc), math.ceil(self.n / s.nc)
         grid = [*self.batch, blocks_m, blocks_n]
         work = math.prod(self.out.shape) * self.k
-        parallel = math.prod(grid) > 1 and work >= PARALLEL_MIN_ELEMENTS * 16
+        parallel = math.prod(grid) > 1 and work >= PARALLEL_MIN_ELEMENTS * 128
         with kernel.loop_nest([math.prod(grid)], parallel) as (flat,):
             *batch_index, block_m, block_n = unflatten(kernel, flat, grid)
             row0, col0 = b.mul(block_m, s.mc), b.mul(block_n, s.nc)
@@ -324,26 +346,26 @@ class PackedMatmul:
             body(size)
 
     def _block(self, a, a_batch, packed, b_batch, c, batch_index, row0, col0, rows: int, cols: int) -> None:
-        """C[row0 : row0 + rows, col0 : col0 + cols] over every K block, then
-        the epilogue on it."""
-        b, s, k = self.b, self.schedule, self.k
-        k_blocks = math.ceil(k / s.kc)
-        last_kc = k - (k_blocks - 1) * s.kc
-        self._k_block(a, a_batch, packed, b_batch, c, batch_index, row0, col0, rows, cols, 0, min(s.kc, k), False)
-        if k_blocks > 2:
-            with b.make_for(1, k_blocks - 1, 1) as kb:
-                self._k_block(a, a_batch, packed, b_batch, c, batch_index, row0, col0, rows, cols, b.mul(kb, s.kc), s.kc, True)
-        if k_blocks > 1:
-            depth = (k_blocks - 1) * s.kc
-            self._k_block(a, a_batch, packed, b_batch, c, batch_index, row0, col0, rows, cols, depth, last_kc, True)
+        """C[row0 : row0 + rows, col0 : col0 + cols] over every K block (the
+        first writes C, the others add to it), then the epilogue on it."""
+        b, s = self.b, self.schedule
+        k_blocks = s.k_blocks(self.k)
+        args = (a, a_batch, packed, b_batch, c, batch_index, row0, col0, rows, cols)
+        if k_blocks == 1:
+            self._k_block(*args, b.value(0, IndexType()), None)
+        else:
+            with b.make_for(0, k_blocks, 1) as kb:
+                self._k_block(*args, b.mul(kb, s.kc), b.binary(tir.NeOp, kb, 0))
         if c is not self.out:
             self._convert_block(c, batch_index, row0, col0, rows, cols)
         if self.epilogue:
             self.epilogue([*batch_index, row0, col0], [*[1] * len(self.batch), rows, cols])
 
-    def _k_block(self, a, a_batch, packed, b_batch, c, batch_index, row0, col0, rows, cols, depth, kc, accumulate) -> None:
-        """Every register tile of the block for K rows [depth, depth + kc)."""
+    def _k_block(self, a, a_batch, packed, b_batch, c, batch_index, row0, col0, rows, cols, depth, accumulate) -> None:
+        """Every register tile of the block for K rows [depth, depth + kc);
+        `accumulate`: the i1 saying whether C already holds a partial sum."""
         b, s = self.b, self.schedule
+        kc = s.kc
         full_panels, tail_cols = divmod(cols, s.nr)
         full_groups, tail_rows = divmod(rows, s.mr)
         a_row, a_k = self.a_row_stride(), 1
@@ -355,8 +377,8 @@ class PackedMatmul:
             b_view = b.tensor_ptr(packed, [*b_batch, panel, depth, 0], [(kc - 1) * s.nr + s.nr])
             c_view = b.tensor_ptr(c.value, [*batch_index, row, col], [(m - 1) * self.n + n])
             b.make_brgemm_tile(
-                a_view, b_view, c_view, m=m, n=n, k=kc, lanes=s.lanes,
-                a_row=a_row, a_k=a_k, ldb=s.nr, ldc=self.n, accumulate=accumulate,
+                a_view, b_view, c_view, accumulate_if=accumulate, m=m, n=n, k=kc,
+                lanes=s.lanes, a_row=a_row, a_k=a_k, ldb=s.nr, ldc=self.n,
             )  # fmt: skip
 
         def panel_column(col, n: int) -> None:

@@ -20,21 +20,23 @@
 // CHECK-NEXT:    tir.evaluate %[[ADD]] : none
 // CHECK-NEXT:    tir.return
 // The matmul kernel packs B into panels of nr = 16 columns (2 AVX2
-// vectors) and copies A into groups of mr = 6 rows (row stride 1040, off
-// 4 KiB multiples), then runs parallel blocks of the output; in each, K
-// blocks of 342 rows go through 6x16 register tiles (the first K block
-// writes C, the others accumulate), with 4 rows left over.
+// vectors), K padded with zero rows to 3 blocks of 342, and copies A into
+// groups of mr = 6 rows (row stride 1040, off 4 KiB multiples), then runs
+// parallel blocks of the output; in each, one loop over the K blocks runs
+// 6x16 register tiles (the first block writes C, the others add to it:
+// accumulate_if), with 4 rows left over.
 // CHECK-LABEL: tir.func @matmul__1(%out0: !tir.tensor<1024x1024xf32>, %in0: !tir.tensor<1024x1024xf32>, %in1: !tir.tensor<1024x1024xf32>) {
-// CHECK:         tir.define_tensor : !tir.tensor<64x1024x16xf32>
+// CHECK:         tir.define_tensor : !tir.tensor<64x1026x16xf32>
 // CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
 // CHECK:           tir.load %in1[%{{.*}}, %{{.*}} lanes 8]
 // CHECK:         tir.define_tensor : !tir.tensor<171x6x1040xf32>
 // CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
 // CHECK:           tir.load %in0[%{{.*}}, %{{.*}} lanes 8]
 // CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
-// CHECK:           tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} {m = 6 : i64, n = 16 : i64, k = 342 : i64, lanes = 8 : i64, a_row = 1040 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 1024 : i64}
-// CHECK:           tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} {m = 4 : i64, n = 16 : i64, k = 342 : i64, lanes = 8 : i64, a_row = 1040 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 1024 : i64}
-// CHECK:           tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} {m = 6 : i64, n = 16 : i64, k = 342 : i64, lanes = 8 : i64, a_row = 1040 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 1024 : i64, accumulate = true}
+// CHECK:           tir.for %[[KB:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:             %[[FIRST:.*]] = tir.ne %[[KB]], %{{.*}} : (index, index) -> i1
+// CHECK:             tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} accumulate_if %[[FIRST]] {m = 6 : i64, n = 16 : i64, k = 342 : i64, lanes = 8 : i64, a_row = 1040 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 1024 : i64}
+// CHECK:             tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} accumulate_if %[[FIRST]] {m = 4 : i64, n = 16 : i64, k = 342 : i64, lanes = 8 : i64, a_row = 1040 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 1024 : i64}
 // The add kernel: parallel rows, 8-lane (AVX2) vectors along the row.
 // CHECK-LABEL: tir.func @add__2(%out0: !tir.tensor<1024x1024xf32>, %in0: !tir.tensor<1024x1024xf32>, %in1: !tir.tensor<1024x1024xf32>) {
 // CHECK:         tir.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} parallel {
