@@ -19,12 +19,19 @@ __version__ = "0.1.0"
 
 
 def compile(
-    source, *, entry: str = "main", pipeline: str | None = None, num_threads: int | None = None
+    source,
+    *,
+    entry: str = "main",
+    pipeline: str | None = None,
+    num_threads: int | None = None,
+    constants=None,
 ):
     """JIT-compile a graph function; see graphcompiler.compiler.compile."""
     from graphcompiler.compiler import compile as compile_graph
 
-    return compile_graph(source, entry=entry, pipeline=pipeline, num_threads=num_threads)
+    return compile_graph(
+        source, entry=entry, pipeline=pipeline, num_threads=num_threads, constants=constants
+    )
 
 
 def parse(text: str, *, filename: str = "<string>", registry: Registry | None = None) -> ModuleOp:

@@ -11,6 +11,7 @@ text is kept; a custom `pipeline` must end in the llvm dialect.
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,14 @@ class CompiledGraph:
     """A compiled graph function. Calling it checks the inputs (ValueError
     naming the argument), allocates the outputs and returns them."""
 
-    def __init__(self, module: ModuleOp, entry: str, pipeline: str | None, num_threads: int | None):
+    def __init__(
+        self,
+        module: ModuleOp,
+        entry: str,
+        pipeline: str | None,
+        num_threads: int | None,
+        constants: Mapping[str, Any] | None = None,
+    ):
         import graphcompiler
         from graphcompiler.lowering.llvm_ir import translate_to_llvm_ir
         from graphcompiler.runtime.jit import JitEngine, check_num_threads, default_num_threads
@@ -40,6 +48,8 @@ class CompiledGraph:
             default_num_threads() if num_threads is None else num_threads
         )
         function = _find_entry(module, entry)
+        if constants:
+            bind_constants(function, constants)
         self.entry = entry
         self.input_types: list[TensorType] = list(function.function_type.inputs.data)
         self.output_types: list[TensorType] = list(function.function_type.outputs.data)
@@ -54,8 +64,9 @@ class CompiledGraph:
         else:
             self.graph = str(module)
             graphcompiler.apply_pipeline(module, pipeline)
-        self.llvm_ir = translate_to_llvm_ir(module)
-        self.engine = JitEngine(self.llvm_ir, num_threads)
+        external_data: dict[str, bytes] = {}
+        self.llvm_ir = translate_to_llvm_ir(module, external_data)
+        self.engine = JitEngine(self.llvm_ir, num_threads, external_data)
         self._function = TirFunction(
             self.engine, _signature(entry, names, self.input_types, self.output_types)
         )
@@ -98,6 +109,47 @@ def _find_entry(module: ModuleOp, entry: str) -> func.FuncOp:
 
         emit_error(functions[entry], "a graph function needs a body of exactly one block")
     return functions[entry]
+
+
+def bind_constants(function: func.FuncOp, constants: Mapping[str, Any]) -> None:
+    """Turn the named arguments of `function` into graph.constant ops holding
+    the given arrays (weights known at compile time: matmul and conv pack
+    them once); the function no longer takes them."""
+    from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, FunctionType
+
+    from graphcompiler.dialects import graph
+    from graphcompiler.dialects.graph_api import dense_constant
+    from graphcompiler.reference import numpy_dtype
+
+    block = function.body.block
+    arguments = {a.name_hint: a for a in block.args if a.name_hint}
+    unknown = sorted(set(constants) - set(arguments))
+    if unknown:
+        raise ValueError(
+            f"constants name no argument of @{function.sym_name.data}: {', '.join(unknown)} "
+            f"(arguments: {', '.join(arguments) or 'none'})"
+        )
+    for name, values in constants.items():
+        argument = arguments[name]
+        type_ = argument.type
+        array = np.asarray(values)
+        if array.shape != tuple(type_.get_shape()):
+            raise ValueError(
+                f"constant '{name}' has shape {list(array.shape)}, expected {list(type_.get_shape())}"
+            )
+        dtype = numpy_dtype(type_.element_type)
+        if dtype.itemsize * 8 == tir.bit_width(type_.element_type) and dtype.kind != "b":
+            data = BytesAttr(np.ascontiguousarray(array, dtype.newbyteorder("<")).tobytes())
+            value = DenseIntOrFPElementsAttr(TensorType(type_.element_type, type_.get_shape()), data)
+        else:  # bf16, i1: element by element
+            value = dense_constant(array.astype(dtype), type_.element_type)
+        constant = graph.ConstantOp.create(properties={"value": value}, result_types=[type_])
+        constant.result.name_hint = name
+        block.insert_op_before(constant, block.first_op)
+        argument.replace_all_uses_with(constant.result)
+        block.erase_arg(argument)
+    inputs = [a.type for a in block.args]
+    function.function_type = FunctionType.from_lists(inputs, function.function_type.outputs.data)
 
 
 def _signature(
@@ -148,8 +200,12 @@ def compile(
     entry: str = "main",
     pipeline: str | None = None,
     num_threads: int | None = None,
+    constants: Mapping[str, Any] | None = None,
 ) -> CompiledGraph:
-    """Compile graph function `entry` of `source` (.mlir text, a path, or a module)."""
+    """Compile graph function `entry` of `source` (.mlir text, a path, or a
+    module). `constants` binds arguments by name to arrays known at compile
+    time (model weights): they become graph constants, matmul and conv pack
+    them once, and the compiled function no longer takes them."""
     from graphcompiler.runtime.program import load_module
 
-    return CompiledGraph(load_module(source), entry, pipeline, num_threads)
+    return CompiledGraph(load_module(source), entry, pipeline, num_threads, constants)

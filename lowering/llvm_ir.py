@@ -30,7 +30,15 @@ from xdsl.backend.llvm import convert as xdsl_convert
 from xdsl.backend.llvm.convert_op import _convert_fcmp, _convert_select
 from xdsl.backend.llvm.convert_type import convert_type
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import AnyFloat, IntegerAttr, ModuleOp, VectorType, i1, i64
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    DenseIntOrFPElementsAttr,
+    IntegerAttr,
+    ModuleOp,
+    VectorType,
+    i1,
+    i64,
+)
 from xdsl.ir import SSAValue
 from xdsl.irdl import (
     AnyAttr,
@@ -202,10 +210,36 @@ def _workarounds() -> Iterator[None]:
         xdsl_convert.convert_op = _xdsl_convert_op
 
 
-def translate_to_llvm_ir(module: ModuleOp) -> str:
-    """LLVM IR text of a module that holds only llvm dialect ops."""
+EXTERNAL_DATA_MIN_BYTES = 16 * 1024
+"""Tensor globals from this size on can be left out of the LLVM IR text."""
+
+
+@contextmanager
+def _values_set_aside(module: ModuleOp, external_data: dict[str, bytes] | None) -> Iterator[None]:
+    """Big dense initializers move into `external_data` (the global is then
+    zero-initialized in the text) for the time of the translation."""
+    set_aside = []
+    if external_data is not None:
+        for op in module.ops:
+            value = op.value if isinstance(op, llvm.GlobalOp) else None
+            if isinstance(value, DenseIntOrFPElementsAttr) and len(value.data.data) >= EXTERNAL_DATA_MIN_BYTES:
+                external_data[op.sym_name.data] = value.data.data
+                set_aside.append((op, value))
+                del op.properties["value"]
     try:
-        with _workarounds():
+        yield
+    finally:
+        for op, value in set_aside:
+            op.properties["value"] = value
+
+
+def translate_to_llvm_ir(module: ModuleOp, external_data: dict[str, bytes] | None = None) -> str:
+    """LLVM IR text of a module that holds only llvm dialect ops. With
+    `external_data`, big constant tensors are not printed as text (slow to
+    print and to parse): their globals are zero-initialized and their bytes
+    go into the dict, by global name, for the JIT to copy in."""
+    try:
+        with _workarounds(), _values_set_aside(module, external_data):
             llvm_module = xdsl_convert.convert_module(module, fallback_target_triple=None)
     except Exception as error:  # the translator's failures are ours to report
         raise DiagnosticError(
@@ -214,6 +248,8 @@ def translate_to_llvm_ir(module: ModuleOp) -> str:
             )
         ) from error
     for value in llvm_module.global_values:
+        if isinstance(value, ir.GlobalVariable) and external_data and value.name in external_data:
+            value.initializer = ir.Constant(value.value_type, None)  # zeroinitializer
         if isinstance(value, ir.GlobalVariable) and value.initializer is not None:
             if value.linkage == "external":
                 value.linkage = ""

@@ -1175,6 +1175,15 @@ class ModuleLowering:
         if isinstance(type_, tir.TirTensorType):
             element = convert_type(type_.element_type)
             global_type = llvm.LLVMArrayType(type_.element_count(), element)
+            flat = TensorType(element, [type_.element_count()])
+            initial = op.initial_value
+            if (
+                isinstance(initial, DenseIntOrFPElementsAttr)
+                and initial.get_element_type() == element
+                and len(initial) == type_.element_count()
+            ):  # the same bytes, seen flat: no per-element Python work for big tensors
+                value = DenseIntOrFPElementsAttr(flat, initial.data)
+                return llvm.GlobalOp(global_type, op.sym_name, "external", value=value, alignment=64)
             if op.initial_value is not None:
                 values = _llvm_values(op.initial_value.get_values(), type_.element_type)
             else:

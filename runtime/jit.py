@@ -116,7 +116,14 @@ def assembly(llvm_ir: str) -> str:
 class JitEngine:
     """Compiles `llvm_ir` with the runtime and keeps the machine code alive."""
 
-    def __init__(self, llvm_ir: str, num_threads: int | None = None):
+    def __init__(
+        self,
+        llvm_ir: str,
+        num_threads: int | None = None,
+        external_data: dict[str, bytes] | None = None,
+    ):
+        """`external_data`: initial bytes of globals the text zero-initializes
+        (see translate_to_llvm_ir), copied in once the code is loaded."""
         num_threads = default_num_threads() if num_threads is None else num_threads
         check_num_threads(num_threads)  # before the costly compilation
         machine = _target_machine()
@@ -129,6 +136,8 @@ class JitEngine:
         self.module = module
         self.engine = llvm.create_mcjit_compiler(module, machine)
         self.engine.finalize_object()
+        for name, data in (external_data or {}).items():
+            ctypes.memmove(self.global_address(name), data, len(data))
         self.engine.run_static_constructors()
         self.set_num_threads(num_threads)
 
