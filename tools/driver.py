@@ -4,6 +4,7 @@ and turning failures into diagnostics on stderr with exit code 1."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 
@@ -86,7 +87,11 @@ def run_on_input(name: str, args, body: Callable[[ModuleOp, Registry], int]) -> 
 
 def write_output(path: str, text: str) -> None:
     if path == "-":
-        sys.stdout.write(text)
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except BrokenPipeError:  # the reader stopped early (`| head`): not an error
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     else:
         with open(path, "w", encoding="utf-8") as file:
             file.write(text)

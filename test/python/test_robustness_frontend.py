@@ -224,3 +224,16 @@ def test_hex_float_literals_are_bit_patterns(literal, element_type, expected):
     module = graphcompiler.parse(text)
     assert str(module) == _reparsed(default_registry(), str(module))
     np.testing.assert_array_equal(reference.run(module), [expected, expected])
+
+
+def test_a_reader_that_stops_early_is_not_an_error():
+    """`gc-opt ... | head -1`: the closed pipe ends the output quietly."""
+    import shutil
+    import subprocess
+
+    example = Path(__file__).parents[2] / "examples" / "transformer.mlir"
+    gc_opt = shutil.which("gc-opt")
+    command = f"'{gc_opt}' '{example}' --pass-pipeline='builtin.module(gc-cpu-pipeline)' | head -1"
+    result = subprocess.run(["bash", "-c", f"set -o pipefail; {command}"], capture_output=True, text=True)
+    assert result.stdout.startswith("builtin.module")
+    assert "Traceback" not in result.stderr and "BrokenPipe" not in result.stderr
