@@ -324,7 +324,7 @@ def verify_module(op: Operation) -> None:
         op.verify(verify_nested_ops=False)
     except VerifyException as error:
         raise DiagnosticError(op_diagnostic(op, str(error))) from None
-    if isinstance(op, func.FuncOp):
+    if isinstance(op, func.FuncOp) or op.name == "tir.func":  # tir bodies need dominance too
         _check_graph_function(op)
     for region in op.regions:
         for block in region.blocks:

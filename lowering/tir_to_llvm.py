@@ -918,10 +918,10 @@ def _shuffle_mask(op: tir.VectorPairExpression) -> list[int]:
     lanes = op.result.type.get_shape()[0]
     element_bits = tir.bit_width(tir.element_of(op.result.type))
     unit_bits = op.elem_bits.value.data if hasattr(op, "elem_bits") else 128
-    if unit_bits % element_bits or 128 % unit_bits:
+    if unit_bits <= 0 or unit_bits % element_bits or 128 % unit_bits:
         raise _fail(
             op,
-            f"elem_bits = {unit_bits} must be a multiple of the {element_bits}-bit element and divide 128",
+            f"elem_bits = {unit_bits} must be a positive multiple of the {element_bits}-bit element and divide 128",
         )
     per_unit = unit_bits // element_bits
     units = lanes // per_unit

@@ -37,3 +37,11 @@ tir.func @bf16_brgemm(%A: !tir.tensor<16xbf16>, %C: !tir.tensor<16xf32>, %n: ind
   tir.brgemm %A, %A, %C, %n {m = 4 : i64, n = 4 : i64, k = 4 : i64, lda = 4 : i64, ldb = 4 : i64, ldc = 4 : i64, stride_a = 0 : i64, stride_b = 0 : i64} : !tir.tensor<16xbf16>, !tir.tensor<16xbf16>, !tir.tensor<16xf32>, index
   tir.return
 }
+
+// -----
+
+tir.func @zero_elem_bits(%v: vector<8xf32>) -> vector<8xf32> {
+  // expected-error @+1 {{'tir.unpack_low' op elem_bits = 0 must be a positive multiple of the 32-bit element and divide 128}}
+  %0 = tir.unpack_low %v, %v {elem_bits = 0 : i64} : vector<8xf32>
+  tir.return %0 : vector<8xf32>
+}

@@ -403,3 +403,13 @@ tir.func @brgemm_tile_accumulate_twice(%A: !tir.tensor<64xf32>, %P: !tir.tensor<
   tir.brgemm_tile %A, %P, %C accumulate_if %flag {m = 2 : i64, n = 4 : i64, k = 2 : i64, lanes = 8 : i64, a_row = 8 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 4 : i64, accumulate = true} : !tir.tensor<64xf32>, !tir.tensor<64xf32>, !tir.tensor<64xf32>
   tir.return
 }
+
+// -----
+
+// Values are used after their definition (the lowering to llvm relies on it).
+tir.func @use_before_definition(%x: i32) -> i32 {
+  // expected-error @+1 {{'tir.return' op operand #0 does not dominate this use}}
+  tir.return %later : i32
+  // expected-note @+1 {{operand defined here}}
+  %later = tir.add %x, %x : (i32, i32) -> i32
+}
