@@ -75,18 +75,16 @@ def read_corpus_case(path: Path) -> Case:
     return Case(text, pipeline)
 
 
-def known_signatures(corpus: Path = CORPUS) -> set[str]:
-    signatures = set()
-    for path in corpus_files(corpus):
-        for line in path.read_text().splitlines():
-            if line.startswith(f"{_HEADER}signature: "):
-                signatures.add(line.split(": ", 1)[1].strip())
-    return signatures
+def signature_of(path: Path) -> str:
+    for line in path.read_text().splitlines():
+        if line.startswith(f"{_HEADER}signature: "):
+            return line.split(": ", 1)[1].strip()
+    return ""
 
 
 def write_corpus_case(case: Case, origin: str, outcome: Outcome, corpus: Path = CORPUS) -> Path:
     signature = outcome.signature()
-    name = hashlib.sha1(signature.encode()).hexdigest()[:10]
+    name = hashlib.sha1((signature + case.text).encode()).hexdigest()[:10]
     path = corpus / f"{outcome.kind}-{outcome.stage}-{name}.mlir"
     message = " ".join(outcome.describe().split())[:400]
     header = [
@@ -153,13 +151,17 @@ def run_sample(count: int, seed: int = 0, workers: int = 2, timeout: float = 10.
 
 def fuzz(minutes: float, seed: int, workers: int, timeout: float, minimize_seconds: float,
          corpus: Path = CORPUS, findings: Path | None = None) -> Report:  # fmt: skip
-    """Mutants for `minutes`; each new failure is minimized into `corpus`."""
-    known = known_signatures(corpus)
+    """Mutants for `minutes`; each new failure is minimized into `corpus`,
+    unless a corpus file still fails that way (a fixed bug that comes back in
+    another form is new again)."""
     report = Report()
     start = time.monotonic()
     end = start + minutes * 60
     generator = mutants(seed)
     with Pool(workers, timeout) as pool:
+        paths = corpus_files(corpus)
+        replayed = pool.map("case", [read_corpus_case(path) for path in paths])
+        known = {signature_of(p) for p, o in zip(paths, replayed, strict=True) if o.failed}
         while time.monotonic() < end:
             batch = [next(generator) for _ in range(8 * workers)]
             outcomes = list(pool.map("case", [case for case, _ in batch]))

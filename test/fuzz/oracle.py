@@ -59,7 +59,9 @@ class Outcome:
         if self.kind == TRACEBACK:
             return f"{self.kind}|{self.stage}|{self.message.split(':', 1)[0]}|{self.where}"
         text = re.sub(r"[%@^#][\w.$-]+", "%v", self.message)
-        text = re.sub(r"<[^<>]*>", "<>", text)
+        while re.search(r"<[^<>]*>", text):  # nested types: innermost first
+            text = re.sub(r"<[^<>]*>", "\0", text)
+        text = text.replace("\0", "<>")
         text = re.sub(r"'[^']*'", "'x'", text) if self.kind == DIAGNOSTIC else text
         text = re.sub(r"0x[0-9a-f]+|-?\d+(\.\d+)?(e[+-]?\d+)?", "N", text)
         return f"{self.kind}|{self.stage}|{text[:100]}"
