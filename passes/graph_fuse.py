@@ -5,8 +5,8 @@ intermediates never touch memory).
 Ops are grouped in block order: an element-wise op joins the group of one
 of its producers when they have the same result shape, its other operands
 are defined before the group starts (the fused op takes the place of the
-group's first op, so every use stays after its definition), and `max-ops`
-is not reached. A
+group's first op, so every use stays after its definition) or are
+constants (moved up to the fused op), and `max-ops` is not reached. A
 matmul (f32, plain layouts, no transposes: the brgemm path) or a conv2d
 starts a group when an element-wise op of its shape consumes it; the
 lowering applies the epilogue to each output tile right after computing it.
@@ -64,7 +64,9 @@ def find_groups(block: Block, max_ops: int) -> list[Group]:
 
     def defined_before(value: SSAValue, group: Group) -> bool:
         owner = value.owner
-        return not isinstance(owner, Operation) or position.get(owner, -1) < position[group.ops[0]]
+        if not isinstance(owner, Operation) or isinstance(owner, graph.ConstantOp):
+            return True  # a block argument, or a constant `fuse` moves up
+        return position.get(owner, -1) < position[group.ops[0]]
 
     for op in ops:
         if not isinstance(op, graph.ELEMENTWISE_OPS):
@@ -109,8 +111,8 @@ def _outputs(group: Group) -> list[SSAValue]:
 
 def fuse(group: Group) -> graph.FusedOp:
     """Replace the group's ops by one graph.fused at the place of its first
-    op: its inputs are defined before that (find_groups' rule) and its users
-    come after it."""
+    op: its inputs are defined before that (find_groups' rule; constants
+    written later are moved up) and its users come after it."""
     members = set(group.ops)
     inputs: list[SSAValue] = []
     for op in group.ops:
@@ -118,6 +120,15 @@ def fuse(group: Group) -> graph.FusedOp:
             if operand.owner not in members and operand not in inputs:
                 inputs.append(operand)
     outputs = _outputs(group)
+    later = set()
+    op = group.ops[0].next_op
+    while op is not None:
+        later.add(op)
+        op = op.next_op
+    for value in inputs:
+        if value.owner in later:  # a constant (find_groups' rule) written after the first op
+            value.owner.detach()
+            Rewriter.insert_op(value.owner, InsertPoint.before(group.ops[0]))
     block = Block(arg_types=[v.type for v in inputs])
     mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, block.args, strict=True))
     for argument, value in zip(block.args, inputs, strict=True):

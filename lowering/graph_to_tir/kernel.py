@@ -6,8 +6,9 @@ convention), each a `!tir.tensor` of the graph tensor's physical shape.
 Templates describe *what* to compute per element; the kernel decides the
 loops: `for_each` walks a shape with the outermost loop parallel when the
 work is large enough and the innermost dimension vectorized (the target's
-f32 lanes) with a scalar tail; `load`/`store` apply numpy broadcasting and turn blocked memory
-formats into index arithmetic.
+f32 lanes) with a scalar tail; `for_each_flat` walks contiguous operands as
+one range cut into parallel chunks; `load`/`store` apply numpy broadcasting
+and turn blocked memory formats into index arithmetic.
 """
 
 from __future__ import annotations
@@ -146,6 +147,31 @@ class Kernel:
                 with self.b.make_for(vector_end, inner, 1) as j:
                     body(shifted([*outer, j]), 1)
 
+    def for_each_flat(
+        self, count: int, body: Callable[[list[SSAValue], int], None], vectorize: bool = True
+    ) -> None:
+        """`for_each` over a 1-D range of `count` elements (an element-wise
+        op on contiguous operands): when parallel, the range is split into
+        `flat_chunks(count)` chunks of whole vectors, so every thread gets
+        work whatever the tensor's outer dimension; the few elements after
+        the last chunk run after it, vectors then a scalar tail."""
+        lanes = self.lanes if vectorize else 1
+        chunks, chunk = flat_chunks(count, lanes)
+        done = 0
+        if chunks > 1:
+            with self.b.make_for(0, chunks, 1, parallel=True) as c:
+                start = self.b.mul(c, chunk)
+                with self.b.make_for(0, chunk, lanes) as j:
+                    body([self.b.add(start, j)], lanes)
+            done = chunks * chunk
+        vector_end = done + (count - done) // lanes * lanes
+        if vector_end > done:
+            with self.b.make_for(done, vector_end, lanes) as j:
+                body([j], lanes)
+        if vector_end < count:
+            with self.b.make_for(vector_end, count, 1) as j:
+                body([j], 1)
+
     # --- element access ------------------------------------------------------------
 
     def load(
@@ -230,6 +256,23 @@ def _nest(
 
 def worth_parallel(shape: Sequence[int]) -> bool:
     return bool(shape) and shape[0] > 1 and math.prod(shape) >= PARALLEL_MIN_ELEMENTS
+
+
+PARALLEL_CHUNKS = 256
+"""A flat parallel range is cut into up to this many chunks: the runtime
+gives each thread a contiguous share (static schedule), so even 64 threads
+get 4 chunks each and the imbalance stays under a chunk."""
+
+
+def flat_chunks(count: int, lanes: int) -> tuple[int, int]:
+    """(chunks, elements per chunk) for a parallel 1-D range: chunks of
+    whole vectors, at least PARALLEL_MIN_ELEMENTS / 4 elements each (so a
+    chunk outweighs its call), (1, count) when not worth parallelizing."""
+    if count < PARALLEL_MIN_ELEMENTS:
+        return 1, count
+    chunk = max(PARALLEL_MIN_ELEMENTS // 4, -(-count // PARALLEL_CHUNKS))
+    chunk = -(-chunk // lanes) * lanes
+    return max(1, count // chunk), chunk
 
 
 def worth_parallel_work(iterations: int, work: int) -> bool:

@@ -46,13 +46,20 @@ def elementwise(compute: Callable[[Kernel, Operation, list[SSAValue]], SSAValue]
     """out[i] = compute(in_0[i'], in_1[i'], ...) with numpy broadcasting."""
 
     def template(kernel: Kernel, op: Operation) -> None:
-        out = kernel.out
+        out, inputs = kernel.out, kernel.inputs
+        vectorize = is_vectorizable(out, *inputs)
+        flat = _flat_operands(kernel, out.shape, [out, *inputs])
+        if flat is not None:
+            out, *inputs = flat
 
         def body(indices: list[SSAValue], lanes: int) -> None:
-            values = [kernel.load(o, indices, lanes, out.shape) for o in kernel.inputs]
+            values = [kernel.load(o, indices, lanes, out.shape) for o in inputs]
             kernel.store(out, indices, compute(kernel, op, values))
 
-        kernel.for_each(out.shape, body, is_vectorizable(out, *kernel.inputs))
+        if flat is not None:
+            kernel.for_each_flat(out.shape[0], body, vectorize)
+        else:
+            kernel.for_each(out.shape, body, vectorize)
 
     return template
 
@@ -179,6 +186,25 @@ BINARY: dict[type, type] = {
 }
 
 
+def _flat_operands(kernel: Kernel, shape: list[int], operands: list[Operand]) -> list | None:
+    """1-D views of `operands` when an element-wise op over `shape` can walk
+    them as one flat range (plain layouts; each operand is the whole shape,
+    up to leading 1s, or a single element), else None."""
+
+    def squeezed(dims: list[int]) -> list[int]:
+        while dims and dims[0] == 1:
+            dims = dims[1:]
+        return dims
+
+    flat = []
+    for operand in operands:
+        size = math.prod(operand.shape)
+        if operand.blocked or (size != 1 and squeezed(operand.shape) != squeezed(shape)):
+            return None
+        flat.append(_flat_buffer(kernel, operand, size))
+    return flat
+
+
 def _flat(kernel: Kernel, operand: Operand, leading: list, count: int) -> Operand:
     """The `count` trailing elements after `leading` indices, as a 1-D view."""
     view = kernel.b.tensor_ptr(
@@ -294,10 +320,16 @@ def fused(kernel: Kernel, op: graph.FusedOp) -> None:
     argument = dict(zip(block.args, kernel.inputs, strict=True))
     shape = list(yielded[0].type.get_shape())
     vectorize = is_vectorizable(*kernel.outputs, *kernel.inputs)
+    outputs = kernel.outputs
     destination = None
     if anchor is not None:
         destination = _anchor_destination(kernel, anchor, yielded)
         argument[anchor.results[0]] = destination
+    flat = None if anchor is not None else _flat_operands(kernel, shape, [*outputs, *kernel.inputs])
+    if flat is not None:
+        outputs = flat[: len(outputs)]
+        argument = dict(zip(block.args, flat[len(outputs) :], strict=True))
+        shape = [math.prod(shape)]
 
     def body(indices: list[SSAValue], lanes: int) -> None:
         values: dict[SSAValue, SSAValue] = {}
@@ -311,10 +343,13 @@ def fused(kernel: Kernel, op: graph.FusedOp) -> None:
             values[member.results[0]] = ELEMENTWISE_COMPUTE[type(member)](
                 kernel, member, [value(o) for o in member.operands]
             )
-        for result, out in zip(yielded, kernel.outputs, strict=True):
+        for result, out in zip(yielded, outputs, strict=True):
             if out is not destination or result is not anchor.results[0]:
                 kernel.store(out, indices, value(result))
 
+    if flat is not None:
+        kernel.for_each_flat(shape[0], body, vectorize)
+        return
     if anchor is None:
         kernel.for_each(shape, body, vectorize)
         return

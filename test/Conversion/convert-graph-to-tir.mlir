@@ -4,9 +4,9 @@
 // RUN: gc-opt %s --split-input-file --pass-pipeline='builtin.module(convert-graph-to-tir{target=generic})' | filecheck %s --check-prefix=GENERIC
 // RUN: not gc-opt %s --split-input-file --pass-pipeline='builtin.module(convert-graph-to-tir{target=avx9})' 2>&1 | filecheck %s --check-prefix=UNKNOWN
 // AVX512-LABEL: tir.func @add__2(
-// AVX512:         tir.load %in0[%{{.*}}, %{{.*}} lanes 16] : !tir.tensor<1024x1024xf32>
+// AVX512:         tir.load %{{.*}}[%{{.*}} lanes 16] : !tir.tensor<1048576xf32>
 // GENERIC-LABEL: tir.func @add__2(
-// GENERIC:        tir.load %in0[%{{.*}}, %{{.*}} lanes 4] : !tir.tensor<1024x1024xf32>
+// GENERIC:        tir.load %{{.*}}[%{{.*}} lanes 4] : !tir.tensor<1048576xf32>
 // UNKNOWN: error: unknown target 'avx9' (expected one of host, avx512, avx2, generic)
 
 // Seed 000: matmul then add. The entry takes the inputs then the output as
@@ -37,14 +37,28 @@
 // CHECK:             %[[FIRST:.*]] = tir.ne %[[KB]], %{{.*}} : (index, index) -> i1
 // CHECK:             tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} accumulate_if %[[FIRST]] {m = 6 : i64, n = 16 : i64, k = 342 : i64, lanes = 8 : i64, a_row = 1040 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 1024 : i64}
 // CHECK:             tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} accumulate_if %[[FIRST]] {m = 4 : i64, n = 16 : i64, k = 342 : i64, lanes = 8 : i64, a_row = 1040 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 1024 : i64}
-// The add kernel: parallel rows, 8-lane (AVX2) vectors along the row.
+// The add kernel walks its contiguous operands as one flat range: a
+// parallel loop over 256 chunks of 4096 elements (enough for every thread,
+// whatever the outer dimension), 8-lane (AVX2) vectors within a chunk.
 // CHECK-LABEL: tir.func @add__2(%out0: !tir.tensor<1024x1024xf32>, %in0: !tir.tensor<1024x1024xf32>, %in1: !tir.tensor<1024x1024xf32>) {
-// CHECK:         tir.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} parallel {
-// CHECK:           tir.for %[[COL:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// CHECK-NEXT:        %[[A:.*]] = tir.load %in0[%[[ROW]], %[[COL]] lanes 8] : !tir.tensor<1024x1024xf32>
-// CHECK-NEXT:        %[[B:.*]] = tir.load %in1[%[[ROW]], %[[COL]] lanes 8] : !tir.tensor<1024x1024xf32>
+// CHECK-NEXT:    %{{.*}} = tir.const 0 : index
+// CHECK-NEXT:    %{{.*}} = tir.const 0 : index
+// CHECK-NEXT:    %[[OUT:.*]] = tir.tensor_ptr %out0[%{{.*}}, %{{.*}}] : !tir.tensor<1024x1024xf32> -> !tir.tensor<1048576xf32>
+// CHECK:         %[[X:.*]] = tir.tensor_ptr %in0[%{{.*}}, %{{.*}}] : !tir.tensor<1024x1024xf32> -> !tir.tensor<1048576xf32>
+// CHECK:         %[[Y:.*]] = tir.tensor_ptr %in1[%{{.*}}, %{{.*}}] : !tir.tensor<1024x1024xf32> -> !tir.tensor<1048576xf32>
+// CHECK:         %[[CHUNKS:.*]] = tir.const 256 : index
+// CHECK:         tir.for %[[CHUNK:.*]] = %{{.*}} to %[[CHUNKS]] step %{{.*}} parallel {
+// CHECK-NEXT:      %[[SIZE:.*]] = tir.const 4096 : index
+// CHECK-NEXT:      %[[START:.*]] = tir.mul %[[CHUNK]], %[[SIZE]] : (index, index) -> index
+// CHECK:           tir.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:        %[[I:.*]] = tir.add %[[START]], %[[J]] : (index, index) -> index
+// CHECK-NEXT:        %[[A:.*]] = tir.load %[[X]][%[[I]] lanes 8] : !tir.tensor<1048576xf32>
+// CHECK-NEXT:        %[[B:.*]] = tir.load %[[Y]][%[[I]] lanes 8] : !tir.tensor<1048576xf32>
 // CHECK-NEXT:        %[[SUM:.*]] = tir.add %[[A]], %[[B]] : (vector<8xf32>, vector<8xf32>) -> vector<8xf32>
-// CHECK-NEXT:        tir.store %[[SUM]], %out0[%[[ROW]], %[[COL]] lanes 8] : !tir.tensor<1024x1024xf32>
+// CHECK-NEXT:        tir.store %[[SUM]], %[[OUT]][%[[I]] lanes 8] : !tir.tensor<1048576xf32>
+// CHECK-NEXT:      }
+// CHECK-NEXT:    }
+// CHECK-NEXT:    tir.return
 // CHECK-NOT:   graph.
 func.func @main_entry(%in0: tensor<1024x1024xf32>, %in1: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
   %0 = graph.matmul %in0, %in1 : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
@@ -67,10 +81,11 @@ func.func @main_entry(%in0: tensor<1024x1024xf32>, %in1: tensor<1024x1024xf32>) 
 // CHECK-LABEL: tir.func @relu__2(
 // CHECK-NOT:     parallel
 // CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
-// CHECK:           tir.load %in0[%{{.*}}, %{{.*}} lanes 8]
+// CHECK:           tir.load %{{.*}}[%{{.*}} lanes 8] : !tir.tensor<44xf32>
 // CHECK:           tir.max {{.*}} : (vector<8xf32>, vector<8xf32>) -> vector<8xf32>
-// CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
-// CHECK:           tir.load %in0[%{{.*}}, %{{.*}}] : !tir.tensor<4x11xf32>
+// CHECK:         %[[TAIL:.*]] = tir.const 40 : index
+// CHECK:         tir.for %{{.*}} = %[[TAIL]] to %{{.*}} step %{{.*}} {
+// CHECK:           tir.load %{{.*}}[%{{.*}}] : !tir.tensor<44xf32>
 // CHECK:           tir.max {{.*}} : (f32, f32) -> f32
 func.func @twice(%x: tensor<4x11xf32>) -> (tensor<4x11xf32>, tensor<4x11xf32>, tensor<4x11xf32>, tensor<3xf32>) {
   %c = graph.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>

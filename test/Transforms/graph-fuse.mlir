@@ -71,3 +71,30 @@ func.func @dead_chain(%x: tensor<8xf32>) -> tensor<8xf32> {
   %3 = graph.neg %2 : tensor<8xf32>
   func.return %3 : tensor<8xf32>
 }
+
+// -----
+
+// Constants written between the chain's ops (as the ONNX importer and the
+// bench emit them) are moved up to the fused op: the whole chain is one group.
+// CHECK-LABEL: func.func @late_constants
+// CHECK-NEXT:    %two = graph.constant
+// CHECK-NEXT:    %one = graph.constant
+// CHECK-NEXT:    %[[R:.*]] = graph.fused %x, %two, %one
+// CHECK-NEXT:    ^bb0(
+// CHECK-NEXT:      graph.mul
+// CHECK-NEXT:      graph.add
+// CHECK-NEXT:      graph.relu
+// CHECK-NEXT:      graph.exp
+// CHECK-NEXT:      graph.sub
+// CHECK-NEXT:      graph.yield
+// CHECK:         func.return %[[R]]
+func.func @late_constants(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %two = graph.constant dense<2.0> : tensor<1xf32>
+  %0 = graph.mul %x, %two : (tensor<64x64xf32>, tensor<1xf32>) -> tensor<64x64xf32>
+  %one = graph.constant dense<1.0> : tensor<1xf32>
+  %1 = graph.add %0, %one : (tensor<64x64xf32>, tensor<1xf32>) -> tensor<64x64xf32>
+  %2 = graph.relu %1 : tensor<64x64xf32>
+  %3 = graph.exp %2 : tensor<64x64xf32>
+  %4 = graph.sub %3, %x : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  func.return %4 : tensor<64x64xf32>
+}
