@@ -63,10 +63,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--markdown", action="store_true", help="print the table in Markdown (for issue notes)"
     )
     parser.add_argument(
-        "--ort-weights-as-inputs",
+        "--weights-as-inputs",
         action="store_true",
-        help="give onnxruntime the weights as inputs, as graphcompiler gets "
-        "them, rather than as initializers it may prepack",
+        help="pass model weights as call inputs to graphcompiler and onnxruntime, rather "
+        "than as compile-time constants (compile(constants=...), ONNX initializers) that "
+        "both may prepack",
     )
     return parser.parse_args(argv)
 
@@ -115,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     for line in report.describe_host(host):
         progress(line)
     peaks = measure_peaks(args.threads, 0.2 if args.quick else 1.0, progress)
-    settings = runner.Settings(seconds, 2 if args.quick else 3, args.ort_weights_as_inputs)
+    settings = runner.Settings(seconds, 2 if args.quick else 3, args.weights_as_inputs)
     rows: list[dict] = []
     for index, workload in enumerate(workloads, 1):
         progress(f"({index}/{len(workloads)}) {workload.title}")
@@ -132,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         "only": args.only,
         "threads": args.threads,
         "seconds": seconds,
-        "ort_weights_as_inputs": args.ort_weights_as_inputs,
+        "weights_as_inputs": args.weights_as_inputs,
     }
     report.write_json(args.json, host, options, peaks, rows)
     progress(f"wrote {args.json}")

@@ -1,8 +1,8 @@
 """A bench Graph as graph-dialect MLIR text, for `graphcompiler.compile`.
 
 Inputs (weights included) become arguments of @main, so the text stays a
-few lines even for models with 100 MiB of weights; scalars become
-`graph.constant`s.
+few lines even for models with 100 MiB of weights (the runner binds the
+weights with `compile(constants=...)`); scalars become `graph.constant`s.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """A bench Graph as an ONNX model (onnx.helper) and an onnxruntime session.
 
 Model parameters (`weight` inputs) become initializers, as in any exported
-model, so onnxruntime may prepack them; `weights_as_inputs` keeps them
-inputs instead (what graphcompiler is given). Gelu is written as ONNX
+model, so onnxruntime may prepack them (graphcompiler gets them as
+compile-time constants); `weights_as_inputs` keeps them inputs. Gelu is written as ONNX
 exporters write it (x * 0.5 * (1 + erf(x / sqrt 2))), which onnxruntime fuses.
 """
 

@@ -31,7 +31,8 @@ class Settings:
     seconds: float
     """Time box of one engine at one thread count."""
     min_runs: int = 3
-    ort_weights_as_inputs: bool = False
+    weights_as_inputs: bool = False
+    """Weights as call inputs rather than compile-time constants/initializers."""
 
 
 def measure(call: Callable[[], object], seconds: float, min_runs: int) -> dict:
@@ -106,15 +107,30 @@ def _blas_limit(threads: int):
     return threadpool_limits(limits=threads, user_api="blas")
 
 
-def _compile_ours(graph: Graph) -> tuple[object | None, dict]:
+def _compile_ours(
+    graph: Graph, arrays: list[np.ndarray], settings: Settings
+) -> tuple[object | None, list[np.ndarray], dict]:
+    """(compiled, its inputs, {'compile_s'}) or (None, [], a failure).
+    Weights are bound as compile-time constants (`compile(constants=...)`),
+    as onnxruntime gets them as initializers, unless settings say otherwise."""
     import graphcompiler
 
+    constants = {
+        spec.value.name: array
+        for spec, array in zip(graph.inputs, arrays, strict=True)
+        if spec.weight and not settings.weights_as_inputs
+    }
+    inputs = [
+        array
+        for spec, array in zip(graph.inputs, arrays, strict=True)
+        if spec.value.name not in constants
+    ]
     start = time.perf_counter()
     try:
-        compiled = graphcompiler.compile(mlir_text.to_mlir(graph))
+        compiled = graphcompiler.compile(mlir_text.to_mlir(graph), constants=constants or None)
     except Exception as error:
-        return None, _failure(error)
-    return compiled, {"compile_s": time.perf_counter() - start}
+        return None, [], _failure(error)
+    return compiled, inputs, {"compile_s": time.perf_counter() - start}
 
 
 def _ort_sessions(graph: Graph, arrays: list[np.ndarray], settings: Settings):
@@ -123,7 +139,7 @@ def _ort_sessions(graph: Graph, arrays: list[np.ndarray], settings: Settings):
     if missing:
         return None, {"status": "unavailable", "error": None, "message": missing}
     try:
-        model, names = onnx_models.build_model(graph, arrays, settings.ort_weights_as_inputs)
+        model, names = onnx_models.build_model(graph, arrays, settings.weights_as_inputs)
     except Exception as error:
         return None, _failure(error)
     by_name = {spec.value.name: array for spec, array in zip(graph.inputs, arrays, strict=True)}
@@ -138,7 +154,7 @@ def run_workload(
     arrays = graph.random_inputs()
     want = numpy_ops.evaluate(graph, arrays).astype(np.float64)
     progress(f"{workload.name}: compiling")
-    compiled, compile_info = _compile_ours(graph)
+    compiled, inputs, compile_info = _compile_ours(graph, arrays, settings)
     if compiled is not None:
         progress(f"{workload.name}: compiled in {compile_info['compile_s']:.2f} s")
     ort, ort_failure = _ort_sessions(graph, arrays, settings)
@@ -150,7 +166,7 @@ def run_workload(
         else:
             compiled.set_num_threads(count)
             engines["ours"] = _run_engine(
-                lambda: compiled(*arrays), want, workload.tolerance, settings
+                lambda: compiled(*inputs), want, workload.tolerance, settings
             )
         progress(f"{workload.name} x{count}: ours {_short(engines['ours'])}")
         with _blas_limit(count):
