@@ -1,4 +1,4 @@
-"""Convolution through brgemm tiles, and pooling.
+"""Convolution through brgemm tiles (pooling: pool.py).
 
 What: out[n, o, y, x] = sum over c, ky, kx of w[o, c, ky, kx] *
 in[n, g * C/G + c, y * sh - pt + ky * dh, x * sw - pl + kx * dw] (NCHW input,
@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float32Type, IndexType, IntegerType
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float32Type, IndexType
 from xdsl.ir import Operation, SSAValue
 
 from graphcompiler.dialects import graph, tir
@@ -252,35 +252,3 @@ def _direct_conv2d(kernel: Kernel, op, x: Operand, w: Operand, out: Operand) -> 
                 )
                 b.make_assign(total, b.add(b.read(total), product))
         kernel.store(out, [batch, oc, y, z], b.read(total))
-
-
-def pool(kernel: Kernel, op: Operation) -> None:
-    """max: padding never wins; avg: padding is not counted."""
-    b = kernel.b
-    x, out = kernel.inputs[0], kernel.out
-    n, c, h, width = x.shape
-    kernel_size = graph.int_list(op.properties, "kernel")
-    strides, pads, _ = _window_params(op)
-    is_max = isinstance(op, graph.MaxPool2dOp)
-    element = compute_type(x.element)
-    with kernel.loop_nest([c, n, *out.shape[2:]]) as (channel, batch, y, z):
-        lowest = float("-inf") if tir.is_float(element) else -(2 ** (element.width.data - 1))
-        total = kernel.var(element, lowest if is_max else 0)
-        count = kernel.var(IntegerType(64), 0)
-        with kernel.loop_nest(kernel_size, parallel=False) as (ky, kx):
-            row = b.add(_window_origin(kernel, y, strides[0], pads[0]), ky)
-            column = b.add(_window_origin(kernel, z, strides[1], pads[1]), kx)
-            branch = b.make_if(_inside(kernel, [row, column], [h, width]))
-            with b.at_end_of(branch.then_region.block):
-                value = kernel.load(x, [batch, channel, row, column])
-                combined = (
-                    b.binary(tir.MaxOp, b.read(total), value)
-                    if is_max
-                    else b.add(b.read(total), value)
-                )
-                b.make_assign(total, combined)
-                b.make_assign(count, b.add(b.read(count), 1))
-        result = b.read(total)
-        if not is_max:
-            result = b.div(result, b.read(count))
-        kernel.store(out, [batch, channel, y, z], result)

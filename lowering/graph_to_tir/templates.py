@@ -15,8 +15,9 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from graphcompiler.dialects import graph, tir
 from graphcompiler.lowering.graph_to_tir.attention import attention
-from graphcompiler.lowering.graph_to_tir.conv import conv2d, conv2d_into, pool
+from graphcompiler.lowering.graph_to_tir.conv import conv2d, conv2d_into
 from graphcompiler.lowering.graph_to_tir.matmul import matmul, matmul_into
+from graphcompiler.lowering.graph_to_tir.pool import pool
 from graphcompiler.lowering.graph_to_tir.kernel import (
     PARALLEL_MIN_ELEMENTS,
     Kernel,
