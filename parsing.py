@@ -12,13 +12,19 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import TypeVar
 
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     AnyFloat,
+    ComplexType,
     FileLineColLoc,
     FixedBitwidthType,
+    FloatAttr,
     FunctionType,
     IndexType,
     IntAttr,
@@ -93,19 +99,65 @@ class LinearTimeLexer(MLIRLexer):
         return super()._lex_string_literal(start_pos)
 
 
-class _HexLiteralElement(AttrParser._TensorLiteralElement):
-    """A hex integer in a float tensor literal is the float's bit pattern, as
-    in MLIR; xDSL prints inf and NaN that way but parses them back as
-    numbers (dense<0xff800000> : tensor<f32> became 4.29e9 instead of -inf)."""
+@dataclass
+class _LiteralElement(AttrParser._TensorLiteralElement):
+    """A tensor literal element converted to its element type as MLIR does.
+
+    A hex integer in a float tensor is the float's bit pattern (xDSL prints
+    inf and NaN that way but parsed them back as numbers: dense<0xff800000>
+    : tensor<f32> became 4.29e9 instead of -inf); a complex element must be
+    a (real, imaginary) pair (xDSL asserted)."""
+
+    is_hex: bool = False
 
     def to_type(self, parser: AttrParser, type: Attribute):
-        if not isinstance(type, AnyFloat) or not isinstance(self.value, int):
+        if isinstance(type, ComplexType) and not isinstance(self.value, tuple):
+            parser.raise_error(
+                f"expected a (real, imaginary) pair for an element of type {type}", self.span
+            )
+        if not isinstance(type, AnyFloat) or not isinstance(self.value, int) or not self.is_hex:
             return super().to_type(parser, type)
         try:
             raw = self.value.to_bytes(type.compile_time_size, "little")
         except OverflowError:
             parser.raise_error(f"hexadecimal literal does not fit in {type}", self.span)
         return next(type.iter_unpack(raw))
+
+
+_T = TypeVar("_T")
+
+
+def _xdsl_error_message(error: Exception, what: str) -> str:
+    """Words for an exception that one of xDSL's attribute or type
+    constructors raised on a literal it could not build."""
+    detail = str(error).strip()
+    if isinstance(error, OverflowError):
+        kind = "floating point value" if "float" in detail else "literal"
+        return f"{kind} too large for its type"
+    if isinstance(error, NotImplementedError):
+        return (
+            "constants of this type are not supported"
+            " (integers up to 64 bits, index, f16, bf16, f32 and f64 are)"
+        )
+    if isinstance(error, ZeroDivisionError):  # a zero-bit element size
+        return "elements of zero bits (i0) are not supported here"
+    if isinstance(error, RecursionError):
+        return f"{what} nested too deeply"
+    if isinstance(error, MemoryError):
+        return f"not enough memory to build this {what}"
+    if isinstance(error, VerifyException | ValueError | TypeError) and detail:
+        return detail
+    return f"invalid {what}" + (f": {detail}" if detail else f" ({type(error).__name__})")
+
+
+@cache
+def _printable_float_type(type_: Attribute) -> bool:
+    """xDSL builds f80/f128 float attributes but cannot print them."""
+    try:
+        str(FloatAttr(0.0, type_))
+    except Exception:
+        return False
+    return True
 
 
 class LocatingParser(Parser):
@@ -158,13 +210,58 @@ class LocatingParser(Parser):
     def _parse_tensor_literal_element(self) -> AttrParser._TensorLiteralElement:
         token = self._current_token
         element = super()._parse_tensor_literal_element()
-        if token.kind == MLIRTokenKind.INTEGER_LIT and token.text[:2] in ("0x", "0X"):
-            return _HexLiteralElement(element.is_negative, element.value, element.span)
-        return element
+        is_hex = token.kind == MLIRTokenKind.INTEGER_LIT and token.text[:2] in ("0x", "0X")
+        return _LiteralElement(element.is_negative, element.value, element.span, is_hex)
+
+    def _built_by_xdsl(self, parse: Callable[[], _T], what: str) -> _T:
+        """Run one of xDSL's attribute or type parsers. Their constructors
+        verify and pack values while building (struct.pack overflows, f80
+        has no binary form, i0 divides by zero): whatever they raise is a
+        located error at the attribute or type being parsed. Nested calls
+        report the innermost one."""
+        start = self.current_offset()
+        try:
+            return parse()
+        except ParseError:
+            raise
+        except Exception as error:
+            end = max(self.current_offset(), start + 1)
+            self.raise_error(_xdsl_error_message(error, what), start, end)
+
+    def _parse_dialect_type_or_attribute_body(self, name: str, is_type: bool, *rest):
+        try:
+            return super()._parse_dialect_type_or_attribute_body(name, is_type, *rest)
+        except ValueError as error:
+            # xDSL builds a parametrized attribute by zipping its parameter
+            # definitions with what was parsed (`!tir.ptr<f80>`).
+            if not str(error).startswith("zip()"):
+                raise
+            lookup = self.ctx.get_optional_type if is_type else self.ctx.get_optional_attr
+            definition = lookup(name)
+            takes = (
+                f" (it takes {len(definition.get_irdl_definition().parameters)})"
+                if definition
+                else ""
+            )
+            raise ValueError(f"wrong number of parameters for '{name}'{takes}") from None
+
+    def parse_optional_attribute(self) -> Attribute | None:
+        return self._built_by_xdsl(super().parse_optional_attribute, "attribute")
+
+    def parse_optional_builtin_int_or_float_attr(self):
+        start = self.current_offset()
+        attribute = super().parse_optional_builtin_int_or_float_attr()
+        if isinstance(attribute, FloatAttr) and not _printable_float_type(attribute.type):
+            self.raise_error(
+                f"{attribute.type} attributes are not supported (f16, bf16, f32 and f64 are)",
+                start,
+                self.current_offset(),
+            )
+        return attribute
 
     def parse_optional_type(self) -> TypeAttribute | None:
         start = self.current_offset()
-        type_ = super().parse_optional_type()
+        type_ = self._built_by_xdsl(super().parse_optional_type, "type")
         problem = builtin_type_error(type_) if type_ is not None else None
         if problem is not None:
             self.raise_error(problem, start, start + 1)
@@ -217,9 +314,9 @@ def parse_module(ctx: Context, source: SourceFile) -> ModuleOp:
         where = source.location(error.span.start)
         raise DiagnosticError(Diagnostic(Severity.ERROR, error.msg, where)) from None
     except Exception as error:
-        # Attribute/type constructors verify while the parser builds them;
-        # anything else escaping a dialect's parser is a bug, still reported
-        # at the place the parser reached.
+        # Attributes and types are handled in `_built_by_xdsl`; an op's
+        # constructor may verify too (VerifyException, ValueError); anything
+        # else escaping a dialect's parser is a bug, still located.
         where = source.location(parser.current_offset() if parser else 0)
         message = str(error)
         if not isinstance(error, VerifyException | ValueError | TypeError):
@@ -324,6 +421,13 @@ def verify_module(op: Operation) -> None:
         op.verify(verify_nested_ops=False)
     except VerifyException as error:
         raise DiagnosticError(op_diagnostic(op, str(error))) from None
+    except Exception as error:
+        # xDSL prints the whole module into a failed verifier's exception;
+        # when that printing fails (an attribute it cannot print), the
+        # printer's exception replaces the verifier's, which is the one to report.
+        if not isinstance(error.__context__, VerifyException):
+            raise
+        raise DiagnosticError(op_diagnostic(op, str(error.__context__))) from None
     if isinstance(op, func.FuncOp) or op.name == "tir.func":  # tir bodies need dominance too
         _check_graph_function(op)
     for region in op.regions:
