@@ -92,6 +92,10 @@ class AttentionKernel:
         if 0 in self.out.shape:
             return
         kernel, b = self.kernel, self.b
+        if self.sk == 0:  # no keys: each output is an empty sum, 0, as in matmul(softmax(s), v)
+            kernel.for_each(self.out.shape, lambda index, lanes: kernel.store(
+                self.out, index, self._zero(lanes)))  # fmt: skip
+            return
         keys = self._packed_keys()
         query_blocks = math.ceil(self.sq / self.block_q)
         grid = [*self.batch, query_blocks]
@@ -155,6 +159,11 @@ class AttentionKernel:
         b, nr, d = self.b, self.nr, self.d
         q_batch = _batch_index(batch_index, self.batch, self.q.shape)
         k_batch = _batch_index(batch_index, self.batch, self.k.shape)
+        if d == 0:  # an empty head dimension: every score is 0 (a brgemm needs k > 0)
+            with b.make_for(0, rows, 1) as r:
+                self._row_loop(count, lambda c, lanes: b.make_store(
+                    self._zero(lanes), scores, [r, c], lanes))  # fmt: skip
+            return
 
         def tile(row, col: int, m: int, n: int) -> None:
             a_view = b.tensor_ptr(self.q.value, [*q_batch, b.add(row0, row), 0], [(m - 1) * d + d])

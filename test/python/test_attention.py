@@ -101,6 +101,21 @@ def test_masked_rows_and_special_scores():
     assert np.isnan(got[0, 2]).all() and np.isnan(got[0, 3]).all()
 
 
+
+@pytest.mark.parametrize(
+    "q, k, v",
+    [([16, 0], [24, 0], [24, 4]), ([2, 3, 0], [2, 5, 0], [2, 5, 6]), ([16, 4], [0, 4], [0, 4])],
+)
+def test_empty_head_or_key_dimension(q, k, v):
+    """D = 0: every score is 0 and each row the mean of v (was a brgemm over
+    k = 0, rejected); Sk = 0: each output an empty sum, 0 (was a division by
+    zero in the kernel)."""
+    text = _unfused_text(q, k, v)
+    inputs = [rng.uniform(-1, 1, s).astype(np.float32) for s in (q, k, v)]
+    compiled = graphcompiler.compile(text)
+    assert "graph.attention" in str(compiled.graph)
+    np.testing.assert_allclose(compiled(*inputs), reference.run(text, *inputs), rtol=0, atol=2e-6)
+
 def test_the_example_attention_is_fused():
     compiled = graphcompiler.compile(EXAMPLE)
     assert "graph.attention" in str(compiled.graph)
