@@ -91,9 +91,6 @@ class AttentionKernel:
     def emit(self) -> None:
         if 0 in self.out.shape:
             return
-        if self.sk == 0:  # softmax over no key: an empty product, zeros (as matmul gives)
-            self._fill_output_zero()
-            return
         kernel, b = self.kernel, self.b
         if self.sk == 0:  # no keys: each output is an empty sum, 0, as in matmul(softmax(s), v)
             kernel.for_each(self.out.shape, lambda index, lanes: kernel.store(
@@ -160,10 +157,6 @@ class AttentionKernel:
     def _scores(self, keys, batch_index, row0, rows: int, key0, count: int, scores) -> None:
         """scores[:rows, :count] = q[row0:] x kᵀ[:, key0:key0 + count]."""
         b, nr, d = self.b, self.nr, self.d
-        if d == 0:  # no features: every score is 0
-            with b.make_for(0, rows, 1) as r:
-                self._row_loop(count, lambda c, lanes: b.make_store(self._zero(lanes), scores, [r, c], lanes))
-            return
         q_batch = _batch_index(batch_index, self.batch, self.q.shape)
         k_batch = _batch_index(batch_index, self.batch, self.k.shape)
         if d == 0:  # an empty head dimension: every score is 0 (a brgemm needs k > 0)
@@ -248,12 +241,6 @@ class AttentionKernel:
                 kernel.store(self.out, [*batch_index, b.add(row0, r), column], value)
 
             self._row_loop(self.dv, store)
-
-    def _fill_output_zero(self) -> None:
-        def body(index: list[SSAValue], lanes: int) -> None:
-            self.kernel.store(self.out, index, self._zero(lanes))
-
-        self.kernel.for_each(self.out.shape, body)
 
     # --- helpers ------------------------------------------------------------------------
 
