@@ -815,6 +815,10 @@ class ReturnOp(StatementOp):
         _require(function is not None, "is not inside a tir.func")
         expected = function.return_type
         actual = self.value.type if self.value is not None else NoneType()
+        _require(
+            self.value is None or not isinstance(actual, NoneType),
+            "returns a value of type none: a function returning none has 'tir.return' alone",
+        )
         _require(actual == expected, f"returns {actual} from a function returning {expected}")
 
 

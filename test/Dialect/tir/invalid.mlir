@@ -413,3 +413,16 @@ tir.func @use_before_definition(%x: i32) -> i32 {
   // expected-note @+1 {{operand defined here}}
   %later = tir.add %x, %x : (i32, i32) -> i32
 }
+
+// -----
+
+// A call's none result is not a value to return (convert-tir-to-llvm had
+// no LLVM value for it: a KeyError).
+tir.func @callee(%v: f32) {
+}
+tir.func @return_none() {
+  %one = tir.const 1.0 : f32
+  %r = tir.call @callee(%one) : (f32) -> none
+  // expected-error @+1 {{'tir.return' op returns a value of type none: a function returning none has 'tir.return' alone}}
+  tir.return %r : none
+}
