@@ -18,6 +18,8 @@ any broadcast_to. Every graph op carries `graph.GraphCanonicalization`, so
 
 from __future__ import annotations
 
+import math
+
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
@@ -52,14 +54,23 @@ def _replace_by_operand(op: Operation, x: SSAValue, rewriter: PatternRewriter) -
     rewriter.replace(op, create_op("broadcast_to", [x], result.type))
 
 
-def _constant_like(result: SSAValue, number: float) -> Operation:
+MAX_SPLAT_ELEMENTS = 1 << 24
+"""xDSL stores a splat constant as every element's bytes: past 16M
+elements a zero result is a one-element constant broadcast to its shape
+(X * 0 over 2^31 x 4 x 8 elements ran out of memory)."""
+
+
+def _constant_like(result: SSAValue, number: float) -> list[Operation]:
     """A splat constant of `result`'s type (one value, however big the shape)."""
     type_: TensorType = result.type
     value = number if graph.is_float(type_.element_type) else int(number)
+    shape = type_.get_shape()
+    small = math.prod(shape) <= MAX_SPLAT_ELEMENTS
     attribute = DenseIntOrFPElementsAttr.from_list(
-        TensorType(type_.element_type, type_.get_shape()), [value]
+        TensorType(type_.element_type, shape if small else [1] * len(shape)), [value]
     )
-    return create_op("constant", [], value=attribute)
+    constant = create_op("constant", [], value=attribute)
+    return [constant] if small else [constant, create_op("broadcast_to", [constant.result], type_)]
 
 
 class _GraphPattern(RewritePattern):

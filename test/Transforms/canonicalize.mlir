@@ -103,3 +103,18 @@ func.func @negative(%x: tensor<4x8xf32>, %y: tensor<8xf32>) -> (tensor<4x8xf32>,
   %5 = graph.neg %x : tensor<4x8xf32>
   func.return %0, %1, %3, %4, %5 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf16>, tensor<4x8xf32>
 }
+
+// -----
+
+// X * 0 over more than 16M elements: a one-element zero broadcast to the
+// result (xDSL would store every element of a splat: out of memory).
+// CHECK-LABEL: func.func @mul_zero_huge
+// CHECK-NEXT:    %[[Z:.*]] = graph.constant dense<0.000000e+00> : tensor<1x1x1xf32>
+// CHECK-NEXT:    %[[ZB:.*]] = graph.broadcast_to %[[Z]] : tensor<1x1x1xf32> -> tensor<2147483648x4x8xf32>
+// CHECK-NEXT:    func.return %[[ZB]]
+func.func @mul_zero_huge(%x: tensor<4x8xf32>) -> tensor<2147483648x4x8xf32> {
+  %zero = graph.constant dense<0.0> : tensor<1xf32>
+  %zeros = graph.broadcast_to %zero : tensor<1xf32> -> tensor<2147483648x4x8xf32>
+  %1 = graph.mul %zeros, %x : (tensor<2147483648x4x8xf32>, tensor<4x8xf32>) -> tensor<2147483648x4x8xf32>
+  func.return %1 : tensor<2147483648x4x8xf32>
+}
