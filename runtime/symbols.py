@@ -17,8 +17,10 @@ from xdsl.ir import Attribute
 
 from graphcompiler.dialects import tir
 
-NATIVE_LIBRARIES = ("libgomp.so.1",)
-"""Shared libraries the native runtime calls into (GOMP_parallel, omp_*)."""
+NATIVE_LIBRARIES = ("libgomp.so.1", "libgcc_s.so.1")
+"""Shared libraries the native runtime calls into: libgomp (GOMP_parallel,
+omp_*) and libgcc (__extendhfsf2/__truncsfhf2, which LLVM calls for f16
+conversions on CPUs, or targets, without F16C)."""
 
 
 @dataclass(frozen=True)

@@ -516,3 +516,23 @@ def test_unrepresentable_graph_constants_are_located_errors(constant, message):
     text = graph_text({}, f"  %c = graph.constant {constant}", [f"%c : {type_}"])
     with pytest.raises(DiagnosticError, match=f"^<string>:{message}"):
         graphcompiler.parse(text)
+
+
+def test_f16_without_f16c_converts_through_libgcc():
+    """GC_TARGET=generic has no F16C: LLVM calls __extendhfsf2/__truncsfhf2,
+    which the JIT finds in libgcc (the process used to die with SIGSEGV)."""
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import numpy as np, graphcompiler\n"
+        "t = '''func.func @main(%x: tensor<37xf16>) -> tensor<37xf16> {\n"
+        "  %0 = graph.relu %x : tensor<37xf16>\n"
+        "  func.return %0 : tensor<37xf16>\n}'''\n"
+        "x = np.linspace(-2, 2, 37).astype(np.float16)\n"
+        "assert np.array_equal(graphcompiler.compile(t)(x), np.maximum(x, 0))\n"
+    )
+    env = {**os.environ, "GC_TARGET": "generic"}
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-2000:]
