@@ -72,25 +72,28 @@ class MatmulSchedule:
         return self.k_blocks(k) * self.kc
 
     @staticmethod
-    def register_tile(target: Target, n: int) -> tuple[int, int]:
-        """(rows, vectors) whose accumulators fill the register file, with
-        enough FMAs per load (a step loads `vectors` B vectors and
-        broadcasts `rows` A elements for rows x vectors FMAs)."""
-        useful_vectors = max(1, math.ceil(n / target.f32_lanes))
-        best, best_score = (1, 1), (0.0, 0)
+    def register_tile(target: Target, n: int, m: int | None = None) -> tuple[int, int]:
+        """(rows, vectors) of the register tile: accumulators, B vectors and
+        the broadcast A fit the register file; a step must issue at least as
+        many FMAs as loads (rows broadcasts + `vectors` B loads); tiles that
+        cover M and N without ragged tails win, then more FMAs per load."""
+        lanes, useful_vectors = target.f32_lanes, max(1, math.ceil(n / target.f32_lanes))
+        best, best_score = (1, 1), None
         for vectors in range(1, min(4, useful_vectors) + 1):
-            rows = min(MAX_TILE_ROWS, (target.vector_registers - vectors - 1) // vectors)
-            if rows < 1:
-                continue
-            fmas, loads = rows * vectors, rows + vectors
-            score = (min(1.0, fmas / loads), fmas)
-            if score > best_score:
-                best, best_score = (rows, vectors), score
+            most_rows = min(MAX_TILE_ROWS, (target.vector_registers - vectors - 1) // vectors)
+            for rows in range(1, most_rows + 1):
+                fmas, loads = rows * vectors, rows + vectors
+                covered = n / (math.ceil(n / (vectors * lanes)) * vectors * lanes)
+                if m is not None:
+                    covered *= m / (math.ceil(m / rows) * rows)
+                score = (round(covered * min(1.0, fmas / loads), 2), min(fmas, 16), -loads, fmas)
+                if best_score is None or score > best_score:
+                    best, best_score = (rows, vectors), score
         return best
 
     @staticmethod
     def for_shape(target: Target, batch: int, m: int, n: int, k: int) -> MatmulSchedule:
-        rows, vectors = MatmulSchedule.register_tile(target, n)
+        rows, vectors = MatmulSchedule.register_tile(target, n, m)
         mr, nr = min(rows, m), vectors * target.f32_lanes
         kc_limit = max(64, target.l1_bytes // 2 // (nr * 4))
         kc = math.ceil(k / math.ceil(k / kc_limit))
