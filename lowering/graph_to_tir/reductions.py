@@ -449,24 +449,51 @@ def _broadcast(b: TirBuilder, scalar: SSAValue, lanes: int) -> SSAValue:
     return b.unary(tir.BroadcastOp, scalar, VectorType(scalar.type, [lanes]))
 
 
+@dataclass(frozen=True)
+class RowIO:
+    """How a row-wise template (softmax, layer_norm over the innermost axes)
+    reads its normalized operand and writes its result, so that a fused
+    group can compute element-wise producers on each load and consumers on
+    each store: `load(row, j, lanes)` gives elements in the compute type,
+    `store(row, j, value)` writes the result there. `scratch` is a
+    [rows, length] buffer of the compute type softmax may park exp(x - max)
+    in between its last two passes (None: it uses the online form)."""
+
+    load: Callable[[SSAValue, SSAValue | int, int], SSAValue]
+    store: Callable[[SSAValue, SSAValue | int, SSAValue], None]
+    scratch: Operand | None = None
+
+
+def plain_rows(kernel: Kernel, x: Operand, out: Operand, rows: int, length: int) -> RowIO:
+    """RowIO over dense tensors seen as [rows, length]."""
+    x_view, out_view = _view(kernel, x, [rows, length]), _view(kernel, out, [rows, length])
+    scratch = out_view if compute_type(out.element) == out.element else None
+    return RowIO(
+        lambda row, j, width: kernel.load(x_view, [row, j], width),
+        lambda row, j, value: kernel.store(out_view, [row, j], value),
+        scratch,
+    )
+
+
 def softmax(kernel: Kernel, op: Operation) -> None:
-    """softmax / log_softmax: pass 1 keeps a running max and a rescaled sum
-    per lane (online softmax), pass 2 writes exp(x - max) / sum or
-    x - max - log(sum)."""
+    """softmax / log_softmax over one axis (see softmax_rows for the
+    innermost axis; _softmax_columns otherwise)."""
     x, out = kernel.inputs[0], kernel.out
     axis = graph.normalize_axis(graph.int_value(_props(op), "axis"), len(x.shape))
     outer, length = math.prod(x.shape[:axis]), x.shape[axis]
     inner = math.prod(x.shape[axis + 1 :])
     if outer * length * inner == 0:
         return
-    shape = [outer, length] if inner == 1 else [outer, length, inner]
+    lanes = kernel.lanes if is_vectorizable(x, out) else 1
+    element = compute_type(x.element)
+    if inner == 1:
+        io = plain_rows(kernel, x, out, outer, length)
+        softmax_rows(kernel, op, element, outer, length, lanes, io)
+        return
+    shape = [outer, length, inner]
     x_view, out_view = _view(kernel, x, shape), _view(kernel, out, shape)
     log = isinstance(op, graph.LogSoftmaxOp)
-    lanes = kernel.lanes if is_vectorizable(x, out) else 1
-    if inner == 1:
-        _softmax_rows(kernel, x_view, out_view, outer, length, lanes, log)
-    else:
-        _softmax_columns(kernel, x_view, out_view, outer, length, inner, lanes, log)
+    _softmax_columns(kernel, x_view, out_view, outer, length, inner, lanes, log)
 
 
 def _lowest(element: Attribute) -> float:
@@ -482,43 +509,91 @@ def _state(b: TirBuilder, element: Attribute, width: int, sums: int) -> tuple:
     ]
 
 
-def _softmax_rows(kernel, x, out, rows, length, lanes, log) -> None:
-    """Contiguous rows: per lane a running max shared by ACCUMULATORS sums
-    along the row, combined across lanes, then with the scalar tail."""
-    b = kernel.b
-    element = compute_type(x.element)
-    vectors = length // lanes if lanes > 1 else 0
+def fits_in_cache(kernel: Kernel, element: Attribute, length: int) -> bool:
+    """A row of `length` elements takes at most half of L2: read again (and
+    an output row rescaled) right after, it is still cached."""
+    return length * (8 if element == f64 else 4) <= kernel.target.l2_bytes // 2
+
+
+def softmax_rows(
+    kernel: Kernel, op: Operation, element: Attribute, rows: int, length: int, lanes: int, io: RowIO
+) -> None:
+    """softmax / log_softmax along contiguous rows, parallel over rows.
+
+    Rows that fit in cache take three passes of one exp per element: the
+    row max; exp(x - max) summed (softmax: parked in `io.scratch`); then the
+    normalization (softmax: the parked row times 1/sum, still cached;
+    log_softmax: x - max - log(sum)). Longer rows read the input twice: an
+    online pass (running max and rescaled sums, ~1.25 exp per element),
+    then exp(x - max) / sum. Sums use ACCUMULATORS vector accumulators per
+    lane, combined as a tree: an error of a few ulp, as numpy's pairwise sum."""
+    log = isinstance(op, graph.LogSoftmaxOp)
+    three_pass = fits_in_cache(kernel, element, length) and (log or io.scratch is not None)
     with kernel.loop_nest([rows], worth_parallel_work(rows, rows * length)) as (row,):
-        tail_m, (tail_s,) = _state(b, element, 1, 1)
-        if vectors:
-            m_var, s_vars = _state(b, element, lanes, ACCUMULATORS)
-            _online_pass(
-                b, lambda j: kernel.load(x, [row, j], lanes), vectors, lanes, m_var, s_vars
-            )
-        if vectors * lanes < length:
-            with b.make_for(vectors * lanes, length, 1) as j:
-                _online_group(b, tail_m, [tail_s], [kernel.load(x, [row, j])])
-        peak, total = b.read(tail_m), b.read(tail_s)
-        if vectors:
-            lane_m = b.read(m_var)
-            lanes_peak = b.unary(tir.ReduceMaxOp, lane_m, element)
-            spread = b.unary(tir.ExpOp, b.sub(lane_m, _broadcast(b, lanes_peak, lanes)))
-            lanes_total = b.unary(
-                tir.ReduceAddOp,
-                b.mul(tree(b, [b.read(v) for v in s_vars], TirBuilder.add), spread),
-                element,
-            )
-            peak, total = _online(b, peak, total, lanes_peak, lanes_total)
-        factor = _finish_softmax(b, peak, total, log)
+        if three_pass:
+            peak, factor = _cached_pass(kernel, row, element, length, lanes, io, log)
+        else:
+            peak, factor = _online_row(kernel, row, element, length, lanes, io.load)
+            factor = _finish_softmax(kernel.b, peak, factor, log)
+        b = kernel.b
 
         def write(j: SSAValue, width: int) -> None:
-            value = kernel.load(x, [row, j], width)
-            result = _normalized(
-                b, value, _broadcast(b, peak, width), _broadcast(b, factor, width), log
-            )
-            kernel.store(out, [row, j], result)
+            scale = _broadcast(b, factor, width)
+            if three_pass and not log:
+                io.store(row, j, b.mul(kernel.load(io.scratch, [row, j], width), scale))
+                return
+            value = io.load(row, j, width)
+            io.store(row, j, _normalized(b, value, _broadcast(b, peak, width), scale, log))
 
         _elementwise_row(kernel, length, lanes, write)
+
+
+def _cached_pass(kernel, row, element, length, lanes, io, log) -> tuple[SSAValue, SSAValue]:
+    """Passes 1 and 2 of a cached row: its max (NaN-aware), then the sum of
+    exp(x - max), softmax storing each exp into the scratch row. Returns
+    (max, 1/sum or log(sum)), NaN where the reference gives NaN."""
+    b = kernel.b
+    peak = Accumulators(kernel, MAX, element, lanes)
+    _row(kernel, 0, length, lanes, lambda j, w, slot: peak.add(slot, io.load(row, j, w)))
+    top = peak.result()
+    total = Accumulators(kernel, SUM, element, lanes)
+
+    def exponentials(j: SSAValue, width: int, slot: int | None) -> None:
+        value = b.unary(tir.ExpOp, b.sub(io.load(row, j, width), _broadcast(b, top, width)))
+        if not log:
+            kernel.store(io.scratch, [row, j], value)
+        total.add(slot, value)
+
+    _blocked_row(kernel, length, lanes, exponentials, total)
+    # max is -inf (no finite value, or an empty row: exp(NaN) made the sum
+    # NaN already), +inf (inf - inf) or NaN: every one gives NaN
+    return top, _finish_softmax(b, top, total.result(), log)
+
+
+def _online_row(kernel, row, element, length, lanes, load) -> tuple[SSAValue, SSAValue]:
+    """Pass 1 of a long row: per lane a running max shared by ACCUMULATORS
+    sums, combined across lanes, then with the scalar tail: (max, sum)."""
+    b = kernel.b
+    vectors = length // lanes if lanes > 1 else 0
+    tail_m, (tail_s,) = _state(b, element, 1, 1)
+    if vectors:
+        m_var, s_vars = _state(b, element, lanes, ACCUMULATORS)
+        _online_pass(b, lambda j: load(row, j, lanes), vectors, lanes, m_var, s_vars)
+    if vectors * lanes < length:
+        with b.make_for(vectors * lanes, length, 1) as j:
+            _online_group(b, tail_m, [tail_s], [load(row, j, 1)])
+    peak, total = b.read(tail_m), b.read(tail_s)
+    if vectors:
+        lane_m = b.read(m_var)
+        lanes_peak = b.unary(tir.ReduceMaxOp, lane_m, element)
+        spread = b.unary(tir.ExpOp, b.sub(lane_m, _broadcast(b, lanes_peak, lanes)))
+        lanes_total = b.unary(
+            tir.ReduceAddOp,
+            b.mul(tree(b, [b.read(v) for v in s_vars], TirBuilder.add), spread),
+            element,
+        )
+        peak, total = _online(b, peak, total, lanes_peak, lanes_total)
+    return peak, total
 
 
 def _softmax_columns(kernel, x, out, outer, length, inner, lanes, log) -> None:

@@ -20,7 +20,7 @@ import pytest
 
 import graphcompiler
 from graphcompiler import reference, target
-from graphcompiler.dialects.graph_api import GraphBuilder
+from graphcompiler.dialects.graph_api import GraphBuilder, tensor_type
 
 TARGETS = [t for t in ("avx512", "avx2", "generic") if target.supported(t)]
 ODD = [1, 3, 17, 65, 127, 257]
@@ -153,6 +153,30 @@ def test_nan_and_inf_as_numpy(name, monkeypatch):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=op.name)
     masked = np.asarray(actual[5])[8, 0::2]
     assert np.all(masked <= 1e-37), "softmax of a -inf element must be (nearly) 0"
+
+
+@pytest.mark.parametrize("cached", [True, False], ids=["three-pass", "online"])
+def test_softmax_forms_nan_and_inf_as_numpy(cached, monkeypatch):
+    """Both softmax schedules (rows in cache: max, exp-and-sum, rescale;
+    longer rows: online max and sum, then normalize) keep the reference's
+    NaN/inf semantics, for f32 and for an f16 output (never parked)."""
+    from graphcompiler.lowering.graph_to_tir import reductions
+
+    monkeypatch.setattr(reductions, "fits_in_cache", lambda kernel, element, length: cached)
+    b = GraphBuilder()
+    x = b.make_input([10, 127])
+    x16 = b.make("cast", [x], tensor_type([10, 127], "f16"))
+    ops = [b.make(op, [v], axis=1) for op in ("softmax", "log_softmax") for v in (x, x16.result)]
+    b.make_output([op.result for op in ops])
+    values = _with_specials([10, 127], SPECIAL_ROWS)
+    expected = reference.run(b.module(), values)
+    with np.errstate(invalid="ignore"):
+        actual = compiled_outputs(b, [values], TARGETS[0], monkeypatch)
+    for got, want, op in zip(actual, expected, ops, strict=True):
+        got, want = np.asarray(got, np.float32), np.asarray(want, np.float32)
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg=op.name)
+        tolerance = 1e-5 if op.result.type.element_type.bitwidth == 32 else 2e-3
+        np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance, err_msg=op.name)
 
 
 def test_empty_reductions_give_the_identity(monkeypatch):
