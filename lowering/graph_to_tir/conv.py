@@ -5,12 +5,12 @@ in[n, g * C/G + c, y * sh - pt + ky * dh, x * sw - pl + kx * dw] (NCHW input,
 OIHW weights, G groups; outside the input reads 0).
 How, for f32-computed convolutions (the direct formulation oneDNN's brgemm
 convolutions use, on NCHW):
-- the input is repacked once per call into `shifted[n, c, kx, h, x]` =
-  the padded input row h at column x * sw + kx * dw, so every filter tap
-  (ky, kx) of an output row y reads a contiguous row segment at a constant
-  offset from the row of (0, 0): padding, stride and dilation are paid for
-  once here, not in the hot loop (a 1x1, stride-1, unpadded convolution
-  reads its input directly);
+- the input is repacked once per call into `shifted[n, kx, h, c, x]` =
+  the padded input row h of channel c at column x * sw + kx * dw, so every
+  filter tap (ky, kx) of an output row y reads its channels' row segments
+  at a constant offset from those of (0, 0), `ow` floats apart: padding,
+  stride and dilation are paid for once here, not in the hot loop, and a
+  tile's B rows sit in one compact block;
 - the weights are packed into groups of mr output channels
   `[G, groups, taps, C/G, mr]` (at compile time when constant);
 - each output row strip (mr channels x nr columns) is one `tir.brgemm_tile`
@@ -102,42 +102,31 @@ class BrgemmConv:
         # rows of the padded input that output rows read
         self.hp = (self.oh - 1) * self.strides[0] + (self.kh - 1) * self.dilations[0] + 1
 
-    @property
-    def reads_input_directly(self) -> bool:
-        return (
-            self.kw == 1
-            and self.strides[1] == 1
-            and self.pads == [0, 0]
-            and self.ow == self.width
-            and self.hp <= self.h
-        )
-
-    def _shifted_input(self) -> tuple[SSAValue, int, int]:
-        """The input as rows [n, c, kx, hp, ow] (see the module doc), with
-        its channel stride and its kx stride."""
-        if self.reads_input_directly:
-            return self.x.value, self.h * self.width, 0
+    def _shifted_input(self) -> SSAValue:
+        """The input as rows `shifted[n, kx, h, c, x]` = padded input[n, c,
+        h, x * sw + kx * dw]: one filter tap's B rows (consecutive channels)
+        are `ow` floats apart, so a tile reads one compact block instead of
+        a page per channel."""
         kernel, b = self.kernel, self.b
-        shape = [self.n, self.c, self.kw, self.hp, self.ow]
-        shifted = b.make_tensor(shape, f32)
+        shifted = b.make_tensor([self.n, self.kw, self.hp, self.c, self.ow], f32)
         (_, sw), (pt, pl), (_, dw) = self.strides, self.pads, self.dilations
-        outer = [self.n, self.c, self.hp]
+        outer = [self.n, self.hp, self.c]
         with kernel.loop_nest([math.prod(outer)]) as (flat,):
-            image, channel, row = unflatten(kernel, flat, outer)
+            image, row, channel = unflatten(kernel, flat, outer)
             source_row = b.sub(row, pt)
             branch = b.make_if(_inside(kernel, [source_row], [self.h]), with_else=True)
             for kx in range(self.kw):
                 # output columns whose source column x * sw + kx * dw - pl is inside
                 first = min(self.ow, max(0, -(-(pl - kx * dw) // sw)))
                 end = max(first, min(self.ow, -(-(self.width + pl - kx * dw) // sw)))
-                target = [image, channel, kx, row]
+                target = [image, kx, row, channel]
                 with b.at_end_of(branch.then_region.block):
                     self._fill(shifted, target, 0, first)
                     self._copy_row(shifted, target, [image, channel, source_row], first, end, kx * dw - pl)
                     self._fill(shifted, target, end, self.ow)
                 with b.at_end_of(branch.else_region.block):
                     self._fill(shifted, target, 0, self.ow)
-        return shifted, self.kw * self.hp * self.ow, self.hp * self.ow
+        return shifted
 
     def _fill(self, tensor: SSAValue, leading: list, start: int, end: int) -> None:
         """tensor[*leading, start:end] = 0."""
@@ -184,10 +173,11 @@ class BrgemmConv:
 
     def emit(self) -> None:
         kernel, b = self.kernel, self.b
-        shifted, channel_stride, kx_stride = self._shifted_input()
+        shifted = self._shifted_input()
         weights = self._packed_weights()
         sh, dh = self.strides[0], self.dilations[0]
-        row_stride = self.ow if not self.reads_input_directly else self.width
+        channel_stride, row_stride = self.ow, self.c * self.ow
+        kx_stride = self.hp * row_stride
         taps = [(ky, kx) for ky in range(self.kh) for kx in range(self.kw)]
         tap_block = self.c_per_group * self.mr
         offsets = [
@@ -204,10 +194,7 @@ class BrgemmConv:
                 o0 = b.add(b.mul(group, self.o_per_group), b.mul(channel_group, self.mr))
                 a_view = b.tensor_ptr(weights, [group, channel_group, 0, 0, 0], [len(taps) * tap_block])
                 for x0, cols in self._column_panels():
-                    if self.reads_input_directly:
-                        b_index = [image, first_channel, input_row, x0]
-                    else:
-                        b_index = [image, first_channel, 0, input_row, x0]
+                    b_index = [image, 0, input_row, first_channel, x0]
                     footprint = max(o for _, o in offsets) + (self.c_per_group - 1) * channel_stride + cols
                     b_view = b.tensor_ptr(shifted, b_index, [footprint])
                     c_view = b.tensor_ptr(self.out.value, [image, o0, y, x0], [(rows - 1) * self.oh * self.ow + cols])
