@@ -1116,8 +1116,13 @@ ELEMENTWISE_OPS: tuple[type[GraphOp], ...] = (
 """Ops computing each output element from the same element of their
 (broadcast) operands: the ones graph-fuse groups."""
 
-FUSION_ANCHORS = (MatmulOp, Conv2dOp)
-"""Ops a fused group may start with, their result feeding an element-wise epilogue."""
+ROW_ANCHORS = (SoftmaxOp, LogSoftmaxOp, LayerNormOp)
+"""Anchors over the innermost axis: element-wise producers of their first
+operand run before them in the group (on each load), consumers after."""
+
+FUSION_ANCHORS = (MatmulOp, Conv2dOp, *ROW_ANCHORS)
+"""Ops a fused group is built around, their result feeding element-wise ops
+after them (matmul and conv2d come first in the region)."""
 
 
 @irdl_op_definition
@@ -1146,8 +1151,7 @@ class FusedOp(DefinedAttributesOnly):
 
     @property
     def anchor(self) -> GraphOp | None:
-        first = self.body.block.first_op
-        return first if isinstance(first, FUSION_ANCHORS) else None
+        return next((op for op in self.body.block.ops if isinstance(op, FUSION_ANCHORS)), None)
 
     def verify_(self) -> None:
         if not self.outputs:
@@ -1160,16 +1164,41 @@ class FusedOp(DefinedAttributesOnly):
             r.type for r in self.outputs
         ):
             raise VerifyException("the region must end with a graph.yield of the result types")
+        anchor = self.anchor
         for position, op in enumerate(block.ops):
             if op is terminator:
                 continue
             allowed = isinstance(op, ELEMENTWISE_OPS) or (
-                position == 0 and isinstance(op, FUSION_ANCHORS)
+                op is anchor and (position == 0 or isinstance(op, ROW_ANCHORS))
             )
             if not allowed:
                 raise VerifyException(
-                    f"'{op.name}' cannot be fused (element-wise ops, after an optional matmul or conv2d)"
+                    f"'{op.name}' cannot be fused (element-wise ops around one anchor: a "
+                    "leading matmul or conv2d, or a softmax, log_softmax or layer_norm)"
                 )
+        if isinstance(anchor, ROW_ANCHORS):
+            self._verify_row_anchor(anchor)
+
+    def _verify_row_anchor(self, anchor: GraphOp) -> None:
+        """The lowering evaluates the ops before a row anchor on each load of
+        its normalized operand, so they may feed nothing else."""
+        rank = len(anchor.operands[0].type.get_shape())
+        axis = normalize_axis(int_value(anchor.with_defaults(anchor.properties), "axis"), rank)
+        if axis != rank - 1:
+            raise VerifyException(f"a fused '{anchor.name}' must normalize the innermost axis")
+        before = set()
+        for op in self.body.block.ops:
+            if op is anchor:
+                break
+            before.add(op)
+        for op in before:
+            for use in op.results[0].uses:
+                if use.operation not in before and not (
+                    use.operation is anchor and use.index == 0
+                ):
+                    raise VerifyException(
+                        f"'{op.name}' before the anchor may only feed the anchor's first operand"
+                    )
 
 
 GRAPH_OPS: tuple[type[GraphOp], ...] = (

@@ -33,10 +33,63 @@ from graphcompiler.dialects import graph
 @dataclass
 class Group:
     ops: list[Operation] = field(default_factory=list)
+    at: Operation | None = None
+    """Where the fused op goes (its inputs are defined before): the first
+    op, or a row anchor (its producers feed nothing else, so their inputs
+    are defined before it too)."""
 
     @property
     def shape(self) -> tuple[int, ...]:
         return self.ops[-1].results[0].type.get_shape()
+
+    @property
+    def start(self) -> Operation:
+        return self.at or self.ops[0]
+
+
+def _plain_f32(*values: SSAValue) -> bool:
+    return all(
+        v.type.element_type == Float32Type() and not isinstance(v.type.encoding, graph.FormatAttr)
+        for v in values
+    )
+
+
+def _plain(value: SSAValue) -> bool:
+    return not isinstance(value.type.encoding, graph.FormatAttr)
+
+
+def _row_anchorable(op: Operation) -> bool:
+    """softmax, log_softmax or layer_norm over the innermost axis, f32, plain."""
+    if not isinstance(op, graph.ROW_ANCHORS) or not _plain_f32(*op.operands, *op.results):
+        return False
+    rank = len(op.operands[0].type.get_shape())
+    axis = graph.int_value(op.with_defaults(op.properties), "axis")
+    return rank > 0 and graph.normalize_axis(axis, rank) == rank - 1
+
+
+def _producers(anchor: Operation, ops: list[Operation], position, taken, max_ops) -> list:
+    """The element-wise ops before `anchor` whose results feed only its
+    first operand or each other (walking back: every user of an op is seen
+    before it), of the anchor's shape, plain layouts, not in another group."""
+    members: set[Operation] = set()
+    shape = anchor.results[0].type.get_shape()
+    for op in reversed(ops[: position[anchor]]):
+        if len(members) + 1 >= max_ops:
+            break
+        if op in taken or not isinstance(op, graph.ELEMENTWISE_OPS):
+            continue
+        result = op.results[0]
+        uses = list(result.uses)
+        if (
+            uses
+            and result.type.get_shape() == shape
+            and all(_plain(v) for v in (*op.operands, result))
+            and all(
+                u.operation in members or (u.operation is anchor and u.index == 0) for u in uses
+            )
+        ):
+            members.add(op)
+    return sorted(members, key=position.__getitem__)
 
 
 def _anchorable(op: Operation) -> bool:
@@ -45,12 +98,8 @@ def _anchorable(op: Operation) -> bool:
     if not isinstance(op, graph.MatmulOp):
         return False
     props = op.with_defaults(op.properties)
-    plain_f32 = all(
-        v.type.element_type == Float32Type() and not isinstance(v.type.encoding, graph.FormatAttr)
-        for v in (*op.operands, op.result)
-    )
     return (
-        plain_f32
+        _plain_f32(*op.operands, op.result)
         and not graph.bool_value(props, "transpose_a")
         and not graph.bool_value(props, "transpose_b")
     )
@@ -66,9 +115,24 @@ def find_groups(block: Block, max_ops: int) -> list[Group]:
         owner = value.owner
         if not isinstance(owner, Operation) or isinstance(owner, graph.ConstantOp):
             return True  # a block argument, or a constant `fuse` moves up
-        return position.get(owner, -1) < position[group.ops[0]]
+        return position.get(owner, -1) < position[group.start]
+
+    producers: dict[Operation, list[Operation]] = {}
+    taken: set[Operation] = set()
+    for op in ops:  # first, so that a row anchor's producers form no chain of their own
+        if _row_anchorable(op):
+            producers[op] = _producers(op, ops, position, taken, max_ops)
+            taken.update(producers[op])
 
     for op in ops:
+        if op in taken:  # placed with its row anchor
+            continue
+        if op in producers:
+            group = Group([*producers[op], op], at=op)
+            groups.append(group)
+            for member in group.ops:
+                group_of[member] = group
+            continue
         if not isinstance(op, graph.ELEMENTWISE_OPS):
             continue
         shape = op.results[0].type.get_shape()
@@ -121,14 +185,14 @@ def fuse(group: Group) -> graph.FusedOp:
                 inputs.append(operand)
     outputs = _outputs(group)
     later = set()
-    op = group.ops[0].next_op
+    op = group.start.next_op
     while op is not None:
         later.add(op)
         op = op.next_op
     for value in inputs:
         if value.owner in later:  # a constant (find_groups' rule) written after the first op
             value.owner.detach()
-            Rewriter.insert_op(value.owner, InsertPoint.before(group.ops[0]))
+            Rewriter.insert_op(value.owner, InsertPoint.before(group.start))
     block = Block(arg_types=[v.type for v in inputs])
     mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, block.args, strict=True))
     for argument, value in zip(block.args, inputs, strict=True):
@@ -140,7 +204,7 @@ def fuse(group: Group) -> graph.FusedOp:
     fused = graph.FusedOp.create(
         operands=inputs, result_types=[v.type for v in outputs], regions=[Region(block)]
     )
-    Rewriter.insert_op(fused, InsertPoint.before(group.ops[0]))
+    Rewriter.insert_op(fused, InsertPoint.before(group.start))
     for value, result in zip(outputs, fused.results, strict=True):
         value.replace_all_uses_with(result)
     for op in reversed(group.ops):

@@ -87,7 +87,7 @@ def _view(kernel: Kernel, operand: Operand, shape: Sequence[int]) -> Operand:
     return Operand(value, TensorType(operand.element, shape))
 
 
-def _unflatten(b: TirBuilder, flat: SSAValue, sizes: Sequence[int]) -> list[SSAValue]:
+def unflatten(b: TirBuilder, flat: SSAValue, sizes: Sequence[int]) -> list[SSAValue]:
     """Row-major coordinates of `flat` in `sizes`."""
     coordinates, rest = [], flat
     for position, size in enumerate(reversed(sizes)):
@@ -311,7 +311,7 @@ def _reduce_rows(kernel, view, flat_out, groups, monoid, element, lanes, finish)
     outputs = math.prod(kept)
     parallel = worth_parallel_work(outputs, math.prod(size for size, _ in groups))
     with kernel.loop_nest([outputs], parallel) as (flat,):
-        kept_index = _unflatten(b, flat, kept)
+        kept_index = unflatten(b, flat, kept)
         accumulators = Accumulators(kernel, monoid, element, lanes)
         with kernel.loop_nest(outer_reduced, parallel=False) as reduced_index:
 
@@ -350,7 +350,7 @@ def _reduce_columns(kernel, view, flat_out, groups, monoid, element, lanes, fini
     total = math.prod(size for size, _ in groups)
 
     def block(row: SSAValue, column: SSAValue | int, vectors: int, width: int) -> None:
-        kept_index = _unflatten(b, row, outer_kept)
+        kept_index = unflatten(b, row, outer_kept)
         starts = [_plus(b, column, v * width) for v in range(vectors)]
         cells = [_var(b, element, width, monoid.identity(element)) for _ in range(vectors)]
         with kernel.loop_nest(reduced, parallel=False) as reduced_index:
@@ -636,40 +636,38 @@ def _softmax_columns(kernel, x, out, outer, length, inner, lanes, log) -> None:
 
 
 def layer_norm(kernel: Kernel, op: graph.LayerNormOp) -> None:
-    """Per row: blocks of ACCUMULATORS x BLOCK_STEPS vectors, each with its
-    mean then its centred sum of squares (vector accumulators, f32), merged
-    into the row's moments with Chan's formula in f64; then
-    (x - mean) / sqrt(var + epsilon) * gamma + beta, vectorized."""
-    b = kernel.b
+    """layer_norm over the trailing axes from `axis`, as rows (layer_norm_rows)."""
     x, gamma, beta = kernel.inputs
-    props = _props(op)
-    axis = graph.normalize_axis(graph.int_value(props, "axis"), len(x.shape))
-    epsilon = graph.float_value(props, "epsilon")
+    axis = graph.normalize_axis(graph.int_value(_props(op), "axis"), len(x.shape))
     rows, count = math.prod(x.shape[:axis]), math.prod(x.shape[axis:])
     if rows * count == 0:
         return
-    element = compute_type(x.element)
-    x_view, out_view = _view(kernel, x, [rows, count]), _view(kernel, kernel.out, [rows, count])
-    gamma_view, beta_view = _view(kernel, gamma, [count]), _view(kernel, beta, [count])
     lanes = kernel.lanes if is_vectorizable(x, kernel.out, gamma, beta) else 1
+    io = plain_rows(kernel, x, kernel.out, rows, count)
+    parameters = [_view(kernel, p, [count]) for p in (gamma, beta)]
+    layer_norm_rows(kernel, op, compute_type(x.element), rows, count, lanes, io, *parameters)
+
+
+def layer_norm_rows(kernel, op, element, rows, count, lanes, io: RowIO, gamma, beta) -> None:
+    """Per row: blocks of ACCUMULATORS x BLOCK_STEPS vectors, each with its
+    mean then its centred sum of squares (vector accumulators, f32), merged
+    into the row's moments with Chan's formula in f64; then
+    (x - mean) / sqrt(var + epsilon) * gamma + beta, vectorized. The row is
+    read three times (gamma and beta are [count] tensors)."""
+    b = kernel.b
+    epsilon = graph.float_value(_props(op), "epsilon")
     block = ACCUMULATORS * max(lanes, 4) * BLOCK_STEPS
     with kernel.loop_nest([rows], worth_parallel_work(rows, rows * count)) as (row,):
         moments = [b.make_var(f64, b.const(0.0, f64)) for _ in range(3)]  # seen, mean, m2
 
         def segment(start: SSAValue | int, size: int) -> None:
             total = Accumulators(kernel, SUM, element, lanes)
-            _row(
-                kernel,
-                start,
-                size,
-                lanes,
-                lambda j, w, slot: total.add(slot, kernel.load(x_view, [row, j], w)),
-            )
+            _row(kernel, start, size, lanes, lambda j, w, slot: total.add(slot, io.load(row, j, w)))
             mean = b.div(total.result(), float(size))
             squares = Accumulators(kernel, SUM, element, lanes)
 
             def square(j: SSAValue, width: int, slot: int | None) -> None:
-                centred = b.sub(kernel.load(x_view, [row, j], width), _broadcast(b, mean, width))
+                centred = b.sub(io.load(row, j, width), _broadcast(b, mean, width))
                 squares.add(slot, b.mul(centred, centred))
 
             _row(kernel, start, size, lanes, square)
@@ -686,10 +684,9 @@ def layer_norm(kernel: Kernel, op: graph.LayerNormOp) -> None:
         mean, inverse = b.cast(mean64, element), b.cast(inverse, element)
 
         def write(j: SSAValue, width: int) -> None:
-            value = kernel.load(x_view, [row, j], width)
-            scaled = b.mul(b.mul(b.sub(value, _broadcast(b, mean, width)), _broadcast(b, inverse, width)),
-                           kernel.load(gamma_view, [j], width))  # fmt: skip
-            kernel.store(out_view, [row, j], b.add(scaled, kernel.load(beta_view, [j], width)))
+            centred = b.sub(io.load(row, j, width), _broadcast(b, mean, width))
+            scaled = b.mul(b.mul(centred, _broadcast(b, inverse, width)), kernel.load(gamma, [j], width))
+            io.store(row, j, b.add(scaled, kernel.load(beta, [j], width)))
 
         _elementwise_row(kernel, count, lanes, write)
 
@@ -731,3 +728,30 @@ def batch_norm(kernel: Kernel, op: graph.BatchNormOp) -> None:
         kernel.store(out, index, b.add(b.mul(normalized, s), c))
 
     kernel.for_each(out.shape, body, is_vectorizable(out, x))
+
+
+def fused_row_anchor(
+    kernel: Kernel,
+    anchor: Operation,
+    lanes: int,
+    load: Callable,
+    store: Callable,
+    parked: Operand | None,
+    parameters: list[Operand],
+) -> None:
+    """A softmax, log_softmax or layer_norm over the innermost axis inside a
+    graph.fused group: `load`/`store` (RowIO's) evaluate the group's
+    producers and consumers; `parked` is an f32 output of the anchor's shape
+    softmax may park exp(x - max) in (None: the online form); `parameters`
+    are layer_norm's gamma and beta."""
+    shape = list(anchor.results[0].type.get_shape())
+    rows, length = math.prod(shape[:-1]), shape[-1]
+    if rows * length == 0:
+        return
+    scratch = _view(kernel, parked, [rows, length]) if parked is not None else None
+    io = RowIO(load, store, scratch)
+    if isinstance(anchor, graph.LayerNormOp):
+        gamma, beta = (_view(kernel, p, [length]) for p in parameters)
+        layer_norm_rows(kernel, anchor, f32, rows, length, lanes, io, gamma, beta)
+    else:
+        softmax_rows(kernel, anchor, f32, rows, length, lanes, io)

@@ -27,9 +27,11 @@ from graphcompiler.lowering.graph_to_tir.kernel import (
 )
 from graphcompiler.lowering.graph_to_tir.reductions import (
     batch_norm,
+    fused_row_anchor,
     layer_norm,
     reduction,
     softmax,
+    unflatten,
 )
 
 Template = Callable[[Kernel, Operation], None]
@@ -316,6 +318,9 @@ def fused(kernel: Kernel, op: graph.FusedOp) -> None:
     blocks right after it is computed."""
     block = op.body.block
     anchor = op.anchor
+    if isinstance(anchor, graph.ROW_ANCHORS):
+        _fused_rows(kernel, op, anchor)
+        return
     members = [m for m in block.ops if m is not anchor and not isinstance(m, graph.YieldOp)]
     yielded = list(block.last_op.values)
     argument = dict(zip(block.args, kernel.inputs, strict=True))
@@ -365,6 +370,48 @@ def fused(kernel: Kernel, op: graph.FusedOp) -> None:
     anchor_inputs = [argument[v] for v in anchor.operands]
     into = matmul_into if isinstance(anchor, graph.MatmulOp) else conv2d_into
     into(kernel, anchor, *anchor_inputs, destination, epilogue)
+
+
+def _fused_rows(kernel: Kernel, op: graph.FusedOp, anchor: Operation) -> None:
+    """A row anchor's group (softmax, log_softmax, layer_norm over the
+    innermost axis): the ops before it run on each element the anchor's
+    passes load, the ops after it on each element its last pass stores."""
+    block = op.body.block
+    ops = [m for m in block.ops if not isinstance(m, graph.YieldOp)]
+    before, after = ops[: ops.index(anchor)], ops[ops.index(anchor) + 1 :]
+    yielded = list(block.last_op.values)
+    argument = dict(zip(block.args, kernel.inputs, strict=True))
+    shape = list(anchor.results[0].type.get_shape())
+    b = kernel.b
+
+    def evaluate(chain: list[Operation], known: dict, row: SSAValue, j, lanes: int):
+        index = [*unflatten(b, row, shape[:-1]), j]
+        values = dict(known)
+
+        def value(v: SSAValue) -> SSAValue:
+            if v not in values:
+                values[v] = kernel.load(argument[v], index, lanes, shape)
+            return values[v]
+
+        for member in chain:
+            values[member.results[0]] = ELEMENTWISE_COMPUTE[type(member)](
+                kernel, member, [value(o) for o in member.operands]
+            )
+        return value, index
+
+    def load(row: SSAValue, j, lanes: int) -> SSAValue:
+        return evaluate(before, {}, row, j, lanes)[0](anchor.operands[0])
+
+    def store(row: SSAValue, j, result: SSAValue) -> None:
+        lanes = tir.lanes_of(result.type)
+        value, index = evaluate(after, {anchor.results[0]: result}, row, j, lanes)
+        for v, out in zip(yielded, kernel.outputs, strict=True):
+            kernel.store(out, index, value(v))
+
+    parked = next((out for out in kernel.outputs if out.type == anchor.results[0].type), None)
+    lanes = kernel.lanes if is_vectorizable(*kernel.outputs, *kernel.inputs) else 1
+    parameters = [argument[v] for v in anchor.operands[1:]]
+    fused_row_anchor(kernel, anchor, lanes, load, store, parked, parameters)
 
 
 def _anchor_destination(kernel: Kernel, anchor: Operation, yielded: list[SSAValue]) -> Operand:

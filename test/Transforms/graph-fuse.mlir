@@ -98,3 +98,74 @@ func.func @late_constants(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {
   %4 = graph.sub %3, %x : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
   func.return %4 : tensor<64x64xf32>
 }
+
+// -----
+
+// softmax as a row anchor: its producers (scale, additive mask broadcast
+// over batch and heads) come before it in the region, its consumer after.
+// CHECK-LABEL: func.func @softmax_anchor
+// CHECK-NEXT:    %s = graph.constant
+// CHECK-NEXT:    %[[R:.*]] = graph.fused %x, %s, %mask : (tensor<2x4x8x8xf32>, tensor<1xf32>, tensor<8x8xf32>) -> tensor<2x4x8x8xf32> {
+// CHECK-NEXT:    ^bb0(
+// CHECK-NEXT:      graph.mul
+// CHECK-NEXT:      graph.add
+// CHECK-NEXT:      graph.softmax
+// CHECK-NEXT:      graph.relu
+// CHECK-NEXT:      graph.yield
+// CHECK:         func.return %[[R]]
+func.func @softmax_anchor(%x: tensor<2x4x8x8xf32>, %mask: tensor<8x8xf32>) -> tensor<2x4x8x8xf32> {
+  %s = graph.constant dense<0.125> : tensor<1xf32>
+  %0 = graph.mul %x, %s : (tensor<2x4x8x8xf32>, tensor<1xf32>) -> tensor<2x4x8x8xf32>
+  %1 = graph.add %0, %mask : (tensor<2x4x8x8xf32>, tensor<8x8xf32>) -> tensor<2x4x8x8xf32>
+  %2 = graph.softmax %1 {axis = -1 : i64} : tensor<2x4x8x8xf32>
+  %3 = graph.relu %2 : tensor<2x4x8x8xf32>
+  func.return %3 : tensor<2x4x8x8xf32>
+}
+
+// -----
+
+// The residual add + layer_norm of a transformer, with a gelu and a cast
+// after it: gamma and beta stay plain inputs; the fused op sits where the
+// layer_norm was; both consumers used outside are results.
+// CHECK-LABEL: func.func @residual_layer_norm
+// CHECK-NEXT:    %[[Y:.*]], %[[C:.*]] = graph.fused %x, %a, %g, %b : (tensor<6x40xf32>, tensor<6x40xf32>, tensor<40xf32>, tensor<40xf32>) -> (tensor<6x40xf32>, tensor<6x40xf16>) {
+// CHECK-NEXT:    ^bb0(
+// CHECK-NEXT:      graph.add
+// CHECK-NEXT:      graph.layer_norm
+// CHECK-NEXT:      graph.gelu
+// CHECK-NEXT:      graph.cast
+// CHECK-NEXT:      graph.yield
+// CHECK:         func.return %[[Y]], %[[C]]
+func.func @residual_layer_norm(%x: tensor<6x40xf32>, %a: tensor<6x40xf32>, %g: tensor<40xf32>, %b: tensor<40xf32>) -> (tensor<6x40xf32>, tensor<6x40xf16>) {
+  %h = graph.add %x, %a : (tensor<6x40xf32>, tensor<6x40xf32>) -> tensor<6x40xf32>
+  %n = graph.layer_norm %h, %g, %b {axis = 1 : i64} : (tensor<6x40xf32>, tensor<40xf32>, tensor<40xf32>) -> tensor<6x40xf32>
+  %y = graph.gelu %n : tensor<6x40xf32>
+  %c = graph.cast %y : tensor<6x40xf32> -> tensor<6x40xf16>
+  func.return %y, %c : tensor<6x40xf32>, tensor<6x40xf16>
+}
+
+// -----
+
+// Not producers: an add whose result is also returned (another user), a
+// mul computing gamma (not the normalized operand); a softmax over an
+// outer axis is no anchor (its scale stays a lone op).
+// CHECK-LABEL: func.func @not_producers
+// CHECK-NEXT:    %h = graph.add %x, %a
+// CHECK-NEXT:    %g2 = graph.mul %g, %g
+// CHECK-NEXT:    %[[N:.*]] = graph.fused %h, %g2, %b
+// CHECK-NEXT:    ^bb0(
+// CHECK-NEXT:      graph.layer_norm
+// CHECK-NEXT:      graph.relu
+// CHECK-NEXT:      graph.yield
+// CHECK:         %t = graph.mul %x, %x
+// CHECK-NEXT:    %s = graph.softmax %t {axis = 0 : i64}
+// CHECK-NOT:     graph.fused
+func.func @not_producers(%x: tensor<6x40xf32>, %a: tensor<6x40xf32>, %g: tensor<40xf32>, %b: tensor<40xf32>) -> (tensor<6x40xf32>, tensor<6x40xf32>, tensor<6x40xf32>) {
+  %h = graph.add %x, %a : (tensor<6x40xf32>, tensor<6x40xf32>) -> tensor<6x40xf32>
+  %g2 = graph.mul %g, %g : (tensor<40xf32>, tensor<40xf32>) -> tensor<40xf32>
+  %n = graph.layer_norm %h, %g2, %b {axis = 1 : i64} : (tensor<6x40xf32>, tensor<40xf32>, tensor<40xf32>) -> tensor<6x40xf32>
+  %r = graph.relu %n : tensor<6x40xf32>
+  %t = graph.mul %x, %x : (tensor<6x40xf32>, tensor<6x40xf32>) -> tensor<6x40xf32>
+  %s = graph.softmax %t {axis = 0 : i64} : tensor<6x40xf32>
+  func.return %r, %h, %s : tensor<6x40xf32>, tensor<6x40xf32>, tensor<6x40xf32>
+}
