@@ -220,11 +220,14 @@ class PackedMatmul:
         with kernel.loop_nest([math.prod(outer)], parallel) as (flat,):
             *batch_index, panel = unflatten(kernel, flat, outer)
             first = b.mul(panel, s.nr)
-            if self.transpose_b:  # B[n, k]: read rows of B, write columns of the panel
-                with b.make_for(0, s.nr, 1) as j:
-                    column = b.add(first, j)
-                    inside = b.binary(tir.LtOp, column, n)
-                    with b.make_for(0, k, 1) as depth:
+            if self.transpose_b:
+                # B[n, k]: each panel row gathers one column of nr rows of B; going
+                # down K, those rows' cache lines stay in L1 and the panel is
+                # written in order
+                with b.make_for(0, k, 1) as depth:
+                    with b.make_for(0, s.nr, 1) as j:
+                        column = b.add(first, j)
+                        inside = b.binary(tir.LtOp, column, n)
                         safe = b.select(inside, column, 0)
                         value = kernel.load(source, [*batch_index, safe, depth])
                         value = b.select(inside, value, kernel.const(0, value))
