@@ -75,11 +75,11 @@ class AttentionKernel:
         parallel = math.prod(outer) > 1 and math.prod(outer) * self.d * nr >= PARALLEL_MIN_ELEMENTS
         with kernel.loop_nest([math.prod(outer)], parallel) as (flat,):
             *batch_index, panel = unflatten(kernel, flat, outer)
-            with b.make_for(0, nr, 1) as j:
-                key = b.add(b.mul(panel, nr), j)
-                inside = b.binary(tir.LtOp, key, self.sk)
-                safe = b.select(inside, key, 0)
-                with b.make_for(0, self.d, 1) as feature:
+            with b.make_for(0, self.d, 1) as feature:  # panel rows in order (see matmul)
+                with b.make_for(0, nr, 1) as j:
+                    key = b.add(b.mul(panel, nr), j)
+                    inside = b.binary(tir.LtOp, key, self.sk)
+                    safe = b.select(inside, key, 0)
                     at = [feature, safe] if self.key_transposed else [safe, feature]
                     value = kernel.load(self.k, [*batch_index, *at])
                     value = b.select(inside, value, kernel.const(0, value))
