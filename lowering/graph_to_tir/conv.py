@@ -29,7 +29,12 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float32Type, IndexTy
 from xdsl.ir import Operation, SSAValue
 
 from graphcompiler.dialects import graph, tir
-from graphcompiler.lowering.graph_to_tir.kernel import Kernel, Operand, compute_type
+from graphcompiler.lowering.graph_to_tir.kernel import (
+    Kernel,
+    Operand,
+    compute_type,
+    worth_parallel_work,
+)
 from graphcompiler.lowering.graph_to_tir.matmul import (
     Epilogue,
     MatmulSchedule,
@@ -111,7 +116,8 @@ class BrgemmConv:
         shifted = b.make_tensor([self.n, self.kw, self.hp, self.c, self.ow], f32)
         (_, sw), (pt, pl), (_, dw) = self.strides, self.pads, self.dilations
         outer = [self.n, self.hp, self.c]
-        with kernel.loop_nest([math.prod(outer)]) as (flat,):
+        parallel = worth_parallel_work(math.prod(outer), math.prod(outer) * self.kw * self.ow)
+        with kernel.loop_nest([math.prod(outer)], parallel) as (flat,):
             image, row, channel = unflatten(kernel, flat, outer)
             source_row = b.sub(row, pt)
             branch = b.make_if(_inside(kernel, [source_row], [self.h]), with_else=True)
@@ -185,7 +191,9 @@ class BrgemmConv:
         ]
         full_groups, tail = divmod(self.o_per_group, self.mr)
         grid = [self.n, self.groups, self.oh]
-        with kernel.loop_nest([math.prod(grid)]) as (flat,):
+        work = math.prod(self.out.shape) * self.c_per_group * len(taps)  # multiply-adds
+        parallel = worth_parallel_work(math.prod(grid), work // 64)
+        with kernel.loop_nest([math.prod(grid)], parallel) as (flat,):
             image, group, y = unflatten(kernel, flat, grid)
             input_row = b.mul(y, sh)
             first_channel = b.mul(group, self.c_per_group)
