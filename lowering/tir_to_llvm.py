@@ -55,6 +55,7 @@ from graphcompiler.diagnostics import DiagnosticError, op_diagnostic
 from graphcompiler.dialects import tir
 from graphcompiler.lowering.llvm_ir import VectorFCmpOp, VectorSelectOp
 from graphcompiler.runtime.microkernels import Microkernel
+from graphcompiler.target import get_target
 from graphcompiler.runtime.symbols import PARALLEL_CALL, RUNTIME_SYMBOLS
 
 LEGAL_DIALECTS = ("llvm", "builtin")
@@ -674,7 +675,8 @@ def _exp_f32(fl: FunctionLowering, x: SSAValue, type_: Attribute) -> SSAValue:
     exponent bits. 2**n is applied as two normal factors 2**(n>>1) and
     2**(n - (n>>1)), so results near overflow stay finite and small ones
     round once into the denormals (exp(-100) = 3.8e-44, exp(-inf) = 0,
-    exp(89) = inf, as numpy). The input clamp keeps NaN (exp(NaN) is NaN)."""
+    exp(89) = inf, as numpy); with AVX-512 the scaling is one llvm.ldexp
+    (vscalefps), same values. The input clamp keeps NaN (exp(NaN) is NaN)."""
 
     def emit(op: Operation) -> SSAValue:
         return fl.emit(op).results[0]
@@ -705,6 +707,12 @@ def _exp_f32(fl: FunctionLowering, x: SSAValue, type_: Attribute) -> SSAValue:
     int_type = tir.with_element(type_, IntegerType(32))
     magic = emit(llvm.BitcastOp(shifted, int_type))
     exponent = emit(llvm.SubOp(magic, fl.constant(0x4B400000, int_type)))  # -150..128
+    if get_target().f32_lanes >= 16:  # AVX-512: ldexp is one vscalefps, rounding included
+        return fl.emit(
+            llvm.CallIntrinsicOp(
+                f"llvm.ldexp.{_mangle(type_)}.{_mangle(int_type)}", [y, exponent], [type_]
+            )
+        ).results[0]
     half = emit(llvm.AShrOp(exponent, fl.constant(1, int_type)))
 
     def power_of_two(n: SSAValue) -> SSAValue:  # n in -75..64: a normal float

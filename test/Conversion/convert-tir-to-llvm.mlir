@@ -1,4 +1,7 @@
 // RUN: gc-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tir-to-llvm)' | filecheck %s
+// exp's final scaling by 2**n: one llvm.ldexp (vscalefps) with AVX-512, integer bit tricks without.
+// RUN: env GC_TARGET=avx512 gc-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tir-to-llvm)' | filecheck %s --check-prefix=AVX512
+// RUN: env GC_TARGET=avx2 gc-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tir-to-llvm)' | filecheck %s --check-prefix=AVX2
 
 // Tensor params become noalias pointers; a loop becomes a header block with
 // the induction variable as block argument; loads/stores index the buffer
@@ -189,6 +192,11 @@ tir.func @bf16_constant(%A: !tir.tensor<4xbf16>) {
 
 // f32 exp, log and tanh are expanded inline (LLVM would scalarize their
 // intrinsics into one libm call per lane): vectors stay vectors.
+// AVX512-LABEL: llvm.func @vector_math(
+// AVX512:         llvm.call_intrinsic "llvm.ldexp.v16f32.v16i32"
+// AVX2-LABEL:   llvm.func @vector_math(
+// AVX2-NOT:       llvm.ldexp
+// AVX2:         llvm.return
 // CHECK-LABEL: llvm.func @vector_math(
 // CHECK-NOT:     llvm.log
 // CHECK-NOT:     llvm.tanh
