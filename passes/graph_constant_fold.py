@@ -1,9 +1,13 @@
 """graph-constant-fold: ops whose inputs are all constants are evaluated at
 compile time (with the reference semantics) and replaced by a constant.
 
-A result bigger than `max-elements` is left alone: folding a scalar into a
-broadcast tensor trades a cheap op for a big constant (seed 003's warning).
-A result whose elements are all equal is stored as a splat (one value).
+A result bigger than `max-elements` that is also bigger than its constant
+operands together is left alone: folding a scalar into a broadcast tensor
+trades a cheap op for a big constant (seed 003's warning). Ops that do not
+grow the data (a concat of weights made by graph-merge-matmul, a transpose
+or slice of a weight) are folded whatever their size, so the kernels that
+use the result see a constant (a matmul packs it once). A result whose
+elements are all equal is stored as a splat (one value).
 """
 
 from __future__ import annotations
@@ -12,14 +16,14 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType
+from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, ModuleOp, TensorType
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.transforms.dead_code_elimination import region_dce
 
 from graphcompiler import reference, statistics
-from graphcompiler.dialects import graph
+from graphcompiler.dialects import graph, tir
 from graphcompiler.dialects.graph_api import create_op
 
 
@@ -32,7 +36,12 @@ def fold(op: Operation) -> np.ndarray:
 def constant_attribute(array: np.ndarray, type_: TensorType) -> DenseIntOrFPElementsAttr:
     """`array` as a dense attribute of `type_`, a splat when all elements agree."""
     flat = array.reshape(-1)
-    values = flat[:1] if flat.size and (flat == flat[0]).all() else flat
+    splat = flat.size and (flat == flat[0]).all()
+    dtype = reference.numpy_dtype(type_.element_type)
+    if not splat and dtype.kind in "fiu" and dtype.itemsize * 8 == tir.bit_width(type_.element_type):
+        data = BytesAttr(np.ascontiguousarray(flat, dtype.newbyteorder("<")).tobytes())
+        return DenseIntOrFPElementsAttr(TensorType(type_.element_type, type_.get_shape()), data)
+    values = flat[:1] if splat else flat
     python_values = [bool(v) if array.dtype == np.bool_ else v.item() for v in values]
     if array.dtype == np.bool_:
         python_values = [int(v) for v in python_values]
@@ -58,7 +67,9 @@ class GraphConstantFoldPass(ModulePass):
             ):
                 continue
             result = candidate.results[0]
-            if np.prod(result.type.get_shape(), dtype=np.int64) > self.max_elements:
+            size = np.prod(result.type.get_shape(), dtype=np.int64)
+            inputs = sum(np.prod(o.type.get_shape(), dtype=np.int64) for o in set(candidate.operands))
+            if size > self.max_elements and size > inputs:
                 skipped += 1
                 continue
             value = fold(candidate)

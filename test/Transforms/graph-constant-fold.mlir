@@ -29,6 +29,20 @@ func.func @broadcast() -> tensor<8x8xf32> {
   func.return %0 : tensor<8x8xf32>
 }
 
+// An op that does not grow the data (a concat of weights, as
+// graph-merge-matmul makes) is folded whatever max-elements says.
+// CHECK-LABEL: func.func @concat_weights
+// CHECK-NEXT:    graph.constant dense<{{\[}}[1.000000e+00, 2.000000e+00, 5.000000e+00], [3.000000e+00, 4.000000e+00, 6.000000e+00]]> : tensor<2x3xf32>
+// LIMIT-LABEL: func.func @concat_weights
+// LIMIT-NEXT:    graph.constant dense<{{\[}}[1.000000e+00, 2.000000e+00, 5.000000e+00], [3.000000e+00, 4.000000e+00, 6.000000e+00]]> : tensor<2x3xf32>
+// LIMIT-NOT:     graph.concat
+func.func @concat_weights() -> tensor<2x3xf32> {
+  %a = graph.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
+  %b = graph.constant dense<[[5.0], [6.0]]> : tensor<2x1xf32>
+  %0 = graph.concat %a, %b {axis = 1 : i64} : (tensor<2x2xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
+  func.return %0 : tensor<2x3xf32>
+}
+
 // STATS: graph-constant-fold
-// STATS-NEXT: (S) 3 folded-ops - ops evaluated at compile time
+// STATS-NEXT: (S) 4 folded-ops - ops evaluated at compile time
 // STATS-NEXT: (S) 0 too-big - foldable ops left because of max-elements
