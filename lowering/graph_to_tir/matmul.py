@@ -101,7 +101,11 @@ class MatmulSchedule:
         rows, vectors = MatmulSchedule.register_tile(target, n, m)
         mr, nr = min(rows, m), vectors * target.f32_lanes
         kc_limit = max(64, target.l1_bytes // 2 // (nr * 4))
-        kc = math.ceil(k / math.ceil(k / kc_limit))
+        # a divisor of K near the limit leaves no K padding, so A can be read in
+        # place (when its rows are not 4 KiB apart: see reads_a_in_place)
+        near = range(kc_limit * 3 // 4, kc_limit + 1) if k * 4 % 4096 else range(0)
+        divisors = [d for d in near if k % d == 0]
+        kc = max(divisors) if divisors else math.ceil(k / math.ceil(k / kc_limit))
         # blocks: the A block (mc x kc) in half of L2, B's (kc x nc) in the other half
         groups, panels = math.ceil(m / mr), math.ceil(n / nr)
         blocks_m = math.ceil(groups / max(1, target.l2_bytes // 2 // (kc * 4 * mr)))
@@ -265,6 +269,18 @@ class PackedMatmul:
             with b.make_for(0, width, lanes) as j:
                 b.make_store(b.const(0.0, VectorType(f32, [lanes])), packed, [*leading, depth, j], lanes)
 
+    def reads_a_in_place(self) -> bool:
+        """An f32, untransposed A whose rows are not 4 KiB apart (L1 set
+        conflicts between the tile's rows) and need no K padding is read
+        where it is, without a copy."""
+        return (
+            not self.transpose_a
+            and self.a.element == f32
+            and not self.a.blocked
+            and self.schedule.padded_k(self.k) == self.k
+            and self.k * 4 % 4096 != 0
+        )
+
     def a_row_stride(self) -> int:
         """Floats between packed A rows: K rounded to whole cache lines, and
         off 2 KiB multiples so the tile's rows do not share L1 sets."""
@@ -324,7 +340,7 @@ class PackedMatmul:
             return
         kernel, b, s = self.kernel, self.b, self.schedule
         packed, batch_b = self._packed_b()
-        a = self._packed_a()
+        a = self.a.value if self.reads_a_in_place() else self._packed_a()
         c = self.out if self.out.element == f32 else Operand(
             b.make_tensor(self.out.shape, f32), TensorType(f32, self.out.shape)
         )
@@ -379,11 +395,12 @@ class PackedMatmul:
         kc = s.kc
         full_panels, tail_cols = divmod(cols, s.nr)
         full_groups, tail_rows = divmod(rows, s.mr)
-        a_row, a_k = self.a_row_stride(), 1
+        in_place = self.reads_a_in_place()
+        a_row, a_k = (self.k if in_place else self.a_row_stride()), 1
 
         def tile(row, col, m: int, n: int) -> None:
-            group = b.div(row, s.mr)
-            a_view = b.tensor_ptr(a, [*a_batch, group, 0, depth], [(m - 1) * a_row + kc])
+            at = [row, depth] if in_place else [b.div(row, s.mr), 0, depth]
+            a_view = b.tensor_ptr(a, [*a_batch, *at], [(m - 1) * a_row + kc])
             panel = b.div(col, s.nr)
             b_view = b.tensor_ptr(packed, [*b_batch, panel, depth, 0], [(kc - 1) * s.nr + s.nr])
             c_view = b.tensor_ptr(c.value, [*batch_index, row, col], [(m - 1) * self.n + n])
