@@ -199,8 +199,10 @@ def microkernel_module(kernels: list[Microkernel]) -> str:
     if not kernels:
         return ""
     body = "".join(kernel.llvm_ir() for kernel in kernels)
+    # noinline: a kernel calls its microkernels once per register tile; inlined
+    # into every call site they multiplied the JIT's time for no speed
     return (
         _intrinsic_declarations({k.lanes for k in kernels})
         + body
-        + 'attributes #0 = { nounwind "frame-pointer"="none" }\n'
+        + 'attributes #0 = { noinline nounwind "frame-pointer"="none" }\n'
     )
