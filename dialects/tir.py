@@ -1694,6 +1694,10 @@ class ListBrgemmOp(BrgemmBase):
                 )
 
 
+MAX_TILE_ACCUMULATORS = 256
+"""A generated microkernel unrolls its tile: beyond this it is not a register tile."""
+
+
 @irdl_op_definition
 class BrgemmTileOp(StatementOp):
     """Intrinsic brgemm_tile: one register tile of a batch-reduce GEMM (f32),
@@ -1739,6 +1743,12 @@ class BrgemmTileOp(StatementOp):
         a_row, a_k, ldb, ldc = (self.size(x) for x in ("a_row", "a_k", "ldb", "ldc"))
         for name, value in (("m", m), ("n", n), ("k", k), ("lanes", lanes)):
             _require(value > 0, f"{name} = {value} must be positive")
+        _require(lanes <= MAX_LANES, f"lanes = {lanes} is more than {MAX_LANES}")
+        tile = m * -(-n // lanes)
+        _require(
+            tile <= MAX_TILE_ACCUMULATORS,
+            f"a {m} x {n} tile needs {tile} vector accumulators, more than {MAX_TILE_ACCUMULATORS}",
+        )
         _require(ldb >= n and ldc >= n, f"ldb = {ldb} and ldc = {ldc} must be at least n = {n}")
         _require(
             self.accumulate_if is None or not self.accumulate.value.data,

@@ -136,6 +136,8 @@ def _attention(ops: list[Operation]) -> bool:
             factor = _splat_constant(other)
             if factor is None or (isinstance(op, graph.DivOp) and op.operands[0] is not value):
                 return False
+            if isinstance(op, graph.DivOp) and factor == 0:  # leave x / 0 (inf, NaN) to the ops
+                return False
             scale = scale * factor if isinstance(op, graph.MulOp) else scale / factor
             factors.append(other.owner)
         else:

@@ -426,3 +426,19 @@ tir.func @return_none() {
   // expected-error @+1 {{'tir.return' op returns a value of type none: a function returning none has 'tir.return' alone}}
   tir.return %r : none
 }
+
+// -----
+
+tir.func @brgemm_tile_huge(%A: !tir.tensor<8xf32>, %P: !tir.tensor<64xf32>, %C: !tir.tensor<8xf32>) {
+  // expected-error @+1 {{lanes = 4294967296 is more than 64}}
+  tir.brgemm_tile %A, %P, %C {m = 2 : i64, n = 3 : i64, k = 4 : i64, lanes = 4294967296 : i64, a_row = 4 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 4 : i64} : !tir.tensor<8xf32>, !tir.tensor<64xf32>, !tir.tensor<8xf32>
+  tir.return
+}
+
+// -----
+
+tir.func @brgemm_tile_not_a_register_tile(%A: !tir.tensor<8xf32>, %P: !tir.tensor<64xf32>, %C: !tir.tensor<8xf32>) {
+  // expected-error @+1 {{a 1000 x 16 tile needs 1000 vector accumulators, more than 256}}
+  tir.brgemm_tile %A, %P, %C {m = 1000 : i64, n = 16 : i64, k = 4 : i64, lanes = 16 : i64, a_row = 4 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 4 : i64} : !tir.tensor<8xf32>, !tir.tensor<64xf32>, !tir.tensor<8xf32>
+  tir.return
+}
