@@ -36,10 +36,15 @@ def _mergeable(op: Operation) -> bool:
     return not transposed and len(op.b.type.get_shape()) == 2
 
 
-def merge(group: list[graph.MatmulOp]) -> None:
+def merge(group: list[graph.MatmulOp]) -> bool:
+    """Merge `group`; False (nothing changed) when the merged ops would not
+    be valid, e.g. weights too big to concatenate."""
     first = group[0]
-    concat = create_op("concat", [m.b for m in group], axis=1)
-    merged = create_op("matmul", [first.a, concat.result])
+    try:
+        concat = create_op("concat", [m.b for m in group], axis=1)
+        merged = create_op("matmul", [first.a, concat.result])
+    except ValueError:
+        return False
     Rewriter.insert_op([concat, merged], InsertPoint.before(first))
     *leading, _ = merged.result.type.get_shape()
     offset = 0
@@ -54,6 +59,7 @@ def merge(group: list[graph.MatmulOp]) -> None:
         offset += width
     for matmul in group:
         Rewriter.erase_op(matmul)
+    return True
 
 
 def _groups(block) -> list[list[graph.MatmulOp]]:
@@ -85,6 +91,6 @@ class GraphMergeMatmulPass(ModulePass):
         merged = 0
         for function in [f for f in op.walk() if isinstance(f, func.FuncOp) and f.body.blocks]:
             for group in _groups(function.body.block):
-                merge(group)
-                merged += len(group)
+                if merge(group):
+                    merged += len(group)
         statistics.record(self, "merged-matmuls", merged, "matmuls merged into wider ones")

@@ -14,6 +14,7 @@ it may decline by returning False.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -40,6 +41,8 @@ class Rule:
 
 
 RULES: dict[str, Rule] = {}
+
+FLOAT32_MAX = 3.4028234663852886e38
 
 
 def register_rule(rule: Rule) -> None:
@@ -143,6 +146,8 @@ def _attention(ops: list[Operation]) -> bool:
         else:
             return False
         value = op.results[0]
+    if not math.isfinite(scale) or abs(scale) > FLOAT32_MAX:  # the scale is an f32 property
+        return False
     query, key = scores.operands
     operands = [query, key, context.operands[1], *([mask] if mask is not None else [])]
     try:

@@ -145,14 +145,21 @@ class AttentionKernel:
     def _tiles(self, rows: int, cols: int, mr: int, nr: int, tile) -> None:
         """tile(row, col, m, n) over a rows x cols matrix in mr x nr tiles."""
         b = self.b
-        for col in range(0, cols, nr):
-            n = min(nr, cols - col)
-            full, tail = divmod(rows, mr)
+        full, tail = divmod(rows, mr)
+
+        def column(col, n: int) -> None:
             if full:
                 with b.make_for(0, full, 1) as group:
                     tile(b.mul(group, mr), col, mr, n)
             if tail:
                 tile(b.value(full * mr, IndexType()), col, tail, n)
+
+        full_panels, tail_cols = divmod(cols, nr)
+        if full_panels:  # a loop, not one copy per panel: Dv may be large
+            with b.make_for(0, full_panels, 1) as panel:
+                column(b.mul(panel, nr), nr)
+        if tail_cols:
+            column(b.value(full_panels * nr, IndexType()), tail_cols)
 
     def _scores(self, keys, batch_index, row0, rows: int, key0, count: int, scores) -> None:
         """scores[:rows, :count] = q[row0:] x kᵀ[:, key0:key0 + count]."""
@@ -165,7 +172,7 @@ class AttentionKernel:
                     self._zero(lanes), scores, [r, c], lanes))  # fmt: skip
             return
 
-        def tile(row, col: int, m: int, n: int) -> None:
+        def tile(row, col, m: int, n: int) -> None:
             a_view = b.tensor_ptr(self.q.value, [*q_batch, b.add(row0, row), 0], [(m - 1) * d + d])
             panel = b.div(b.add(key0, col), nr)
             b_view = b.tensor_ptr(keys, [*k_batch, panel, 0, 0], [d * nr])
@@ -220,7 +227,7 @@ class AttentionKernel:
         b, dv = self.b, self.dv
         v_batch = _batch_index(batch_index, self.batch, self.v.shape)
 
-        def tile(row, col: int, m: int, n: int) -> None:
+        def tile(row, col, m: int, n: int) -> None:
             a_view = b.tensor_ptr(scores, [row, 0], [(m - 1) * self.block_k + count])
             b_view = b.tensor_ptr(self.v.value, [*v_batch, key0, col], [(count - 1) * dv + n])
             c_view = b.tensor_ptr(acc, [row, col], [(m - 1) * dv + n])
