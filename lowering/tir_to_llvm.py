@@ -809,8 +809,18 @@ _F32_EXPANDED = {tir.ExpOp: _exp_f32, tir.LogOp: _log_f32, tir.TanhOp: _tanh_f32
 
 
 def _lower_unary(fl: FunctionLowering, op: tir.UnaryExpression) -> None:
-    x, type_ = fl.value(op.input), convert_type(op.input.type)
-    kind = type(op)
+    kind, source = type(op), op.input.type
+    if isinstance(tir.element_of(source), BFloat16Type) and kind is not tir.NotOp:
+        # bf16 travels as i16 bits: compute in f32, round back
+        wide = tir.with_element(source, Float32Type())
+        value = _unary_value(fl, kind, fl.convert_value(fl.value(op.input), source, wide), wide)
+        fl.values[op.result] = fl.convert_value(value, wide, op.result.type)
+        return
+    fl.values[op.result] = _unary_value(fl, kind, fl.value(op.input), source)
+
+
+def _unary_value(fl: FunctionLowering, kind: type, x: SSAValue, source: Attribute) -> SSAValue:
+    type_ = convert_type(source)
     if kind in _F32_EXPANDED and tir.element_of(type_) == Float32Type():
         result = _F32_EXPANDED[kind](fl, x, type_)
     elif kind in _FLOAT_UNARY:
@@ -820,13 +830,13 @@ def _lower_unary(fl: FunctionLowering, op: tir.UnaryExpression) -> None:
         result = fl.emit(llvm.FDivOp(fl.constant(1.0, type_), root)).results[0]
     elif kind is tir.NotOp:
         result = fl.emit(llvm.XOrOp(x, fl.constant(1, type_))).results[0]
-    elif kind is tir.AbsOp and tir.is_float(op.input.type):
+    elif kind is tir.AbsOp and tir.is_float(source):
         result = fl.intrinsic("fabs", [x], type_)
     else:  # integer abs
         negative = fl.emit(llvm.ICmpOp(x, fl.constant(0, type_), _icmp("slt"))).results[0]
         negated = fl.emit(llvm.SubOp(fl.constant(0, type_), x)).results[0]
         result = fl.emit(VectorSelectOp(negative, negated, x)).results[0]
-    fl.values[op.result] = result
+    return result
 
 
 def _lower_cast(fl: FunctionLowering, op: tir.CastOp) -> None:
