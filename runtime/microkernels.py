@@ -64,13 +64,17 @@ class Microkernel:
         return Microkernel(*(int(g) for g in sizes), offsets=offsets)
 
     @property
+    def vec(self) -> str:
+        """The LLVM vector type of one register."""
+        return f"<{self.lanes} x float>"
+
+    @property
     def vectors(self) -> int:
         return -(-self.n // self.lanes)
 
     def llvm_ir(self) -> str:
         """`void NAME(ptr A, ptr B, ptr C, i64 K, i1 accumulate)`, K >= 1:
         one K loop per offset pair, the accumulators live across all."""
-        vec = f"<{self.lanes} x float>"
         tiles = [(r, v) for r in range(self.m) for v in range(self.vectors)]
         lines = [
             f"define void @{self.name}(ptr noalias %a, ptr noalias %b, ptr noalias %c, i64 %k, i1 %accumulate) #0 {{",
@@ -88,7 +92,7 @@ class Microkernel:
 
     def _loop(self, tap: int, offsets: tuple[int, int], previous: str, carried: dict) -> list[str]:
         """The K loop of one offset pair: v B vectors, m broadcasts, m x v FMAs."""
-        lanes, vec, label = self.lanes, f"<{self.lanes} x float>", f"loop{tap}"
+        lanes, vec, label = self.lanes, self.vec, f"loop{tap}"
         after = f"loop{tap + 1}" if tap + 1 < len(self.offsets) else "store"
         a_offset, b_offset = offsets
         lines = [f"{label}:", f"  %k{tap} = phi i64 [ 0, %{previous} ], [ %next{tap}, %{label} ]"]
@@ -125,7 +129,7 @@ class Microkernel:
 
     def _write(self, sums: dict) -> list[str]:
         """C = sums, or C += sums when accumulating (masked past n)."""
-        vec = f"<{self.lanes} x float>"
+        vec = self.vec
         lines = ["  br i1 %accumulate, label %add, label %write", "add:"]
         for r, v in sums:
             pointer = f"%cptr_a{r}_{v}"
@@ -154,7 +158,7 @@ class Microkernel:
         return f"<{bits}>"
 
     def _load(self, v: int, pointer: str) -> str:
-        vec, mask = f"<{self.lanes} x float>", self._mask(v)
+        vec, mask = self.vec, self._mask(v)
         if mask is None:
             return f"load {vec}, ptr {pointer}, align 4"
         return (
@@ -163,7 +167,7 @@ class Microkernel:
         )
 
     def _store(self, v: int, value: str, pointer: str) -> str:
-        vec, mask = f"<{self.lanes} x float>", self._mask(v)
+        vec, mask = self.vec, self._mask(v)
         if mask is None:
             return f"store {vec} {value}, ptr {pointer}, align 4"
         return (

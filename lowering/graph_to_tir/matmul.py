@@ -122,10 +122,6 @@ class MatmulSchedule:
         return MatmulSchedule(mr, nr, target.f32_lanes, kc, mc, nc)
 
 
-def _flag(props, name: str) -> bool:
-    return graph.bool_value(props, name)
-
-
 def matmul(kernel: Kernel, op: graph.MatmulOp) -> None:
     matmul_into(kernel, op, kernel.inputs[0], kernel.inputs[1], kernel.out)
 
@@ -197,7 +193,8 @@ class PackedMatmul:
 
     def __init__(self, kernel: Kernel, a, b_, out, props, epilogue: Epilogue | None):
         self.kernel, self.b = kernel, kernel.b
-        self.transpose_a, self.transpose_b = _flag(props, "transpose_a"), _flag(props, "transpose_b")
+        self.transpose_a = graph.bool_value(props, "transpose_a")
+        self.transpose_b = graph.bool_value(props, "transpose_b")
         *self.batch, self.m, self.n = out.shape
         self.k = a.shape[-2] if self.transpose_a else a.shape[-1]
         self.a, self.b_in, self.out, self.epilogue = a, b_, out, epilogue
@@ -443,7 +440,7 @@ class PackedMatmul:
 def _matmul_loops(kernel: Kernel, a: Operand, b_: Operand, out: Operand, props) -> None:
     """Integer matmuls: a dot product per output element."""
     builder = kernel.b
-    transpose_a, transpose_b = _flag(props, "transpose_a"), _flag(props, "transpose_b")
+    transpose_a, transpose_b = (graph.bool_value(props, n) for n in ("transpose_a", "transpose_b"))
     *batch, m, n = out.shape
     k = a.shape[-2] if transpose_a else a.shape[-1]
     with kernel.loop_nest(out.shape) as index:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType, TensorType, VectorType
+from xdsl.dialects.builtin import Float32Type, TensorType, VectorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from graphcompiler.dialects import graph, tir
@@ -19,7 +19,6 @@ from graphcompiler.lowering.graph_to_tir.conv import conv2d, conv2d_into
 from graphcompiler.lowering.graph_to_tir.matmul import matmul, matmul_into
 from graphcompiler.lowering.graph_to_tir.pool import pool
 from graphcompiler.lowering.graph_to_tir.kernel import (
-    PARALLEL_MIN_ELEMENTS,
     Kernel,
     Operand,
     compute_type,
