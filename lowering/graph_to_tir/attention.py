@@ -1,21 +1,29 @@
-"""graph.attention as one kernel: online softmax over key blocks.
+"""graph.attention as one kernel: online softmax over key blocks, with the
+scores laid out key-major so the softmax never reduces across lanes.
 
 What: out = softmax(q kᵀ * scale + mask) v (see graph.AttentionOp).
-How (FlashAttention's schedule, on brgemm tiles):
-- kᵀ is packed once per call into panels [batch, Sk / nr, D, nr], like a
-  matmul's B (a pre-transposed key is copied in vectors);
-- parallel over (batch, query block of `block_q` rows); per item, for each
-  key block of `block_k` keys:
-  1. S = q_block x kᵀ_block with brgemm tiles into a per-thread scratch;
-  2. per row: s = S * scale + mask, the block max, m_new = max(m, block max),
-     p = exp(s - m_new) written back over S, l = l * exp(m - m_new) + sum p,
-     and the row of the output accumulator scaled by exp(m - m_new);
-  3. acc += P x v_block with brgemm tiles reading v's rows in place;
-- out = acc / l. The Sq x Sk scores are never stored whole, and q, k, v
-  are each read once per query block.
+How (FlashAttention's schedule on brgemm tiles, transposed):
+- parallel over (batch, query block of `block_q` queries, a multiple of
+  the vector width); per item, q's block is packed once as
+  qᵀ * scale [D, block_q] (the scale folded in: one multiply per q
+  element instead of one per score);
+- for each key block of `block_k` keys:
+  1. Sᵀ = k_block x qᵀ [block_k, block_q] with brgemm tiles reading k's
+     rows in place (a pre-transposed k is read with swapped strides), so
+     k is never packed; the mask is added;
+  2. one vector holds L queries: the block max is an element-wise max
+     down the keys, then p = exp(s - max) written over Sᵀ with an
+     element-wise running sum. Every row statistic stays in lanes: no
+     horizontal reduction, no serial chain per query;
+  3. acc [block_q, Dv] is rescaled by exp(m_old - m_new) (not for the
+     first block, which overwrites acc), then acc += P x v_block with
+     brgemm tiles whose A is Sᵀ read with swapped strides;
+- out = acc / sum. The Sq x Sk scores are never stored whole.
 A key whose score is -inf contributes exactly 0 (so a row masked in one
 block and not in another is right); a row with no finite score, +inf or
-NaN ends NaN, as softmax gives.
+NaN ends NaN, as softmax gives. Folding the scale into q rounds
+(q * scale) . k instead of (q . k) * scale: the same to within an ulp
+of each product.
 """
 
 from __future__ import annotations
@@ -36,6 +44,10 @@ from graphcompiler.lowering.graph_to_tir.reductions import nan_max
 
 f32 = Float32Type()
 
+KEY_BLOCK = 128
+"""Keys per block: Sᵀ (KEY_BLOCK x block_q floats, 32 KiB at 64 queries)
+stays in L1 between the brgemm that writes it and the two softmax passes."""
+
 
 def _batch_index(index: list, batch: list[int], shape: list[int]) -> list:
     """An operand's batch indices for the output batch `index` (broadcast)."""
@@ -55,38 +67,13 @@ class AttentionKernel:
         self.d = self.q.shape[-1]
         self.sk = self.v.shape[-2]
         target = kernel.target
-        self.lanes = target.f32_lanes
-        rows, vectors = MatmulSchedule.register_tile(target, 8 * self.lanes)
-        self.mr, self.nr = rows, vectors * self.lanes
-        self.block_k = min(math.ceil(self.sk / self.nr) * self.nr, 4 * self.nr)
-        self.block_q = min(self.sq, 4 * self.mr)
-        v_rows, v_vectors = MatmulSchedule.register_tile(target, self.dv)
-        self.v_mr, self.v_nr = v_rows, v_vectors * self.lanes
-
-    # --- kᵀ panels ----------------------------------------------------------------------
-
-    def _packed_keys(self) -> SSAValue:
-        """kᵀ as [*batch_k, panels, D, nr], zero padded past Sk."""
-        kernel, b, nr = self.kernel, self.b, self.nr
-        batch_k = self.k.shape[:-2]
-        panels = math.ceil(self.sk / nr)
-        packed = b.make_tensor([*batch_k, panels, self.d, nr], f32)
-        outer = [*batch_k, panels]
-        parallel = math.prod(outer) > 1 and math.prod(outer) * self.d * nr >= PARALLEL_MIN_ELEMENTS
-        with kernel.loop_nest([math.prod(outer)], parallel) as (flat,):
-            *batch_index, panel = unflatten(kernel, flat, outer)
-            with b.make_for(0, self.d, 1) as feature:  # panel rows in order (see matmul)
-                with b.make_for(0, nr, 1) as j:
-                    key = b.add(b.mul(panel, nr), j)
-                    inside = b.binary(tir.LtOp, key, self.sk)
-                    safe = b.select(inside, key, 0)
-                    at = [feature, safe] if self.key_transposed else [safe, feature]
-                    value = kernel.load(self.k, [*batch_index, *at])
-                    value = b.select(inside, value, kernel.const(0, value))
-                    b.make_store(value, packed, [*batch_index, panel, feature, j])
-        return packed
-
-    # --- the kernel ---------------------------------------------------------------------
+        self.lanes = lanes = target.f32_lanes
+        self.block_q = min(-(-self.sq // lanes) * lanes, 4 * lanes)
+        self.block_k = min(self.sk, KEY_BLOCK)
+        rows, vectors = MatmulSchedule.register_tile(target, self.block_q)
+        self.mr, self.nr = rows, vectors * lanes
+        v_rows, v_vectors = MatmulSchedule.register_tile(target, self.dv, self.block_q)
+        self.v_mr, self.v_nr = v_rows, v_vectors * lanes
 
     def emit(self) -> None:
         if 0 in self.out.shape:
@@ -94,9 +81,8 @@ class AttentionKernel:
         kernel, b = self.kernel, self.b
         if self.sk == 0:  # no keys: each output is an empty sum, 0, as in matmul(softmax(s), v)
             kernel.for_each(self.out.shape, lambda index, lanes: kernel.store(
-                self.out, index, self._zero(lanes)))  # fmt: skip
+                self.out, index, self._splat(0.0, lanes)))  # fmt: skip
             return
-        keys = self._packed_keys()
         query_blocks = math.ceil(self.sq / self.block_q)
         grid = [*self.batch, query_blocks]
         work = math.prod(self.batch) * self.sq * self.sk * (self.d + self.dv)
@@ -106,177 +92,178 @@ class AttentionKernel:
             row0 = b.mul(query_block, self.block_q)
             last = self.sq - (query_blocks - 1) * self.block_q
             if last == self.block_q:
-                self._query_block(keys, batch_index, row0, self.block_q)
+                self._query_block(batch_index, row0, self.block_q)
             else:
                 branch = b.make_if(b.binary(tir.EqOp, query_block, query_blocks - 1), with_else=True)
                 with b.at_end_of(branch.then_region.block):
-                    self._query_block(keys, batch_index, row0, last)
+                    self._query_block(batch_index, row0, last)
                 with b.at_end_of(branch.else_region.block):
-                    self._query_block(keys, batch_index, row0, self.block_q)
+                    self._query_block(batch_index, row0, self.block_q)
 
-    def _query_block(self, keys: SSAValue, batch_index: list, row0, rows: int) -> None:
-        """Rows [row0, row0 + rows) of one batch entry, over every key block."""
+    def _query_block(self, batch_index: list, row0, rows: int) -> None:
+        """Queries [row0, row0 + rows) of one batch entry, over every key block."""
         b = self.b
-        scores = b.make_tensor([rows, self.block_k], f32)
-        acc = b.make_tensor([rows, self.dv], f32)
-        running_max = b.make_tensor([rows], f32)
-        running_sum = b.make_tensor([rows], f32)
-        with b.make_for(0, rows, 1) as r:
-            b.make_store(b.const(-math.inf, f32), running_max, [r])
-            b.make_store(b.const(0.0, f32), running_sum, [r])
-            self._row_loop(self.dv, lambda c, lanes: b.make_store(
-                self._zero(lanes), acc, [r, c], lanes))  # fmt: skip
-        state = (scores, acc, running_max, running_sum)
+        width = -(-rows // self.lanes) * self.lanes  # the query lanes computed
+        state = _BlockState(
+            queries=self._packed_queries(batch_index, row0, rows, width),
+            scores=b.make_tensor([self.block_k, self.block_q], f32),
+            acc=b.make_tensor([self.block_q, self.dv], f32),
+            running_max=b.make_tensor([self.block_q], f32),
+            running_sum=b.make_tensor([self.block_q], f32),
+            alpha=b.make_tensor([self.block_q], f32),
+            rows=rows,
+            width=width,
+        )
+        for offset in range(0, width, self.lanes):
+            b.make_store(self._splat(-math.inf, self.lanes), state.running_max, [offset], self.lanes)
+            b.make_store(self._splat(0.0, self.lanes), state.running_sum, [offset], self.lanes)
         full_blocks, tail = divmod(self.sk, self.block_k)
-        if full_blocks:
-            with b.make_for(0, full_blocks, 1) as block:
-                self._key_block(keys, batch_index, row0, rows, b.mul(block, self.block_k), self.block_k, state)
+        with b.make_for(0, full_blocks, 1) as block:
+            self._key_block(batch_index, row0, b.mul(block, self.block_k), self.block_k, state)
         if tail:
             first = b.value(full_blocks * self.block_k, IndexType())
-            self._key_block(keys, batch_index, row0, rows, first, tail, state)
-        self._finish(batch_index, row0, rows, acc, running_sum)
+            self._key_block(batch_index, row0, first, tail, state)
+        self._finish(batch_index, row0, state)
 
-    def _key_block(self, keys, batch_index, row0, rows: int, key0, count: int, state) -> None:
-        scores, acc, running_max, running_sum = state
-        self._scores(keys, batch_index, row0, rows, key0, count, scores)
-        self._softmax_update(batch_index, row0, rows, key0, count, state)
-        self._accumulate_values(batch_index, rows, key0, count, scores, acc)
-
-    def _tiles(self, rows: int, cols: int, mr: int, nr: int, tile) -> None:
-        """tile(row, col, m, n) over a rows x cols matrix in mr x nr tiles."""
-        b = self.b
-        full, tail = divmod(rows, mr)
-
-        def column(col, n: int) -> None:
-            if full:
-                with b.make_for(0, full, 1) as group:
-                    tile(b.mul(group, mr), col, mr, n)
-            if tail:
-                tile(b.value(full * mr, IndexType()), col, tail, n)
-
-        full_panels, tail_cols = divmod(cols, nr)
-        if full_panels:  # a loop, not one copy per panel: Dv may be large
-            with b.make_for(0, full_panels, 1) as panel:
-                column(b.mul(panel, nr), nr)
-        if tail_cols:
-            column(b.value(full_panels * nr, IndexType()), tail_cols)
-
-    def _scores(self, keys, batch_index, row0, rows: int, key0, count: int, scores) -> None:
-        """scores[:rows, :count] = q[row0:] x kᵀ[:, key0:key0 + count]."""
-        b, nr, d = self.b, self.nr, self.d
+    def _packed_queries(self, batch_index: list, row0, rows: int, width: int) -> SSAValue:
+        """qᵀ * scale as [D, block_q]: the scores' B operand; query lanes past
+        `rows` are zero (their scores are computed and never stored)."""
+        b, kernel = self.b, self.kernel
+        packed = b.make_tensor([self.d, self.block_q], f32)
         q_batch = _batch_index(batch_index, self.batch, self.q.shape)
+        scale = b.const(self.scale, f32)
+        with b.make_for(0, self.d, 1) as feature:
+            with b.make_for(0, rows, 1) as j:
+                value = kernel.load(self.q, [*q_batch, b.add(row0, j), feature])
+                b.make_store(b.mul(value, scale), packed, [feature, j])
+            if width > rows:
+                with b.make_for(rows, width, 1) as j:
+                    b.make_store(b.const(0.0, f32), packed, [feature, j])
+        return packed
+
+    def _key_block(self, batch_index, row0, key0, count: int, state: _BlockState) -> None:
+        self._scores(batch_index, row0, key0, count, state)
+        self._softmax_update(count, state)
+        later = self.b.binary(tir.GtOp, key0, self.b.value(0, IndexType()))
+        branch = self.b.make_if(later)
+        with self.b.at_end_of(branch.then_region.block):
+            self._rescale(state)
+        self._accumulate_values(batch_index, key0, count, state, later)
+
+    def _scores(self, batch_index, row0, key0, count: int, state: _BlockState) -> None:
+        """Sᵀ[:count, :width] = k[key0:key0 + count] x qᵀ (+ mask)."""
+        b, d, bq = self.b, self.d, self.block_q
         k_batch = _batch_index(batch_index, self.batch, self.k.shape)
         if d == 0:  # an empty head dimension: every score is 0 (a brgemm needs k > 0)
-            with b.make_for(0, rows, 1) as r:
-                self._row_loop(count, lambda c, lanes: b.make_store(
-                    self._zero(lanes), scores, [r, c], lanes))  # fmt: skip
-            return
+            with b.make_for(0, count, 1) as key:
+                for offset in range(0, state.width, self.lanes):
+                    b.make_store(self._splat(0.0, self.lanes), state.scores, [key, offset], self.lanes)
+        else:
+            # A[key, feature] is k[key, feature], or kᵀ[feature, key] when pre-transposed
+            a_row, a_k = (1, self.sk) if self.key_transposed else (d, 1)
 
-        def tile(row, col, m: int, n: int) -> None:
-            a_view = b.tensor_ptr(self.q.value, [*q_batch, b.add(row0, row), 0], [(m - 1) * d + d])
-            panel = b.div(b.add(key0, col), nr)
-            b_view = b.tensor_ptr(keys, [*k_batch, panel, 0, 0], [d * nr])
-            c_view = b.tensor_ptr(scores, [row, col], [(m - 1) * self.block_k + n])
-            b.make_brgemm_tile(
-                a_view, b_view, c_view, m=m, n=n, k=d, lanes=self.lanes,
-                a_row=d, a_k=1, ldb=nr, ldc=self.block_k,
-            )  # fmt: skip
+            def tile(row, col, m: int, n: int) -> None:
+                start = [0, b.add(key0, row)] if self.key_transposed else [b.add(key0, row), 0]
+                extent = (m - 1) * a_row + (d - 1) * a_k + 1
+                a_view = b.tensor_ptr(self.k.value, [*k_batch, *start], [extent])
+                b_view = b.tensor_ptr(state.queries, [0, col], [(d - 1) * bq + n])
+                c_view = b.tensor_ptr(state.scores, [row, col], [(m - 1) * bq + n])
+                b.make_brgemm_tile(
+                    a_view, b_view, c_view, m=m, n=n, k=d, lanes=self.lanes,
+                    a_row=a_row, a_k=a_k, ldb=bq, ldc=bq,
+                )  # fmt: skip
 
-        self._tiles(rows, count, self.mr, nr, tile)
+            _tiles(b, count, state.width, self.mr, self.nr, tile)
+        if self.mask is not None:
+            self._add_mask(batch_index, row0, key0, count, state)
 
-    def _softmax_update(self, batch_index, row0, rows: int, key0, count: int, state) -> None:
-        """Scale and mask the block's scores, fold them into the running max
-        and sum, turn them into p = exp(s - max), rescale the accumulator."""
-        scores, acc, running_max, running_sum = state
-        kernel, b = self.kernel, self.b
-        with b.make_for(0, rows, 1) as r:
-            row = b.add(row0, r)
+    def _add_mask(self, batch_index, row0, key0, count: int, state: _BlockState) -> None:
+        """Sᵀ += mask: a vector per key when the mask is the same for every
+        query (a key-padding mask), else element by element."""
+        b, kernel, lanes = self.b, self.kernel, self.lanes
+        full = [*self.batch, self.sq, self.sk]
+        per_query = len(self.mask.shape) >= 2 and self.mask.shape[-2] != 1
+        with b.make_for(0, count, 1) as key:
+            if not per_query:
+                value = kernel.load(self.mask, [*batch_index, 0, b.add(key0, key)], 1, full)
+                splat = self._splat(value, lanes)
+                for offset in range(0, state.width, lanes):
+                    at = [key, offset]
+                    b.make_store(b.add(b.make_load(state.scores, at, lanes), splat), state.scores, at, lanes)
+                return
+            with b.make_for(0, state.rows, 1) as j:
+                value = kernel.load(self.mask, [*batch_index, b.add(row0, j), b.add(key0, key)], 1, full)
+                b.make_store(b.add(b.make_load(state.scores, [key, j]), value), state.scores, [key, j])
 
-            def masked(column, lanes: int) -> SSAValue:
-                value = b.mul(kernel.b.make_load(scores, [r, column], lanes), self._splat(self.scale, lanes))
-                if self.mask is not None:
-                    index = [*batch_index, row, b.add(key0, column)]
-                    value = b.add(value, kernel.load(self.mask, index, lanes, [*self.batch, self.sq, self.sk]))
-                b.make_store(value, scores, [r, column], lanes)
-                return value
-
-            block_max = self._reduce(count, masked, nan_max, tir.ReduceMaxOp, -math.inf)
-            old = b.make_load(running_max, [r])
-            new = nan_max(b, old, block_max)
-            b.make_store(new, running_max, [r])
-
-            def exponentials(column, lanes: int) -> SSAValue:
-                s = b.make_load(scores, [r, column], lanes)
-                p = b.unary(tir.ExpOp, b.sub(s, self._splat(new, lanes)))
-                p = b.select(self._is_minus_inf(s), self._zero(lanes), p)
-                b.make_store(p, scores, [r, column], lanes)
-                return p
-
-            block_sum = self._reduce(count, exponentials, lambda bb, x, y: bb.add(x, y), tir.ReduceAddOp, 0.0)
+    def _softmax_update(self, count: int, state: _BlockState) -> None:
+        """Fold the block into each query's running max and sum (lane-wise),
+        turn the scores into p = exp(s - max), keep exp(m_old - m_new) in alpha."""
+        b, lanes = self.b, self.lanes
+        offsets = range(0, state.width, lanes)
+        vector = VectorType(f32, [lanes])
+        maxima = [b.make_var(vector, self._splat(-math.inf, lanes)) for _ in offsets]
+        with b.make_for(0, count, 1) as key:
+            for var, offset in zip(maxima, offsets, strict=True):
+                b.make_assign(var, nan_max(b, b.read(var), b.make_load(state.scores, [key, offset], lanes)))
+        new_maxima = []
+        for var, offset in zip(maxima, offsets, strict=True):
+            old = b.make_load(state.running_max, [offset], lanes)
+            new = nan_max(b, old, b.read(var))
+            b.make_store(new, state.running_max, [offset], lanes)
             # exp(old - new), 1 when both are -inf (no finite score yet)
-            alpha = b.select(
-                b.binary(tir.EqOp, old, new), b.const(1.0, f32), b.unary(tir.ExpOp, b.sub(old, new))
-            )
-            total = b.add(b.mul(b.make_load(running_sum, [r]), alpha), block_sum)
-            b.make_store(total, running_sum, [r])
-            self._row_loop(self.dv, lambda c, lanes: b.make_store(
-                b.mul(b.make_load(acc, [r, c], lanes), self._splat(alpha, lanes)), acc, [r, c], lanes))  # fmt: skip
+            alpha = b.select(b.binary(tir.EqOp, old, new), self._splat(1.0, lanes),
+                             b.unary(tir.ExpOp, b.sub(old, new)))  # fmt: skip
+            b.make_store(alpha, state.alpha, [offset], lanes)
+            new_maxima.append(new)
+        sums = [b.make_var(vector, self._splat(0.0, lanes)) for _ in offsets]
+        with b.make_for(0, count, 1) as key:
+            for var, new, offset in zip(sums, new_maxima, offsets, strict=True):
+                s = b.make_load(state.scores, [key, offset], lanes)
+                p = b.unary(tir.ExpOp, b.sub(s, new))
+                p = b.select(b.binary(tir.EqOp, s, self._splat(-math.inf, lanes)), self._splat(0.0, lanes), p)
+                b.make_store(p, state.scores, [key, offset], lanes)
+                b.make_assign(var, b.add(b.read(var), p))
+        for var, offset in zip(sums, offsets, strict=True):
+            alpha = b.make_load(state.alpha, [offset], lanes)
+            total = b.add(b.mul(b.make_load(state.running_sum, [offset], lanes), alpha), b.read(var))
+            b.make_store(total, state.running_sum, [offset], lanes)
 
-    def _accumulate_values(self, batch_index, rows: int, key0, count: int, scores, acc) -> None:
-        """acc[:rows] += P[:rows, :count] x v[key0:key0 + count]."""
-        b, dv = self.b, self.dv
+    def _rescale(self, state: _BlockState) -> None:
+        """acc[j] *= alpha[j]: the earlier blocks' p were relative to an older max."""
+        b = self.b
+        with b.make_for(0, state.rows, 1) as j:
+            alpha = b.make_load(state.alpha, [j])
+            _row_loop(b, self.lanes, self.dv, lambda c, lanes: b.make_store(
+                b.mul(b.make_load(state.acc, [j, c], lanes), self._splat(alpha, lanes)),
+                state.acc, [j, c], lanes))  # fmt: skip
+
+    def _accumulate_values(self, batch_index, key0, count: int, state: _BlockState, later) -> None:
+        """acc[:rows] (+)= P x v[key0:key0 + count], P read from Sᵀ; the first
+        block overwrites acc (`later` is false)."""
+        b, dv, bq = self.b, self.dv, self.block_q
         v_batch = _batch_index(batch_index, self.batch, self.v.shape)
 
         def tile(row, col, m: int, n: int) -> None:
-            a_view = b.tensor_ptr(scores, [row, 0], [(m - 1) * self.block_k + count])
+            a_view = b.tensor_ptr(state.scores, [0, row], [(count - 1) * bq + m])
             b_view = b.tensor_ptr(self.v.value, [*v_batch, key0, col], [(count - 1) * dv + n])
-            c_view = b.tensor_ptr(acc, [row, col], [(m - 1) * dv + n])
+            c_view = b.tensor_ptr(state.acc, [row, col], [(m - 1) * dv + n])
             b.make_brgemm_tile(
-                a_view, b_view, c_view, m=m, n=n, k=count, lanes=self.lanes,
-                a_row=self.block_k, a_k=1, ldb=dv, ldc=dv, accumulate=True,
+                a_view, b_view, c_view, accumulate_if=later, m=m, n=n, k=count,
+                lanes=self.lanes, a_row=1, a_k=bq, ldb=dv, ldc=dv,
             )  # fmt: skip
 
-        self._tiles(rows, dv, self.v_mr, self.v_nr, tile)
+        _tiles(b, state.rows, dv, self.v_mr, self.v_nr, tile)
 
-    def _finish(self, batch_index, row0, rows: int, acc, running_sum) -> None:
+    def _finish(self, batch_index, row0, state: _BlockState) -> None:
         kernel, b = self.kernel, self.b
-        with b.make_for(0, rows, 1) as r:
-            inverse = b.div(b.const(1.0, f32), b.make_load(running_sum, [r]))
+        with b.make_for(0, state.rows, 1) as j:
+            inverse = b.div(b.const(1.0, f32), b.make_load(state.running_sum, [j]))
 
             def store(column, lanes: int) -> None:
-                value = b.mul(b.make_load(acc, [r, column], lanes), self._splat(inverse, lanes))
-                kernel.store(self.out, [*batch_index, b.add(row0, r), column], value)
+                value = b.mul(b.make_load(state.acc, [j, column], lanes), self._splat(inverse, lanes))
+                kernel.store(self.out, [*batch_index, b.add(row0, j), column], value)
 
-            self._row_loop(self.dv, store)
-
-    # --- helpers ------------------------------------------------------------------------
-
-    def _row_loop(self, count: int, body) -> None:
-        """body(column, lanes) over [0, count): vectors, then a scalar tail."""
-        b, lanes = self.b, self.lanes
-        vector_end = count // lanes * lanes
-        if vector_end:
-            with b.make_for(0, vector_end, lanes) as column:
-                body(column, lanes)
-        if vector_end < count:
-            with b.make_for(vector_end, count, 1) as column:
-                body(column, 1)
-
-    def _reduce(self, count: int, value_of, combine, across: type, identity: float) -> SSAValue:
-        """combine over value_of(column, lanes) for columns [0, count): a
-        vector accumulator, then across its lanes, then the scalar tail."""
-        b, lanes = self.b, self.lanes
-        vector_end = count // lanes * lanes
-        total = b.make_var(f32, b.const(identity, f32))
-        if vector_end:
-            vector = b.make_var(VectorType(f32, [lanes]), self._splat(identity, lanes))
-            with b.make_for(0, vector_end, lanes) as column:
-                b.make_assign(vector, combine(b, b.read(vector), value_of(column, lanes)))
-            b.make_assign(total, b.unary(across, b.read(vector), f32))
-        if vector_end < count:
-            with b.make_for(vector_end, count, 1) as column:
-                b.make_assign(total, combine(b, b.read(total), value_of(column, 1)))
-        return b.read(total)
+            _row_loop(b, self.lanes, self.dv, store)
 
     def _splat(self, value: float | SSAValue, lanes: int) -> SSAValue:
         if isinstance(value, float):
@@ -285,14 +272,46 @@ class AttentionKernel:
             return value
         return self.b.unary(tir.BroadcastOp, value, VectorType(f32, [lanes]))
 
-    def _zero(self, lanes: int) -> SSAValue:
-        return self._splat(0.0, lanes)
 
-    def _is_minus_inf(self, value: SSAValue) -> SSAValue:
-        lanes = tir.lanes_of(value.type)
-        return self.b.binary(tir.EqOp, value, self._splat(-math.inf, lanes))
+class _BlockState:
+    """One query block's scratch: packed queries, scores, accumulator and
+    the per-query running max, sum and rescale factor."""
+
+    def __init__(self, *, queries, scores, acc, running_max, running_sum, alpha, rows, width):
+        self.queries, self.scores, self.acc = queries, scores, acc
+        self.running_max, self.running_sum, self.alpha = running_max, running_sum, alpha
+        self.rows, self.width = rows, width
+
+
+def _tiles(b, rows: int, cols: int, mr: int, nr: int, tile) -> None:
+    """tile(row, col, m, n) over a rows x cols matrix in mr x nr tiles."""
+    full, tail = divmod(rows, mr)
+
+    def column(col, n: int) -> None:
+        if full:
+            with b.make_for(0, full, 1) as group:
+                tile(b.mul(group, mr), col, mr, n)
+        if tail:
+            tile(b.value(full * mr, IndexType()), col, tail, n)
+
+    full_panels, tail_cols = divmod(cols, nr)
+    if full_panels:  # a loop, not one copy per panel: Dv may be large
+        with b.make_for(0, full_panels, 1) as panel:
+            column(b.mul(panel, nr), nr)
+    if tail_cols:
+        column(b.value(full_panels * nr, IndexType()), tail_cols)
+
+
+def _row_loop(b, lanes: int, count: int, body) -> None:
+    """body(column, lanes) over [0, count): vectors, then a scalar tail."""
+    vector_end = count // lanes * lanes
+    if vector_end:
+        with b.make_for(0, vector_end, lanes) as column:
+            body(column, lanes)
+    if vector_end < count:
+        with b.make_for(vector_end, count, 1) as column:
+            body(column, 1)
 
 
 def attention(kernel: Kernel, op: graph.AttentionOp) -> None:
     AttentionKernel(kernel, op).emit()
-
