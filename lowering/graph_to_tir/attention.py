@@ -94,7 +94,9 @@ class AttentionKernel:
             if last == self.block_q:
                 self._query_block(batch_index, row0, self.block_q)
             else:
-                branch = b.make_if(b.binary(tir.EqOp, query_block, query_blocks - 1), with_else=True)
+                branch = b.make_if(
+                    b.binary(tir.EqOp, query_block, query_blocks - 1), with_else=True
+                )
                 with b.at_end_of(branch.then_region.block):
                     self._query_block(batch_index, row0, last)
                 with b.at_end_of(branch.else_region.block):
@@ -115,7 +117,9 @@ class AttentionKernel:
             width=width,
         )
         for offset in range(0, width, self.lanes):
-            b.make_store(self._splat(-math.inf, self.lanes), state.running_max, [offset], self.lanes)
+            b.make_store(
+                self._splat(-math.inf, self.lanes), state.running_max, [offset], self.lanes
+            )
             b.make_store(self._splat(0.0, self.lanes), state.running_sum, [offset], self.lanes)
         full_blocks, tail = divmod(self.sk, self.block_k)
         with b.make_for(0, full_blocks, 1) as block:
@@ -157,7 +161,9 @@ class AttentionKernel:
         if d == 0:  # an empty head dimension: every score is 0 (a brgemm needs k > 0)
             with b.make_for(0, count, 1) as key:
                 for offset in range(0, state.width, self.lanes):
-                    b.make_store(self._splat(0.0, self.lanes), state.scores, [key, offset], self.lanes)
+                    b.make_store(
+                        self._splat(0.0, self.lanes), state.scores, [key, offset], self.lanes
+                    )
         else:
             # A[key, feature] is k[key, feature], or kᵀ[feature, key] when pre-transposed
             a_row, a_k = (1, self.sk) if self.key_transposed else (d, 1)
@@ -189,11 +195,17 @@ class AttentionKernel:
                 splat = self._splat(value, lanes)
                 for offset in range(0, state.width, lanes):
                     at = [key, offset]
-                    b.make_store(b.add(b.make_load(state.scores, at, lanes), splat), state.scores, at, lanes)
+                    b.make_store(
+                        b.add(b.make_load(state.scores, at, lanes), splat), state.scores, at, lanes
+                    )
                 return
             with b.make_for(0, state.rows, 1) as j:
-                value = kernel.load(self.mask, [*batch_index, b.add(row0, j), b.add(key0, key)], 1, full)
-                b.make_store(b.add(b.make_load(state.scores, [key, j]), value), state.scores, [key, j])
+                value = kernel.load(
+                    self.mask, [*batch_index, b.add(row0, j), b.add(key0, key)], 1, full
+                )
+                b.make_store(
+                    b.add(b.make_load(state.scores, [key, j]), value), state.scores, [key, j]
+                )
 
     def _softmax_update(self, count: int, state: _BlockState) -> None:
         """Fold the block into each query's running max and sum (lane-wise),
@@ -204,7 +216,9 @@ class AttentionKernel:
         maxima = [b.make_var(vector, self._splat(-math.inf, lanes)) for _ in offsets]
         with b.make_for(0, count, 1) as key:
             for var, offset in zip(maxima, offsets, strict=True):
-                b.make_assign(var, nan_max(b, b.read(var), b.make_load(state.scores, [key, offset], lanes)))
+                b.make_assign(
+                    var, nan_max(b, b.read(var), b.make_load(state.scores, [key, offset], lanes))
+                )
         new_maxima = []
         for var, offset in zip(maxima, offsets, strict=True):
             old = b.make_load(state.running_max, [offset], lanes)
@@ -220,12 +234,16 @@ class AttentionKernel:
             for var, new, offset in zip(sums, new_maxima, offsets, strict=True):
                 s = b.make_load(state.scores, [key, offset], lanes)
                 p = b.unary(tir.ExpOp, b.sub(s, new))
-                p = b.select(b.binary(tir.EqOp, s, self._splat(-math.inf, lanes)), self._splat(0.0, lanes), p)
+                p = b.select(
+                    b.binary(tir.EqOp, s, self._splat(-math.inf, lanes)), self._splat(0.0, lanes), p
+                )
                 b.make_store(p, state.scores, [key, offset], lanes)
                 b.make_assign(var, b.add(b.read(var), p))
         for var, offset in zip(sums, offsets, strict=True):
             alpha = b.make_load(state.alpha, [offset], lanes)
-            total = b.add(b.mul(b.make_load(state.running_sum, [offset], lanes), alpha), b.read(var))
+            total = b.add(
+                b.mul(b.make_load(state.running_sum, [offset], lanes), alpha), b.read(var)
+            )
             b.make_store(total, state.running_sum, [offset], lanes)
 
     def _rescale(self, state: _BlockState) -> None:
@@ -260,7 +278,9 @@ class AttentionKernel:
             inverse = b.div(b.const(1.0, f32), b.make_load(state.running_sum, [j]))
 
             def store(column, lanes: int) -> None:
-                value = b.mul(b.make_load(state.acc, [j, column], lanes), self._splat(inverse, lanes))
+                value = b.mul(
+                    b.make_load(state.acc, [j, column], lanes), self._splat(inverse, lanes)
+                )
                 kernel.store(self.out, [*batch_index, b.add(row0, j), column], value)
 
             _row_loop(b, self.lanes, self.dv, store)
