@@ -117,6 +117,26 @@ def _gelu(op: graph.GeluOp, x: Array) -> Array:
     return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))
 
 
+def _softplus(x: Array) -> Array:
+    """log(1 + exp(x)) without overflow: numpy.logaddexp(0, x)."""
+    return np.logaddexp(np.zeros_like(x), x)
+
+
+def _hard_sigmoid(x: Array, alpha: float, beta: float) -> Array:
+    """max(0, min(1, alpha * x + beta)); NaN stays NaN (numpy.clip)."""
+    return np.clip(np.asarray(alpha, x.dtype) * x + np.asarray(beta, x.dtype), 0, 1)
+
+
+def _elu(op: Operation, x: Array) -> Array:
+    alpha = np.asarray(_float(op, "alpha"), x.dtype)
+    return np.where(x > 0, x, alpha * (np.exp(x) - 1))
+
+
+def _selu(op: Operation, x: Array) -> Array:
+    alpha, gamma = (np.asarray(_float(op, n), x.dtype) for n in ("alpha", "gamma"))
+    return gamma * np.where(x > 0, x, alpha * np.exp(x) - alpha)
+
+
 def _divide(lhs: Array, rhs: Array) -> Array:
     """Floats: IEEE division. Integers: truncation toward zero, never a trap:
     x / 0 is 0 and INT_MIN / -1 wraps to INT_MIN (as onnxruntime)."""
@@ -229,6 +249,36 @@ def _slice(op: graph.SliceOp, x: Array) -> Array:
     return x[tuple(slice(r.start, r.stop, r.step) for r in ranges)]
 
 
+def _gather(op: graph.GatherOp, x: Array, indices: Array) -> Array:
+    """numpy.take; an index outside [-n, n) reads 0."""
+    axis = _axis(op, x.ndim)
+    n = x.shape[axis]
+    indices = indices.astype(np.int64)
+    if n == 0:
+        return np.zeros([*x.shape[:axis], *indices.shape, *x.shape[axis + 1 :]], x.dtype)
+    inside = (indices >= -n) & (indices < n)
+    taken = np.take(x, np.where(inside, indices, 0), axis=axis)
+    mask = inside.reshape([*[1] * axis, *indices.shape, *[1] * (x.ndim - axis - 1)])
+    return np.where(mask, taken, np.zeros((), x.dtype))
+
+
+def _pad(op: graph.PadOp, x: Array) -> Array:
+    """numpy.pad of the positive amounts, then a slice for the negative ones."""
+    properties = op.with_defaults(op.properties)
+    amounts = graph.pad_amounts(properties, x.ndim)
+    mode = properties["mode"].data
+    grow = [(max(b, 0), max(a, 0)) for b, a in amounts]
+    if mode == "constant":
+        fill = to_tensor(_float(op, "value"), TensorType(op.result.type.element_type, []))
+        padded = np.pad(x, grow, constant_values=fill)
+    else:
+        padded = np.pad(x, grow, mode=mode)  # edge, reflect, wrap: numpy's names
+    crop = tuple(
+        slice(-min(b, 0), padded.shape[d] + min(a, 0)) for d, (b, a) in enumerate(amounts)
+    )
+    return padded[crop]
+
+
 def _constant(op: graph.ConstantOp) -> Array:
     values, shape = np.array(op.value.get_values()), op.value.type.get_shape()
     # A splat holds one value for the whole tensor.
@@ -315,6 +365,19 @@ IMPLEMENTATIONS: dict[type[Operation], Callable[..., Array]] = {
     graph.GreaterOp: lambda op, a, b: a > b,
     graph.LessOp: lambda op, a, b: a < b,
     graph.EqualOp: lambda op, a, b: a == b,
+    graph.GreaterEqualOp: lambda op, a, b: a >= b,
+    graph.LessEqualOp: lambda op, a, b: a <= b,
+    graph.NotEqualOp: lambda op, a, b: a != b,
+    graph.LogicalAndOp: lambda op, a, b: a & b,
+    graph.LogicalOrOp: lambda op, a, b: a | b,
+    graph.LogicalXorOp: lambda op, a, b: a ^ b,
+    graph.LogicalNotOp: lambda op, x: ~x,
+    graph.EluOp: _elu,
+    graph.SeluOp: _selu,
+    graph.SoftplusOp: lambda op, x: _softplus(x),
+    graph.HardSigmoidOp: lambda op, x: _hard_sigmoid(x, _float(op, "alpha"), _float(op, "beta")),
+    graph.HardSwishOp: lambda op, x: x * _hard_sigmoid(x, 1 / 6, 0.5),
+    graph.PreluOp: lambda op, x, slope: np.where(x < 0, slope * x, x),
     graph.SelectOp: lambda op, c, a, b: np.where(c, a, b),
     graph.MatmulOp: _matmul,
     **{op: _reduction for op in REDUCTIONS},
@@ -330,6 +393,8 @@ IMPLEMENTATIONS: dict[type[Operation], Callable[..., Array]] = {
         xs, axis=graph.normalize_axis(graph.int_value(op.properties, "axis"), xs[0].ndim)
     ),
     graph.SliceOp: _slice,
+    graph.GatherOp: _gather,
+    graph.PadOp: _pad,
     graph.ConstantOp: _constant,
     graph.Conv2dOp: _conv2d,
     graph.MaxPool2dOp: _max_pool2d,

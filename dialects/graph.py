@@ -407,7 +407,12 @@ def _require_same_element_type(cls: type[GraphOp], types: Sequence[TensorType]) 
 
 
 class UnaryOp(GraphOp):
-    """f(x) element by element; the result has the input's type."""
+    """f(x) element by element; the result has the input's type.
+
+    Example:
+
+        %y = {op} %x : tensor<4x8xf32>
+    """
 
     T: ClassVar = VarConstraint("T", base(TensorType))
     input = operand_def(T)
@@ -451,8 +456,33 @@ ReciprocalOp = _op_class(FloatUnaryOp, "reciprocal", "1 / x")
 
 
 @irdl_op_definition
+class LogicalNotOp(UnaryOp):
+    """not x on i1 (numpy.logical_not).
+
+    Example:
+
+        %y = graph.logical_not %x : tensor<4x8xi1>
+    """
+
+    name = "graph.logical_not"
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        _require_bool(cls, operand_types)
+        return operand_types[0]
+
+
+@irdl_op_definition
 class GeluOp(FloatUnaryOp):
-    """x * Phi(x): exact (`approximate = "none"`) or with the tanh formula."""
+    """x * Phi(x): 0.5 * x * (1 + erf(x / sqrt(2))) with `approximate = "none"`
+    (the default), 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))
+    with `approximate = "tanh"` (ONNX Gelu, PyTorch); NaN stays NaN. Phi is the
+    standard normal CDF.
+
+    Example:
+
+        %y = graph.gelu %x {approximate = "tanh"} : tensor<4x8xf32>
+    """
 
     name = "graph.gelu"
     approximate = prop_def(StringAttr, default_value=StringAttr("none"))
@@ -468,15 +498,73 @@ class GeluOp(FloatUnaryOp):
 
 @irdl_op_definition
 class LeakyReluOp(FloatUnaryOp):
-    """x if x >= 0 else alpha * x."""
+    """x if x >= 0 else alpha * x (alpha defaults to 0.01, as in PyTorch and
+    ONNX); NaN stays NaN.
+
+    Example:
+
+        %y = graph.leaky_relu %x {alpha = 0.2 : f32} : tensor<4x8xf32>
+    """
 
     name = "graph.leaky_relu"
     alpha = prop_def(FloatAttr, default_value=f32_attr(0.01))
 
 
 @irdl_op_definition
+class EluOp(FloatUnaryOp):
+    """x if x > 0 else alpha * (exp(x) - 1) (ONNX Elu; alpha defaults to 1.0);
+    NaN stays NaN."""
+
+    name = "graph.elu"
+    alpha = prop_def(FloatAttr, default_value=f32_attr(1.0))
+
+
+@irdl_op_definition
+class SeluOp(FloatUnaryOp):
+    """gamma * (x if x > 0 else alpha * exp(x) - alpha) (ONNX Selu; alpha
+    defaults to 1.6732632, gamma to 1.0507010, ONNX's f32 values); NaN stays NaN."""
+
+    name = "graph.selu"
+    alpha = prop_def(FloatAttr, default_value=f32_attr(1.67326319217681884765625))
+    gamma = prop_def(FloatAttr, default_value=f32_attr(1.05070102214813232421875))
+
+
+SoftplusOp = _op_class(
+    FloatUnaryOp,
+    "softplus",
+    "log(1 + exp(x)), computed as numpy.logaddexp(0, x) = max(x, 0) + log1p(exp(-|x|)): x for\n"
+    "    large x (no overflow to inf), exp(x) to full relative precision for very negative x;\n"
+    "    NaN stays NaN, +inf gives +inf, -inf gives 0.",
+)
+
+
+@irdl_op_definition
+class HardSigmoidOp(FloatUnaryOp):
+    """max(0, min(1, alpha * x + beta)) (ONNX HardSigmoid; alpha defaults to
+    0.2, beta to 0.5); NaN stays NaN."""
+
+    name = "graph.hard_sigmoid"
+    alpha = prop_def(FloatAttr, default_value=f32_attr(0.2))
+    beta = prop_def(FloatAttr, default_value=f32_attr(0.5))
+
+
+HardSwishOp = _op_class(
+    FloatUnaryOp,
+    "hard_swish",
+    "x * max(0, min(1, x / 6 + 0.5)) (ONNX HardSwish: hard_sigmoid with alpha 1/6, beta 0.5);\n"
+    "    NaN stays NaN.",
+)
+
+
+@irdl_op_definition
 class ClampOp(UnaryOp):
-    """min(max(x, min), max)."""
+    """min(max(x, min), max), with f32 bounds (min <= max) converted to the
+    element type; NaN stays NaN (numpy.clip).
+
+    Example:
+
+        %y = graph.clamp %x {min = 0.0 : f32, max = 6.0 : f32} : tensor<4x8xf32>
+    """
 
     name = "graph.clamp"
     min = prop_def(FloatAttr)
@@ -493,7 +581,16 @@ class ClampOp(UnaryOp):
 @irdl_op_definition
 class CastOp(GraphOp):
     """Converts each element to the result's element type (C semantics:
-    floats truncate toward zero into integers, nonzero becomes true in i1)."""
+    floats truncate toward zero into integers, nonzero becomes true in i1).
+
+    float -> integer saturates: NaN -> 0, values beyond the range (and
+    +-inf) -> the type's maximum or minimum; integer -> narrower integer
+    wraps; f32 -> f16/bf16 rounds to nearest even. The shape is kept.
+
+    Example:
+
+        %y = graph.cast %x : tensor<4x8xf32> -> tensor<4x8xi32>
+    """
 
     name = "graph.cast"
     input = operand_def(TensorType)
@@ -512,7 +609,13 @@ class CastOp(GraphOp):
 
 
 class BinaryOp(GraphOp):
-    """lhs (op) rhs element by element, with numpy broadcasting."""
+    """lhs (op) rhs element by element, with numpy broadcasting; both
+    operands have one element type (no implicit promotion: graph.cast first).
+
+    Example:
+
+        %z = {op} %x, %b : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    """
 
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
@@ -534,7 +637,13 @@ class BinaryOp(GraphOp):
 
 
 class ComparisonOp(BinaryOp):
-    """A broadcasting comparison (also of booleans); the result is i1."""
+    """A broadcasting comparison (also of booleans); the result is i1.
+    Comparisons with NaN are false, except not_equal (true).
+
+    Example:
+
+        %m = {op} %x, %y : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xi1>
+    """
 
     @classmethod
     def infer_type(cls, operand_types, properties, result_type=None):
@@ -562,11 +671,56 @@ MinimumOp = _op_class(BinaryOp, "minimum", "min(lhs, rhs)")
 GreaterOp = _op_class(ComparisonOp, "greater", "lhs > rhs")
 LessOp = _op_class(ComparisonOp, "less", "lhs < rhs")
 EqualOp = _op_class(ComparisonOp, "equal", "lhs == rhs")
+GreaterEqualOp = _op_class(
+    ComparisonOp, "greater_equal", "lhs >= rhs (numpy.greater_equal: false if either is NaN)"
+)
+LessEqualOp = _op_class(
+    ComparisonOp, "less_equal", "lhs <= rhs (numpy.less_equal: false if either is NaN)"
+)
+NotEqualOp = _op_class(
+    ComparisonOp, "not_equal", "lhs != rhs (numpy.not_equal: true if either is NaN)"
+)
+
+
+def _require_bool(cls: type[GraphOp], types: Sequence[TensorType]) -> None:
+    for index, type_ in enumerate(types):
+        if type_.element_type != i1:
+            raise VerifyException(
+                f"{cls.operand_role(index)} has element type {type_.element_type}; {cls.name} "
+                "needs i1 (graph.cast or compare first)"
+            )
+
+
+class LogicalBinaryOp(BinaryOp):
+    """A broadcasting boolean op: i1 operands, i1 result.
+
+    Example:
+
+        %m = {op} %a, %b : (tensor<4x8xi1>, tensor<8xi1>) -> tensor<4x8xi1>
+    """
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        _require_bool(cls, operand_types)
+        return cls.broadcast(operand_types)
+
+
+LogicalAndOp = _op_class(LogicalBinaryOp, "logical_and", "lhs and rhs on i1 (numpy.logical_and)")
+LogicalOrOp = _op_class(LogicalBinaryOp, "logical_or", "lhs or rhs on i1 (numpy.logical_or)")
+LogicalXorOp = _op_class(
+    LogicalBinaryOp, "logical_xor", "lhs != rhs on i1 (numpy.logical_xor)"
+)
 
 
 @irdl_op_definition
 class SelectOp(GraphOp):
-    """cond ? true_value : false_value element by element, broadcasting all three."""
+    """cond ? true_value : false_value element by element, broadcasting all three
+    (numpy.where); `cond` is i1, the values share one element type.
+
+    Example:
+
+        %y = graph.select %c, %x, %zero : (tensor<4x8xi1>, tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+    """
 
     name = "graph.select"
     cond = operand_def(TensorType)
@@ -591,13 +745,53 @@ class SelectOp(GraphOp):
         return TensorType(operand_types[1].element_type, shape)
 
 
+@irdl_op_definition
+class PreluOp(GraphOp):
+    """x if x >= 0 else slope * x (ONNX PRelu; numpy.where(x < 0, slope * x, x)):
+    `slope` broadcasts to the input's shape (never the other way); NaN stays NaN.
+
+    Example:
+
+        %y = graph.prelu %x, %slope : (tensor<1x3x8x8xf32>, tensor<3x1x1xf32>) -> tensor<1x3x8x8xf32>
+    """
+
+    name = "graph.prelu"
+    input = operand_def(TensorType)
+    slope = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input `,` $slope attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        _require_float(cls, operand_types[0], 0)
+        _require_same_element_type(cls, operand_types)
+        shape = _shape(operand_types[0])
+        roles = [cls.operand_role(0), cls.operand_role(1)]
+        if broadcast_shapes([shape, _shape(operand_types[1])], roles) != shape:
+            raise VerifyException(
+                f"{roles[1]} of shape {_fmt(_shape(operand_types[1]))} does not broadcast to "
+                f"the shape {_fmt(shape)} of {roles[0]}"
+            )
+        return operand_types[0]
+
+
 # --- matmul -------------------------------------------------------------------
 
 
 @irdl_op_definition
 class MatmulOp(GraphOp):
     """a @ b over the last two dims (optionally transposed); the batch dims
-    in front broadcast like numpy."""
+    in front broadcast like numpy.
+
+    a is [..., M, K] ([..., K, M] with `transpose_a`), b is [..., K, N]
+    ([..., N, K] with `transpose_b`, e.g. a PyTorch Linear weight), the
+    result [..., M, N] (numpy.matmul; both operands have rank >= 2 and one
+    element type). f16 and bf16 accumulate in f32; integers wrap.
+
+    Example:
+
+        %y = graph.matmul %x, %w {transpose_b = true} : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+    """
 
     name = "graph.matmul"
     a = operand_def(TensorType)
@@ -645,7 +839,13 @@ def reduced_axes(properties: Mapping[str, Attribute], rank: int) -> list[int]:
 
 
 class ReduceOp(GraphOp):
-    """Reduces `axes` (all if empty), keeping them as size 1 if `keep_dims`."""
+    """Reduces `axes` (all if empty), keeping them as size 1 if `keep_dims`.
+    Axes may be negative (counted from the end), as in numpy.
+
+    Example:
+
+        %s = {op} %x {axes = array<i64: 1>, keep_dims = true} : tensor<4x8xf32> -> tensor<4x1xf32>
+    """
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -692,6 +892,14 @@ ReduceProdOp = _op_class(
 
 
 class SoftmaxBase(FloatUnaryOp):
+    """Normalizes along `axis` (default -1, the innermost; negative counts
+    from the end); the result has the input's type.
+
+    Example:
+
+        %p = {op} %x {axis = 1 : i64} : tensor<4x8xf32>
+    """
+
     axis = prop_def(IntegerAttr[I64], default_value=IntegerAttr(-1, i64))
 
     @classmethod
@@ -729,7 +937,16 @@ class LayerNormOp(GraphOp):
     Compiled: per block (64 vectors per accumulator) the mean, then the centred sum of
     squares (f32 vector partial sums), blocks merged with Chan's formula in
     f64: as accurate as numpy's float32 (max error ~4e-6 against float64 on
-    2^20 values around 100)."""
+    2^20 values around 100).
+
+    The variance is the biased one (divided by the element count, as in
+    PyTorch and ONNX LayerNormalization); operands are in the order input,
+    gamma (scale), beta (bias); epsilon defaults to 1e-5.
+
+    Example:
+
+        %y = graph.layer_norm %x, %gamma, %beta {epsilon = 1.0e-06 : f32} : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    """
 
     name = "graph.layer_norm"
     input = operand_def(TensorType)
@@ -763,7 +980,12 @@ class AttentionOp(GraphOp):
     Sq x Sk scores never stored whole); a row whose scores are all -inf, or
     that holds +inf or NaN, is NaN as in softmax. Accuracy: the scores and
     products accumulate in f32 in a different order than the unfused ops
-    (about 1e-6 relative for D, Sk up to 1024)."""
+    (about 1e-6 relative for D, Sk up to 1024).
+
+    Example:
+
+        %o = graph.attention %q, %k, %v {scale = 0.125 : f32} : (tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32>) -> tensor<1x8x128x64xf32>
+    """
 
     name = "graph.attention"
     query = operand_def(TensorType)
@@ -806,7 +1028,17 @@ class AttentionOp(GraphOp):
 class BatchNormOp(GraphOp):
     """Inference batch norm over channel dim 1:
     (x - mean) / sqrt(var + epsilon) * scale + bias; element-wise, in this
-    order (a few ulp)."""
+    order (a few ulp).
+
+    Operands in ONNX BatchNormalization's order: input [N, C, ...], then
+    scale, bias, mean, var, each of shape [C] (PyTorch's
+    `F.batch_norm(x, running_mean, running_var, weight, bias)` orders them
+    differently); epsilon defaults to 1e-5.
+
+    Example:
+
+        %y = graph.batch_norm %x, %scale, %bias, %mean, %var : (tensor<1x3x8x8xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x3x8x8xf32>
+    """
 
     name = "graph.batch_norm"
     input = operand_def(TensorType)
@@ -840,7 +1072,13 @@ class BatchNormOp(GraphOp):
 
 @irdl_op_definition
 class TransposeOp(GraphOp):
-    """result[i_perm[0], ...] = input[i_0, ...]: result dim d is input dim perm[d]."""
+    """result[i_perm[0], ...] = input[i_0, ...]: result dim d is input dim perm[d]
+    (numpy.transpose(input, perm)).
+
+    Example:
+
+        %t = graph.transpose %x {perm = array<i64: 1, 0>} : tensor<4x8xf32> -> tensor<8x4xf32>
+    """
 
     name = "graph.transpose"
     input = operand_def(TensorType)
@@ -880,7 +1118,13 @@ class ResultShapedOp(GraphOp):
 
 @irdl_op_definition
 class ReshapeOp(ResultShapedOp):
-    """The same elements in row-major order under the result's shape."""
+    """The same elements in row-major order under the result's shape
+    (numpy.reshape; the element counts agree).
+
+    Example:
+
+        %r = graph.reshape %x : tensor<4x8xf32> -> tensor<2x16xf32>
+    """
 
     name = "graph.reshape"
 
@@ -895,7 +1139,12 @@ class ReshapeOp(ResultShapedOp):
 
 @irdl_op_definition
 class BroadcastToOp(ResultShapedOp):
-    """numpy.broadcast_to the result's shape."""
+    """numpy.broadcast_to the result's shape.
+
+    Example:
+
+        %b = graph.broadcast_to %x : tensor<8xf32> -> tensor<4x8xf32>
+    """
 
     name = "graph.broadcast_to"
 
@@ -913,7 +1162,13 @@ class BroadcastToOp(ResultShapedOp):
 
 @irdl_op_definition
 class ConcatOp(GraphOp):
-    """Joins the inputs along `axis`; all other dims must agree."""
+    """Joins the inputs along `axis`; all other dims must agree
+    (numpy.concatenate).
+
+    Example:
+
+        %c = graph.concat %a, %b {axis = 1 : i64} : (tensor<4x8xf32>, tensor<4x2xf32>) -> tensor<4x10xf32>
+    """
 
     name = "graph.concat"
     inputs = var_operand_def(TensorType)
@@ -960,7 +1215,14 @@ def slice_ranges(properties: Mapping[str, Attribute], shape: Sequence[int]) -> l
 
 @irdl_op_definition
 class SliceOp(GraphOp):
-    """input[starts[0]:ends[0]:steps[0], ...] with Python slice semantics."""
+    """input[starts[0]:ends[0]:steps[0], ...] with Python slice semantics:
+    negative bounds count from the end, out-of-range ones clamp; steps
+    (default all 1) are positive.
+
+    Example:
+
+        %s = graph.slice %x {starts = array<i64: 0, 2>, ends = array<i64: 4, 8>, steps = array<i64: 1, 2>} : tensor<4x8xf32> -> tensor<4x3xf32>
+    """
 
     name = "graph.slice"
     input = operand_def(TensorType)
@@ -977,8 +1239,128 @@ class SliceOp(GraphOp):
 
 
 @irdl_op_definition
+class GatherOp(GraphOp):
+    """numpy.take(input, indices, axis) (ONNX Gather): the result has shape
+    input.shape[:axis] + indices.shape + input.shape[axis + 1:]. An index i
+    in [-n, 0) reads i + n (n = input.shape[axis]); an index outside
+    [-n, n) reads 0 (false for i1) instead of failing. `indices` are integers
+    of any width (not i1); `axis` defaults to 0.
+
+    Example:
+
+        %g = graph.gather %table, %ids : (tensor<100x16xf32>, tensor<4x8xi64>) -> tensor<4x8x16xf32>
+    """
+
+    name = "graph.gather"
+    input = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = prop_def(IntegerAttr[I64], default_value=IntegerAttr(0, i64))
+    assembly_format = "$input `,` $indices attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        element = operand_types[1].element_type
+        if not isinstance(element, IntegerType) or element == i1:
+            raise VerifyException(
+                f"{cls.operand_role(1)} has element type {element}, expected an integer type"
+            )
+        shape = _shape(operand_types[0])
+        if not shape:
+            raise VerifyException(f"{cls.operand_role(0)} has rank 0, expected at least 1")
+        axis = normalize_axis(int_value(properties, "axis"), len(shape))
+        return TensorType(
+            operand_types[0].element_type,
+            [*shape[:axis], *_shape(operand_types[1]), *shape[axis + 1 :]],
+        )
+
+
+PAD_MODES = ("constant", "reflect", "edge", "wrap")
+
+
+def pad_amounts(properties: Mapping[str, Attribute], rank: int) -> list[tuple[int, int]]:
+    """(before, after) per dim from ONNX-ordered `pads` [b0, b1, ..., e0, e1, ...]."""
+    pads = int_list(properties, "pads")
+    if len(pads) != 2 * rank:
+        raise VerifyException(f"pads has {len(pads)} entries, expected {2 * rank} (twice the rank)")
+    return list(zip(pads[:rank], pads[rank:], strict=True))
+
+
+@irdl_op_definition
+class PadOp(GraphOp):
+    """numpy.pad (ONNX Pad): dim d grows by pads[d] elements before and
+    pads[rank + d] after; a negative amount removes elements instead (numpy.pad
+    of the positive amounts, then a slice). `mode`: "constant" (the default)
+    fills with `value` (default 0.0; an integer tensor needs an integral value
+    in its range), "reflect" mirrors without repeating the border (amounts at
+    most n - 1; a dim of one element repeats it), "edge" repeats the border,
+    "wrap" repeats the tensor periodically; the last three need a non-empty dim
+    wherever they pad.
+
+    Example:
+
+        %p = graph.pad %x {pads = array<i64: 0, 1, 0, 1>} : tensor<4x8xf32> -> tensor<4x10xf32>
+    """
+
+    name = "graph.pad"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    pads = prop_def(DenseArrayBase)
+    mode = prop_def(StringAttr, default_value=StringAttr("constant"))
+    value = prop_def(FloatAttr, default_value=f32_attr(0.0))
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        shape, element = _shape(operand_types[0]), operand_types[0].element_type
+        mode = properties["mode"].data
+        if mode not in PAD_MODES:
+            raise VerifyException(
+                f'mode must be one of {", ".join(PAD_MODES)}, got "{mode}"'
+            )
+        value = float_value(properties, "value")
+        if mode == "constant" and isinstance(element, IntegerType):
+            _check_integral(value, element)
+        result = []
+        amounts = pad_amounts(properties, len(shape))
+        for d, (size, (before, after)) in enumerate(zip(shape, amounts, strict=True)):
+            padded = max(before, 0) or max(after, 0)
+            if mode != "constant" and padded and size == 0:
+                raise VerifyException(f'dim {d} is empty: "{mode}" has nothing to pad it with')
+            if mode == "reflect" and size > 1 and max(before, after) > size - 1:
+                raise VerifyException(
+                    f'"reflect" pads dim {d} of size {size} by {max(before, after)}, at most '
+                    f"{size - 1} allowed"
+                )
+            if size + before + after < 0:
+                raise VerifyException(
+                    f"pads ({before}, {after}) remove more than the {size} elements of dim {d}"
+                )
+            result.append(size + before + after)
+        return TensorType(element, result)
+
+
+def _check_integral(value: float, element: IntegerType) -> None:
+    """A fill value must be exactly representable in the integer type."""
+    width = element.width.data
+    if element.signedness.data == Signedness.UNSIGNED:
+        low, high = 0, 2**width - 1
+    elif width == 1:
+        low, high = 0, 1
+    else:
+        low, high = -(2 ** (width - 1)), 2 ** (width - 1) - 1
+    if not math.isfinite(value) or value != int(value) or not low <= value <= high:
+        raise VerifyException(f"value {value} is not a {element} (an integer in [{low}, {high}])")
+
+
+@irdl_op_definition
 class ConstantOp(TypedValueFormat, GraphOp):
-    """A tensor constant: `graph.constant dense<...> : tensor<...>`."""
+    """A tensor constant: `graph.constant dense<...> : tensor<...>`.
+
+    Example:
+
+        %c = graph.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+    """
 
     name = "graph.constant"
     value = prop_def(DenseIntOrFPElementsAttr)
@@ -1038,7 +1420,21 @@ def _require_rank(cls: type[GraphOp], types: Sequence[TensorType], index: int, r
 
 @irdl_op_definition
 class Conv2dOp(GraphOp):
-    """2-D convolution, input NCHW, weight OIHW (I = C / groups)."""
+    """2-D convolution, input NCHW, weight OIHW (I = C / groups).
+
+    Cross-correlation as in PyTorch's conv2d and ONNX Conv (the filter is not
+    flipped), without bias (add one with graph.add of a [O, 1, 1] tensor):
+    input [N, C, H, W], weight [O, C / groups, KH, KW], result [N, O, OH, OW]
+    with OH = (H + pad_top + pad_bottom - dilation_h * (KH - 1) - 1) // stride_h + 1
+    (likewise OW). `strides` and `dilations` are [h, w]; `padding` is
+    [top, left, bottom, right] (zeros; ONNX `pads` order [h_begin, w_begin,
+    h_end, w_end], unlike PyTorch's symmetric [h, w]); `groups` splits the
+    channels (groups = C = O is depthwise). Accumulates in f32.
+
+    Example:
+
+        %y = graph.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x3x32x32xf32>, tensor<16x3x3x3xf32>) -> tensor<1x16x16x16xf32>
+    """
 
     name = "graph.conv2d"
     input = operand_def(TensorType)
@@ -1073,7 +1469,14 @@ class Conv2dOp(GraphOp):
 
 
 class PoolOp(GraphOp):
-    """A 2-D pooling window over an NCHW input."""
+    """A 2-D pooling window over an NCHW input: `kernel` [KH, KW] (required),
+    `strides` [h, w], `padding` [top, left, bottom, right]; output sizes as
+    conv2d's (no dilation, floor rounding: no ceil_mode).
+
+    Example:
+
+        %p = {op} %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>
+    """
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -1110,7 +1513,9 @@ AvgPool2dOp = _op_class(
 ELEMENTWISE_OPS: tuple[type[GraphOp], ...] = (
     ReluOp, SigmoidOp, TanhOp, ExpOp, LogOp, SqrtOp, RsqrtOp, AbsOp, NegOp, ErfOp,
     ReciprocalOp, SquareOp, GeluOp, LeakyReluOp, ClampOp, CastOp,
+    EluOp, SeluOp, SoftplusOp, HardSigmoidOp, HardSwishOp, PreluOp, LogicalNotOp,
     AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp, GreaterOp, LessOp, EqualOp,
+    GreaterEqualOp, LessEqualOp, NotEqualOp, LogicalAndOp, LogicalOrOp, LogicalXorOp,
     SelectOp, BroadcastToOp,
 )  # fmt: skip
 """Ops computing each output element from the same element of their
@@ -1127,7 +1532,12 @@ after them (matmul and conv2d come first in the region)."""
 
 @irdl_op_definition
 class YieldOp(DefinedAttributesOnly):
-    """The results of a graph.fused region."""
+    """The results of a graph.fused region.
+
+    Example:
+
+        graph.yield %y : tensor<4x8xf32>
+    """
 
     name = "graph.yield"
     values = var_operand_def(TensorType)
@@ -1140,7 +1550,17 @@ class FusedOp(DefinedAttributesOnly):
     """A group of ops computed in one loop nest (graph-fuse): the region's
     block arguments are the inputs, `graph.yield` gives the results. The
     region holds element-wise ops, optionally after one anchor (matmul or
-    conv2d) whose result they consume; intermediates never touch memory."""
+    conv2d) whose result they consume; intermediates never touch memory.
+
+    Example:
+
+        %y = graph.fused %x, %b : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32> {
+        ^bb0(%a: tensor<4x8xf32>, %c: tensor<8xf32>):
+          %0 = graph.add %a, %c : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+          %1 = graph.relu %0 : tensor<4x8xf32>
+          graph.yield %1 : tensor<4x8xf32>
+        }
+    """
 
     name = "graph.fused"
     inputs = var_operand_def(TensorType)
@@ -1204,11 +1624,13 @@ class FusedOp(DefinedAttributesOnly):
 GRAPH_OPS: tuple[type[GraphOp], ...] = (
     ReluOp, SigmoidOp, TanhOp, ExpOp, LogOp, SqrtOp, RsqrtOp, AbsOp, NegOp, ErfOp,
     ReciprocalOp, SquareOp, GeluOp, LeakyReluOp, ClampOp, CastOp,
+    EluOp, SeluOp, SoftplusOp, HardSigmoidOp, HardSwishOp, PreluOp, LogicalNotOp,
     AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp, GreaterOp, LessOp, EqualOp,
+    GreaterEqualOp, LessEqualOp, NotEqualOp, LogicalAndOp, LogicalOrOp, LogicalXorOp,
     SelectOp, MatmulOp,
     ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp,
     SoftmaxOp, LogSoftmaxOp, LayerNormOp, BatchNormOp, AttentionOp,
-    TransposeOp, ReshapeOp, BroadcastToOp, ConcatOp, SliceOp, ConstantOp,
+    TransposeOp, ReshapeOp, BroadcastToOp, ConcatOp, SliceOp, GatherOp, PadOp, ConstantOp,
     Conv2dOp, MaxPool2dOp, AvgPool2dOp,
 )  # fmt: skip
 

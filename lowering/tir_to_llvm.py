@@ -577,7 +577,8 @@ def _compare(
     if relation in ("eq", "ne"):
         predicate = relation
     else:
-        predicate = ("u" if _is_unsigned(type_) else "s") + relation
+        unsigned = _is_unsigned(type_) or tir.is_bool(type_)  # true > false, as numpy
+        predicate = ("u" if unsigned else "s") + relation
     return fl.emit(llvm.ICmpOp(lhs, rhs, _icmp(predicate))).results[0]
 
 

@@ -16,6 +16,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from graphcompiler.dialects import graph, tir
 from graphcompiler.lowering.graph_to_tir.attention import attention
 from graphcompiler.lowering.graph_to_tir.conv import conv2d, conv2d_into
+from graphcompiler.lowering.graph_to_tir.gather_pad import pad, take
 from graphcompiler.lowering.graph_to_tir.matmul import matmul, matmul_into
 from graphcompiler.lowering.graph_to_tir.pool import pool
 from graphcompiler.lowering.graph_to_tir.kernel import (
@@ -155,6 +156,57 @@ def _sigmoid(k: Kernel, x: SSAValue) -> SSAValue:
     return b.select(b.binary(tir.GeOp, x, 0.0), positive, b.mul(e, positive))
 
 
+def _log1p(k: Kernel, e: SSAValue) -> SSAValue:
+    """log(1 + e) for e >= 0 to full relative precision: log(u) * e / (u - 1)
+    with u = 1 + e rounded (the ratio cancels u's rounding), e where u == 1."""
+    b = k.b
+    u = b.add(e, 1.0)
+    ratio = b.div(b.mul(b.unary(tir.LogOp, u), e), b.sub(u, 1.0))
+    return b.select(b.binary(tir.EqOp, u, 1.0), e, ratio)
+
+
+def _softplus(k: Kernel, x: SSAValue) -> SSAValue:
+    """max(x, 0) + log1p(exp(-|x|)): numpy.logaddexp(0, x), NaN stays NaN."""
+    b = k.b
+    tail = _log1p(k, b.unary(tir.ExpOp, b.sub(0.0, b.unary(tir.AbsOp, x))))
+    return b.add(b.binary(tir.MaxOp, x, 0.0), tail)
+
+
+def _hard_sigmoid(k: Kernel, x: SSAValue, alpha: float, beta: float) -> SSAValue:
+    b = k.b
+    return b.binary(tir.MinOp, b.binary(tir.MaxOp, b.add(b.mul(x, alpha), beta), 0.0), 1.0)
+
+
+def _elu(k: Kernel, x: SSAValue, alpha: float, gamma: float = 1.0) -> SSAValue:
+    """x > 0 ? x : alpha * (exp(x) - 1), times gamma (selu); NaN takes the
+    exp branch and stays NaN."""
+    b = k.b
+    negative = b.mul(b.sub(b.unary(tir.ExpOp, x), 1.0), alpha)
+    chosen = b.select(b.binary(tir.GtOp, x, 0.0), x, negative)
+    return chosen if gamma == 1.0 else b.mul(chosen, gamma)
+
+
+def _activation(k: Kernel, op: Operation, values: list[SSAValue]) -> SSAValue:
+    """The ONNX activations with float parameters."""
+    props, x = _props(op), values[0]
+    alpha = graph.float_value(props, "alpha") if "alpha" in props else 0.0
+    match op:
+        case graph.EluOp():
+            return _elu(k, x, alpha)
+        case graph.SeluOp():
+            return _elu(k, x, alpha, graph.float_value(props, "gamma"))
+        case graph.HardSigmoidOp():
+            return _hard_sigmoid(k, x, alpha, graph.float_value(props, "beta"))
+        case graph.HardSwishOp():
+            return k.b.mul(x, _hard_sigmoid(k, x, 1 / 6, 0.5))
+    raise AssertionError(f"no activation template for {op.name}")
+
+
+def _prelu(k: Kernel, op: Operation, values: list[SSAValue]) -> SSAValue:
+    x, slope = values
+    return k.b.select(k.b.binary(tir.LtOp, x, 0.0), k.b.mul(slope, x), x)
+
+
 def _identity(k: Kernel, op: Operation, values: list[SSAValue]) -> SSAValue:
     return values[0]
 
@@ -172,6 +224,8 @@ UNARY: dict[type, Callable[[Kernel, SSAValue], SSAValue]] = {
     graph.ErfOp: _erf,
     graph.ReciprocalOp: lambda k, x: k.b.div(k.const(1, x), x),
     graph.SquareOp: lambda k, x: k.b.mul(x, x),
+    graph.SoftplusOp: _softplus,
+    graph.LogicalNotOp: lambda k, x: k.b.unary(tir.NotOp, x),
 }
 
 BINARY: dict[type, type] = {
@@ -185,6 +239,12 @@ BINARY: dict[type, type] = {
     graph.GreaterOp: tir.GtOp,
     graph.LessOp: tir.LtOp,
     graph.EqualOp: tir.EqOp,
+    graph.GreaterEqualOp: tir.GeOp,
+    graph.LessEqualOp: tir.LeOp,
+    graph.NotEqualOp: tir.NeOp,
+    graph.LogicalAndOp: tir.AndOp,
+    graph.LogicalOrOp: tir.OrOp,
+    graph.LogicalXorOp: tir.NeOp,
 }
 
 
@@ -304,6 +364,11 @@ ELEMENTWISE_COMPUTE: dict[type, Callable[[Kernel, Operation, list[SSAValue]], SS
     graph.LeakyReluOp: lambda k, op, v: _leaky_relu(k, op, v[0]),
     graph.ClampOp: lambda k, op, v: _clamp(k, op, v[0]),
     graph.CastOp: _cast,
+    **{
+        op: _activation
+        for op in (graph.EluOp, graph.SeluOp, graph.HardSigmoidOp, graph.HardSwishOp)
+    },
+    graph.PreluOp: _prelu,
     graph.SelectOp: lambda k, op, v: k.b.select(*v),
     graph.BroadcastToOp: _identity,
 }
@@ -455,6 +520,8 @@ TEMPLATES: dict[type, Template] = {
     ),
     graph.SliceOp: gather(_slice_index, _slice_vectorizable),
     graph.ReshapeOp: reshape,
+    graph.GatherOp: take,
+    graph.PadOp: pad,
     graph.ConcatOp: concat,
     graph.Conv2dOp: conv2d,
     graph.MaxPool2dOp: pool,

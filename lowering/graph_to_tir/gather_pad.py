@@ -1,0 +1,115 @@
+"""Data movement that reads computed positions: graph.gather and graph.pad.
+
+Both walk the output with `Kernel.for_each` and compute, per element, the
+source position it reads; a position outside the source (a gather index
+out of range, the constant border of a pad) takes an if/else, so no load
+ever leaves the buffer. The innermost dimension is vectorized when it moves
+with the source's innermost one (gather along an outer axis, pad of the
+outer dimensions only): then the branch condition is one scalar per vector.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import IndexType, VectorType
+from xdsl.ir import SSAValue
+
+from graphcompiler.dialects import graph, tir
+from graphcompiler.dialects.tir_builder import TirBuilder
+from graphcompiler.lowering.graph_to_tir.kernel import Kernel, Operand, compute_type, is_vectorizable
+
+
+def _all(b: TirBuilder, conditions: list[SSAValue]) -> SSAValue | None:
+    result = None
+    for condition in conditions:
+        result = condition if result is None else b.binary(tir.AndOp, result, condition)
+    return result
+
+
+def _copy_or_fill(
+    kernel: Kernel,
+    inside: SSAValue | None,
+    source: Operand,
+    source_index: list,
+    out_index: list,
+    lanes: int,
+    fill: float | int,
+) -> None:
+    """out[out_index] = inside ? source[source_index] : fill."""
+    b, out = kernel.b, kernel.out
+
+    def copy() -> None:
+        kernel.store(out, out_index, kernel.load(source, source_index, lanes))
+
+    if inside is None:
+        copy()
+        return
+    element = compute_type(out.element)
+    branch = b.make_if(inside, with_else=True)
+    with b.at_end_of(branch.then_region.block):
+        copy()
+    with b.at_end_of(branch.else_region.block):
+        kernel.store(out, out_index, b.const(fill, VectorType(element, [lanes]) if lanes > 1 else element))
+
+
+def take(kernel: Kernel, op: graph.GatherOp) -> None:
+    """out[o, i, p] = input[o, wrap(indices[i]), p], 0 for an index outside [-n, n)."""
+    source, indices = kernel.inputs
+    rank = len(source.shape)
+    axis = graph.normalize_axis(graph.int_value(op.with_defaults(op.properties), "axis"), rank)
+    n, count = source.shape[axis], len(indices.shape)
+
+    def body(index: list[SSAValue], lanes: int) -> None:
+        b = kernel.b
+        picked = b.cast(kernel.load(indices, index[axis : axis + count]), IndexType())
+        wrapped = b.select(b.binary(tir.LtOp, picked, 0), b.add(picked, n), picked)
+        inside = b.binary(
+            tir.AndOp, b.binary(tir.GeOp, wrapped, 0), b.binary(tir.LtOp, wrapped, n)
+        )
+        source_index = [*index[:axis], wrapped, *index[axis + count :]]
+        _copy_or_fill(kernel, inside, source, source_index, index, lanes, 0)
+
+    vectorize = axis < rank - 1 and is_vectorizable(kernel.out, source)
+    kernel.for_each(kernel.out.shape, body, vectorize)
+
+
+def _source_position(
+    b: TirBuilder, i: SSAValue, n: int, before: int, after: int, mode: str
+) -> tuple[SSAValue | int, list[SSAValue]]:
+    """The source index an output index `i` of a padded dim reads, and the
+    conditions under which it is inside (constant mode)."""
+    s = b.sub(i, before) if before else i
+    if before <= 0 and after <= 0:  # only cropped: a shift
+        return s, []
+    if mode == "constant":
+        conditions = [b.binary(tir.GeOp, s, 0)] if before > 0 else []
+        return s, [*conditions, *([b.binary(tir.LtOp, s, n)] if after > 0 else [])]
+    if mode == "edge":
+        return b.binary(tir.MinOp, b.binary(tir.MaxOp, s, 0), n - 1), []
+    if mode == "wrap":
+        return b.mod(b.add(b.mod(s, n), n), n), []
+    if n == 1:  # reflect: a single element mirrors onto itself
+        return 0, []
+    mirrored = b.select(b.binary(tir.LtOp, s, 0), b.sub(0, s), s)
+    return b.select(b.binary(tir.GtOp, mirrored, n - 1), b.sub(2 * (n - 1), mirrored), mirrored), []
+
+
+def pad(kernel: Kernel, op: graph.PadOp) -> None:
+    """out[i] = input[source(i)] (numpy.pad's modes), `value` outside in constant mode."""
+    source = kernel.inputs[0]
+    properties = op.with_defaults(op.properties)
+    amounts = graph.pad_amounts(properties, len(source.shape))
+    mode = properties["mode"].data
+    value = graph.float_value(properties, "value")
+    fill = value if tir.is_float(source.element) else int(value)
+
+    def body(index: list[SSAValue], lanes: int) -> None:
+        b = kernel.b
+        source_index, conditions = [], []
+        for i, n, (before, after) in zip(index, source.shape, amounts, strict=True):
+            position, inside = _source_position(b, i, n, before, after, mode)
+            source_index.append(position)
+            conditions.extend(inside)
+        _copy_or_fill(kernel, _all(b, conditions), source, source_index, index, lanes, fill)
+
+    vectorize = bool(amounts) and amounts[-1] == (0, 0) and is_vectorizable(kernel.out, source)
+    kernel.for_each(kernel.out.shape, body, vectorize)
