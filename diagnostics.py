@@ -14,8 +14,9 @@ regex variant and the `@+N`, `@-N`, `@above`, `@below`, `@unknown` designators).
 from __future__ import annotations
 
 import bisect
+import difflib
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -112,6 +113,12 @@ class DiagnosticError(Exception):
     def __str__(self) -> str:
         # `FILE:LINE:COL: error: ...` (and its notes): where, not just what
         return self.diagnostic.render().rstrip("\n")
+
+
+def did_you_mean(name: str, candidates: Iterable[str], cutoff: float = 0.6) -> str:
+    """`; did you mean 'x'?` naming the closest candidates, or nothing."""
+    close = difflib.get_close_matches(name, list(candidates), n=3, cutoff=cutoff)
+    return "; did you mean " + " or ".join(f"'{c}'" for c in close) + "?" if close else ""
 
 
 def location_of(ir: Operation | Attribute | None) -> SourceLocation | None:

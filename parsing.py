@@ -63,6 +63,7 @@ from graphcompiler.diagnostics import (
     DiagnosticError,
     Severity,
     SourceFile,
+    did_you_mean,
     location_of,
     op_diagnostic,
 )
@@ -172,6 +173,8 @@ class LocatingParser(Parser):
         self._first_forward_use: dict[str, int] = {}
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        if self._current_token.kind == MLIRTokenKind.EOF:
+            return ModuleOp([])  # an empty file is an empty module, as in mlir-opt
         try:
             return super().parse_module(allow_implicit_module)
         except ParseError:
@@ -203,7 +206,8 @@ class LocatingParser(Parser):
             op_type = super()._get_op_by_name(name)
         except ParseError as error:
             offset = self._op_name_offsets[-1]
-            self.raise_error(error.msg, offset, offset + len(name))
+            known = (op.name for op in self.ctx.loaded_ops)
+            self.raise_error(error.msg + did_you_mean(name, known), offset, offset + len(name))
         self._op_types.append(op_type)
         return op_type
 

@@ -5,7 +5,7 @@ under another anchor (`func.func(cse)`) runs on each such op separately: the
 op is moved into a scratch module for the duration of the pass, so the pass
 sees that op alone, exactly as MLIR's nested pass managers do.
 
-After every pass the IR is verified. Failures of any kind come out as a
+After every pass the IR is verified (unless `verify_each` is off). Failures of any kind come out as a
 `DiagnosticError` located at the op the pass was running on (or wherever the
 pass pointed), never as a bare Python exception.
 """
@@ -17,11 +17,12 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from io import StringIO
 from typing import TextIO
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp
+from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException
@@ -85,14 +86,66 @@ class Timer:
         return "\n".join(lines) + "\n"
 
 
+class ElidingPrinter(Printer):
+    """xDSL's printer, with MLIR's `--mlir-elide-elementsattrs-if-larger=N`:
+    a dense elements attribute of more than N elements prints as
+    `dense_resource<__elided__>` (a 256x256 constant is otherwise one
+    half-megabyte line)."""
+
+    def __init__(self, *args, elide_elements_above: int | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.elide_elements_above = elide_elements_above
+
+    def print_attribute(self, attribute: Attribute) -> None:
+        limit = self.elide_elements_above
+        if (
+            limit is not None
+            and isinstance(attribute, DenseIntOrFPElementsAttr)
+            and len(attribute) > limit
+        ):
+            self.print_string("dense_resource<__elided__> : ")
+            self.print_attribute(attribute.get_type())
+            return
+        super().print_attribute(attribute)
+
+
+@dataclass(frozen=True)
+class PrintOptions:
+    """How IR is printed (mlir-opt's `--mlir-print-*` and elision flags)."""
+
+    generic: bool = False
+    debuginfo: bool = False
+    elide_elements_above: int | None = None
+
+    def print(self, op: Operation, stream: TextIO) -> None:
+        ElidingPrinter(
+            stream=stream,
+            print_generic_format=self.generic,
+            print_debuginfo=self.debuginfo,
+            elide_elements_above=self.elide_elements_above,
+        ).print_op(op)
+
+    def text(self, op: Operation) -> str:
+        text = StringIO()
+        self.print(op, text)
+        return text.getvalue()
+
+
 @dataclass
 class Instrumentation:
-    """What `gc-opt` asks to see around each pass."""
+    """What to show and check around each pass, with mlir-opt's semantics:
+    `print_before`/`print_after` name passes (or hold `ALL_PASSES`);
+    `print_after_change` keeps only the after-dumps of passes that changed
+    the IR; `print_after_failure` dumps the IR a failed pass left;
+    `verify_each` runs the verifier after every pass (off: faster, and a
+    broken pass shows up later, not at its own output)."""
 
-    print_before_all: bool = False
-    print_after_all: bool = False
-    print_generic: bool = False
+    print_before: frozenset[str] = frozenset()
+    print_after: frozenset[str] = frozenset()
+    print_after_change: bool = False
+    print_after_failure: bool = False
     verify_each: bool = True
+    print_options: PrintOptions = PrintOptions()
     stream: TextIO = field(default_factory=lambda: sys.stderr)
     timer: Timer | None = None
 
@@ -104,11 +157,21 @@ class Instrumentation:
             with self.timer.scope(name):
                 yield
 
-    def dump(self, when: str, pass_: ModulePass, op: Operation) -> None:
+    def wants_before(self, pass_: ModulePass) -> bool:
+        return ALL_PASSES in self.print_before or pass_.name in self.print_before
+
+    def wants_after(self, pass_: ModulePass) -> bool:
+        return ALL_PASSES in self.print_after or pass_.name in self.print_after
+
+    def dump(self, when: str, op: Operation, text: str | None = None) -> None:
         what = "" if isinstance(op, ModuleOp) else f" ('{op.name}' operation{_symbol_suffix(op)})"
-        self.stream.write(f"// -----// IR Dump {when} {pass_.name}{what} //----- //\n")
-        Printer(stream=self.stream, print_generic_format=self.print_generic).print_op(op)
+        self.stream.write(f"// -----// IR Dump {when}{what} //----- //\n")
+        self.stream.write(self.print_options.text(op) if text is None else text)
         self.stream.write("\n\n")
+
+
+ALL_PASSES = "*"
+"""In `Instrumentation.print_before`/`print_after`: every pass."""
 
 
 def _symbol_suffix(op: Operation) -> str:
@@ -142,15 +205,28 @@ class _PassRunner:
 
     def run_pass(self, pass_: ModulePass, op: Operation) -> None:
         instrumentation = self.instrumentation
-        if instrumentation.print_before_all:
-            instrumentation.dump("Before", pass_, op)
-        with instrumentation.time(pass_.name):
-            _apply_isolated(pass_, op, self.ctx)
-        if instrumentation.print_after_all:
-            instrumentation.dump("After", pass_, op)
-        if instrumentation.verify_each:
-            with instrumentation.time("(A) Verifier"):
-                verify_module(op)
+        if instrumentation.wants_before(pass_):
+            instrumentation.dump(f"Before {pass_.name}", op)
+        print_after = instrumentation.wants_after(pass_)
+        before = (
+            instrumentation.print_options.text(op)
+            if print_after and instrumentation.print_after_change
+            else None
+        )
+        try:
+            with instrumentation.time(pass_.name):
+                _apply_isolated(pass_, op, self.ctx)
+            if instrumentation.verify_each:
+                with instrumentation.time("(A) Verifier"):
+                    verify_module(op)
+        except DiagnosticError:
+            if instrumentation.print_after_failure:
+                instrumentation.dump(f"After {pass_.name} Failed", op)
+            raise
+        if print_after:
+            after = instrumentation.print_options.text(op)
+            if after != before:
+                instrumentation.dump(f"After {pass_.name}", op, after)
 
 
 def _nested_ops(op: Operation, anchor: str) -> list[Operation]:

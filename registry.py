@@ -163,9 +163,16 @@ def default_registry(load_plugins: bool = True) -> Registry:
     registry.dialects["llvm"] = _llvm_dialect
     register_dialects(registry)
     register_passes(registry)
+    registry.register_pass(_view_op_graph_pass, "view-op-graph")
     if load_plugins:
         registry.load_entry_point_plugins()
     return registry
+
+
+def _view_op_graph_pass() -> type[ModulePass]:
+    from graphcompiler.tools.op_graph import ViewOpGraphPass
+
+    return ViewOpGraphPass
 
 
 def _llvm_dialect() -> Dialect:

@@ -367,7 +367,15 @@ def _is_inside(op: Operation, ancestor: Operation) -> bool:
 class FuncOp(IRDLOperation):
     """A function; without a body it is a declaration resolved at JIT time.
     A declaration may be variadic (`(!tir.ptr, ...)`), like the runtime's
-    `sc_parallel_call_cpu` that takes the captures of a parallel body."""
+    `sc_parallel_call_cpu` that takes the captures of a parallel body.
+
+    Example:
+
+        tir.func @twice(%x: i32) -> i32 {
+          %0 = tir.add %x, %x : (i32, i32) -> i32
+          tir.return %0 : i32
+        }
+    """
 
     name = "tir.func"
     body = region_def()
@@ -541,7 +549,13 @@ def _parse_var_type(parser: Parser) -> VarType:
 
 @irdl_op_definition
 class DefineVarOp(StatementOp):
-    """Defines a local var, optionally initialized."""
+    """Defines a local var, optionally initialized.
+
+    Example:
+
+        %zero = tir.const 0.0 : f32
+        %acc = tir.define_var %zero : !tir.var<f32>
+    """
 
     name = "tir.define_var"
     init = opt_operand_def()
@@ -573,7 +587,12 @@ class DefineVarOp(StatementOp):
 
 @irdl_op_definition
 class DefineTensorOp(StatementOp):
-    """Defines a local tensor (a buffer scoped to its block)."""
+    """Defines a local tensor (a buffer scoped to its block).
+
+    Example:
+
+        %T = tir.define_tensor : !tir.tensor<16x16xf32>
+    """
 
     name = "tir.define_tensor"
     result = result_def(TirTensorType)
@@ -608,7 +627,14 @@ class _VarValueFormat:
 
 @irdl_op_definition
 class AssignOp(_VarValueFormat, StatementOp):
-    """var = value. In a parallel for, only vars defined inside it (or globals)."""
+    """var = value. In a parallel for, only vars defined inside it (or globals).
+
+    Example:
+
+        %acc = tir.define_var : !tir.var<f32>
+        %x = tir.const 2.0 : f32
+        tir.assign %acc = %x : !tir.var<f32>
+    """
 
     name = "tir.assign"
     var = operand_def(VarType)
@@ -636,7 +662,14 @@ class AssignOp(_VarValueFormat, StatementOp):
 
 @irdl_op_definition
 class StoreOp(StatementOp):
-    """A[i, j] = value, or A[i, j lanes N] = vector (N lanes along the last dim)."""
+    """A[i, j] = value, or A[i, j lanes N] = vector (N lanes along the last dim).
+
+    Example:
+
+        %i = tir.const 0 : index
+        %v = tir.const 1.0 : f32
+        tir.store %v, %A[%i, %i] : !tir.tensor<4x8xf32>
+    """
 
     name = "tir.store"
     value = operand_def()
@@ -728,7 +761,18 @@ class IfOp(StatementOp):
 @irdl_op_definition
 class ForOp(StatementOp):
     """for (var = start; var < end; var += step); `parallel` runs the
-    iterations on the thread pool like OpenMP's parallel for."""
+    iterations on the thread pool like OpenMP's parallel for.
+
+    Example:
+
+        %c0 = tir.const 0 : index
+        %c4 = tir.const 4 : index
+        %c1 = tir.const 1 : index
+        tir.for %i = %c0 to %c4 step %c1 parallel {
+          %x = tir.load %A[%i] : !tir.tensor<4xf32>
+          tir.store %x, %B[%i] : !tir.tensor<4xf32>
+        }
+    """
 
     name = "tir.for"
     start = operand_def()
@@ -844,7 +888,12 @@ class ExpressionOp(IRDLOperation):
 
 @irdl_op_definition
 class ConstOp(TypedValueFormat, ExpressionOp):
-    """A scalar or SIMD vector constant."""
+    """A scalar or SIMD vector constant.
+
+    Example:
+
+        %c = tir.const dense<1.0> : vector<8xf32>
+    """
 
     name = "tir.const"
     value = prop_def(AnyAttr())
@@ -883,7 +932,12 @@ class ConstOp(TypedValueFormat, ExpressionOp):
 
 
 class BinaryExpression(ExpressionOp):
-    """lhs (op) rhs with auto-cast: the result has the operands' common type."""
+    """lhs (op) rhs with auto-cast: the result has the operands' common type.
+
+    Example:
+
+        %z = {op} %x, %i : (f32, index) -> f32
+    """
 
     lhs = operand_def()
     rhs = operand_def()
@@ -914,12 +968,26 @@ class BinaryExpression(ExpressionOp):
 
 
 class IntegerBinaryExpression(BinaryExpression):
+    """A binary intrinsic on integers (vectors of integers lane-wise).
+
+    Example:
+
+        %z = {op} %a, %b : (i32, i32) -> i32
+    """
+
     @classmethod
     def operand_rule(cls, common: Attribute) -> None:
         _require(is_integer(common), f"'{cls.name}' needs integer operands, got {common}")
 
 
 class ComparisonExpression(BinaryExpression):
+    """A comparison after auto-cast; the result is i1 (lane-wise on vectors).
+
+    Example:
+
+        %c = {op} %x, %y : (f32, f32) -> i1
+    """
+
     @classmethod
     def operand_rule(cls, common: Attribute) -> None:
         pass
@@ -930,6 +998,13 @@ class ComparisonExpression(BinaryExpression):
 
 
 class LogicExpression(BinaryExpression):
+    """A logical op on i1 (lane-wise on vectors).
+
+    Example:
+
+        %c = {op} %p, %q : (i1, i1) -> i1
+    """
+
     @classmethod
     def operand_rule(cls, common: Attribute) -> None:
         _require(is_bool(common), f"'{cls.name}' needs boolean operands, got {common}")
@@ -982,7 +1057,12 @@ OrOp = _op_class(LogicExpression, "or", "logical lhs || rhs (lane-wise)")
 
 
 class UnaryExpression(ExpressionOp):
-    """f(x); the result has x's type unless the op says otherwise."""
+    """f(x); the result has x's type unless the op says otherwise.
+
+    Example:
+
+        %y = {op} %x : f32 -> f32
+    """
 
     input = operand_def()
     result = result_def()
@@ -1014,7 +1094,7 @@ def _unary(op_name: str, doc: str, rule: str) -> type[IRDLOperation]:
     return irdl_op_definition(type(class_name, (UnaryExpression,), namespace))
 
 
-NotOp = _unary("not", "logical !x", "bool")
+NotOp = _unary("not", "logical !x\n\nExample:\n\n    %y = tir.not %b : i1 -> i1", "bool")
 AbsOp = _unary("abs", "intrinsic |x|", "numeric")
 RoundOp = _unary("round", "intrinsic: nearest integer value, halves away from zero", "float")
 FloorOp = _unary("floor", "intrinsic floor(x)", "float")
@@ -1038,7 +1118,12 @@ class ConversionExpression(ExpressionOp):
 
 @irdl_op_definition
 class CastOp(ConversionExpression):
-    """Value-preserving conversion (C casts: float -> int truncates)."""
+    """Value-preserving conversion (C casts: float -> int truncates).
+
+    Example:
+
+        %y = tir.cast %x : f32 -> i32
+    """
 
     name = "tir.cast"
 
@@ -1069,7 +1154,12 @@ class ReinterpretOp(ConversionExpression):
 
 @irdl_op_definition
 class BroadcastOp(ConversionExpression):
-    """Intrinsic: a vector whose lanes all hold the scalar x."""
+    """Intrinsic: a vector whose lanes all hold the scalar x.
+
+    Example:
+
+        %v = tir.broadcast %x : f32 -> vector<8xf32>
+    """
 
     name = "tir.broadcast"
 
@@ -1207,7 +1297,12 @@ class SelectOp(ExpressionOp):
 
 @irdl_op_definition
 class FmaddOp(ExpressionOp):
-    """Intrinsic: a * b + c, fused."""
+    """Intrinsic: a * b + c, fused.
+
+    Example:
+
+        %y = tir.fmadd %a, %b, %c : vector<8xf32>
+    """
 
     name = "tir.fmadd"
     a = operand_def()
@@ -1357,7 +1452,12 @@ class Permutex2varOp(ExpressionOp):
 
 @irdl_op_definition
 class ReadOp(ExpressionOp):
-    """The current value of a var."""
+    """The current value of a var.
+
+    Example:
+
+        %x = tir.read %acc : !tir.var<f32>
+    """
 
     name = "tir.read"
     var = operand_def(VarType)
@@ -1390,7 +1490,13 @@ class ReadOp(ExpressionOp):
 
 @irdl_op_definition
 class LoadOp(ExpressionOp):
-    """A[i, j], or the vector A[i, j lanes N] of N lanes along the last dim."""
+    """A[i, j], or the vector A[i, j lanes N] of N lanes along the last dim.
+
+    Example:
+
+        %i = tir.const 0 : index
+        %x = tir.load %A[%i, %i lanes 8] : !tir.tensor<4x8xf32>
+    """
 
     name = "tir.load"
     tensor = operand_def(TirTensorType)

@@ -5,18 +5,60 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from collections.abc import Callable
 
 from xdsl.dialects.builtin import ModuleOp
 
-from graphcompiler.diagnostics import DiagnosticError, SourceFile
+from graphcompiler.diagnostics import DiagnosticError, SourceFile, did_you_mean
 from graphcompiler.parsing import parse_module, verify_module
 from graphcompiler.registry import Registry, RegistryError, default_registry
 
 
 class ToolError(Exception):
     """A one-line `tool: error: ...` failure (bad flags, missing file, plugin)."""
+
+
+_NUMBER = re.compile(r"^-\d*\.?\d+(e[-+]?\d+)?$")
+
+
+class ToolArgumentParser(argparse.ArgumentParser):
+    """argparse with MLIR tools' manners: `-flag` and `--flag` alike, no
+    abbreviations, `--version`, and an unknown flag answered with the
+    closest known ones instead of the whole usage text."""
+
+    def __init__(self, prog: str, description: str):
+        super().__init__(prog=prog, description=description, allow_abbrev=False)
+        from graphcompiler import __version__
+
+        add_flag(self, "version", action="version", version=f"{prog} (graphcompiler) {__version__}",
+                 help="print the version and exit")  # fmt: skip
+
+    def parse_args(self, args=None, namespace=None):
+        # unknown flags first: a typo must not read as a missing required flag
+        for argument in sys.argv[1:] if args is None else args:
+            if argument == "--":
+                break
+            name = argument.split("=", 1)[0]
+            if argument.startswith("-") and not _NUMBER.match(argument) and len(argument) > 1:
+                if name not in self._option_string_actions:
+                    self.error(f"unknown argument '{argument}'{self.suggest(argument)}")
+        parsed, unknown = self.parse_known_args(args, namespace)
+        if unknown:
+            self.error(f"unknown argument '{unknown[0]}'")
+        return parsed
+
+    def suggest(self, argument: str) -> str:
+        """`; did you mean '--x'?` for a misspelled flag, or nothing."""
+        if not argument.startswith("-"):
+            return ""
+        name = "--" + argument.split("=", 1)[0].lstrip("-")
+        flags = [flag for flag in self._option_string_actions if flag.startswith("--")]
+        return did_you_mean(name, flags, cutoff=0.7)
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
 def add_flag(parser: argparse.ArgumentParser, name: str, *short: str, **kwargs) -> None:

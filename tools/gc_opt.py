@@ -9,12 +9,10 @@ import argparse
 import dataclasses
 import inspect
 import sys
-from io import StringIO
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.printer import Printer
 
 from graphcompiler.diagnostics import (
     DiagnosticError,
@@ -22,13 +20,22 @@ from graphcompiler.diagnostics import (
     Severity,
     SourceFile,
     collect_diagnostics,
+    did_you_mean,
 )
 from graphcompiler.parsing import SPLIT_MARKER, parse_module, split_input, verify_module
-from graphcompiler.pass_manager import Instrumentation, Timer, run_pipeline
+from graphcompiler.pass_manager import (
+    ALL_PASSES,
+    Instrumentation,
+    PrintOptions,
+    Timer,
+    run_pipeline,
+)
 from graphcompiler.pipeline import OpPassManager, PipelineError, build_pass_manager
 from graphcompiler.registry import Registry
 from graphcompiler.statistics import StatisticsCollector, collect_statistics
+from graphcompiler.tools.dialect_doc import dialect_doc
 from graphcompiler.tools.driver import (
+    ToolArgumentParser,
     ToolError,
     add_flag,
     add_plugin_flag,
@@ -36,15 +43,14 @@ from graphcompiler.tools.driver import (
     read_source,
     write_output,
 )
+from graphcompiler.tools.op_graph import ViewOpGraphPass
 
 TOOL = "gc-opt"
 
 
 def _argument_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=TOOL,
-        description="graphcompiler modular optimizer driver (mlir-opt compatible flags)",
-        allow_abbrev=False,
+    parser = ToolArgumentParser(
+        TOOL, "graphcompiler modular optimizer driver (mlir-opt compatible flags)"
     )
     parser.add_argument("input", nargs="?", default="-", help="input .mlir file (default: stdin)")
     add_flag(
@@ -92,6 +98,18 @@ def _argument_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print the IR after every pass (stderr)",
     )
+    add_flag(parser, "mlir-print-ir-before", action="append", default=[], metavar="PASS[,PASS]",
+             help="print the IR before the named passes (stderr)")  # fmt: skip
+    add_flag(parser, "mlir-print-ir-after", action="append", default=[], metavar="PASS[,PASS]",
+             help="print the IR after the named passes (stderr)")  # fmt: skip
+    add_flag(parser, "mlir-print-ir-after-change", action="store_true",
+             help="with the -after flags: print only when the pass changed the IR")  # fmt: skip
+    add_flag(parser, "mlir-print-ir-after-failure", action="store_true",
+             help="print the IR a failing pass left (stderr)")  # fmt: skip
+    add_flag(parser, "mlir-elide-elementsattrs-if-larger", type=_count, metavar="N",
+             help="print dense elements attributes of more than N elements as dense_resource<__elided__>")  # fmt: skip
+    add_flag(parser, "verify-each", type=_boolean, nargs="?", const=True, default=True,
+             metavar="BOOL", help="run the verifier after each pass (default: true; =0 to skip)")  # fmt: skip
     add_flag(
         parser,
         "mlir-timing",
@@ -132,8 +150,40 @@ def _argument_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print the resolved pass pipeline (stderr)",
     )
+    add_flag(parser, "show-dialect-doc", metavar="DIALECT",
+             help="print the Markdown reference of a dialect's ops and exit")  # fmt: skip
+    add_flag(parser, "view-op-graph", nargs="?", const="-", metavar="FILE",
+             help="after the pipeline, write each function's op graph as Graphviz DOT (stderr, or FILE)")  # fmt: skip
     add_plugin_flag(parser)
     return parser
+
+
+def _boolean(text: str) -> bool:
+    """LLVM's cl::opt<bool> spellings."""
+    value = {"1": True, "true": True, "0": False, "false": False}.get(text.lower())
+    if value is None:
+        raise argparse.ArgumentTypeError(f"expected true/false or 1/0, got '{text}'")
+    return value
+
+
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a count >= 0, got '{text}'")
+    return int(text)
+
+
+def _pass_names(registry: Registry, options: list[str]) -> frozenset[str]:
+    """The comma-separated pass names of `--mlir-print-ir-before/after`,
+    each a registered pass (a typo would silently print nothing)."""
+    names = frozenset(
+        name.strip() for option in options for name in option.split(",") if name.strip()
+    )
+    for name in sorted(names):
+        if name not in registry.passes:
+            raise ToolError(
+                f"'{name}' is not a registered pass{did_you_mean(name, registry.passes)}"
+            )
+    return names
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -146,9 +196,16 @@ def main(argv: list[str] | None = None) -> int:
         if args.list_passes:
             sys.stdout.write(describe_passes(registry))
             return 0
+        if args.show_dialect_doc is not None:
+            sys.stdout.write(dialect_doc(registry, args.show_dialect_doc))
+            return 0
         if args.pass_pipeline is not None and args.passes is not None:
             raise PipelineError("give either --pass-pipeline or -p, not both")
         manager = build_pass_manager(registry, args.pass_pipeline or args.passes or "")
+        if args.view_op_graph is not None:
+            manager.elements.append(ViewOpGraphPass(output=args.view_op_graph))
+        print_before = _pass_names(registry, args.mlir_print_ir_before)
+        print_after = _pass_names(registry, args.mlir_print_ir_after)
         if args.dump_pass_pipeline:
             sys.stderr.write(f"Pass Manager with {manager.pass_count()} passes:\n{manager}\n")
         source = read_source(args.input)
@@ -157,10 +214,18 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
     timer = Timer() if args.mlir_timing else None
+    print_options = PrintOptions(
+        generic=args.mlir_print_op_generic,
+        debuginfo=args.mlir_print_debuginfo,
+        elide_elements_above=args.mlir_elide_elementsattrs_if_larger,
+    )
     instrumentation = Instrumentation(
-        print_before_all=args.mlir_print_ir_before_all,
-        print_after_all=args.mlir_print_ir_after_all,
-        print_generic=args.mlir_print_op_generic,
+        print_before=print_before | ({ALL_PASSES} if args.mlir_print_ir_before_all else set()),
+        print_after=print_after | ({ALL_PASSES} if args.mlir_print_ir_after_all else set()),
+        print_after_change=args.mlir_print_ir_after_change,
+        print_after_failure=args.mlir_print_ir_after_failure,
+        verify_each=args.verify_each,
+        print_options=print_options,
         timer=timer,
     )
     ctx = registry.create_context(args.allow_unregistered_dialect)
@@ -176,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
                 with collect_statistics(statistics):
                     module = _process(chunk, ctx, manager, instrumentation)
                 with instrumentation.time("Output"):
-                    outputs[-1] = _print_module(module, args)
+                    outputs[-1] = print_options.text(module) + "\n"
             except DiagnosticError as error:
                 emitted.append(error.diagnostic)
         if args.verify_diagnostics:
@@ -204,16 +269,6 @@ def _process(
         verify_module(module)
     run_pipeline(manager, module, ctx, instrumentation)
     return module
-
-
-def _print_module(module: ModuleOp, args: argparse.Namespace) -> str:
-    text = StringIO()
-    Printer(
-        stream=text,
-        print_generic_format=args.mlir_print_op_generic,
-        print_debuginfo=args.mlir_print_debuginfo,
-    ).print_op(module)
-    return text.getvalue() + "\n"
 
 
 def _first_doc_line(cls: type) -> str:

@@ -22,6 +22,7 @@ from xdsl.dialects import func
 from graphcompiler.dialects import tir
 from graphcompiler.runtime.jit import MAX_THREADS, check_num_threads, default_num_threads
 from graphcompiler.tools.driver import (
+    ToolArgumentParser,
     ToolError,
     add_flag,
     add_plugin_flag,
@@ -32,9 +33,7 @@ TOOL = "gc-run"
 
 
 def _argument_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=TOOL, description="JIT-compile and run a module", allow_abbrev=False
-    )
+    parser = ToolArgumentParser(TOOL, "JIT-compile and run a module")
     parser.add_argument("input", nargs="?", default="-", help="input .mlir file (default: stdin)")
     add_flag(parser, "entry", "-e", default="main", help="the function to run (default: main)")
     add_flag(parser, "threads", type=_thread_count, default=None, metavar="N",

@@ -17,6 +17,7 @@ from graphcompiler.pass_manager import run_pipeline
 from graphcompiler.pipeline import build_pass_manager
 from graphcompiler.runtime.program import TIR_TO_LLVM
 from graphcompiler.tools.driver import (
+    ToolArgumentParser,
     add_flag,
     add_plugin_flag,
     run_on_input,
@@ -28,9 +29,7 @@ GRAPH_TO_LLVM = "builtin.module(gc-cpu-pipeline)"
 
 
 def _argument_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=TOOL, description="translate a module to LLVM IR or assembly", allow_abbrev=False
-    )
+    parser = ToolArgumentParser(TOOL, "translate a module to LLVM IR or assembly")
     parser.add_argument("input", nargs="?", default="-", help="input .mlir file (default: stdin)")
     mode = parser.add_mutually_exclusive_group(required=True)
     add_flag(mode, "mlir-to-llvmir", action="store_true", help="print LLVM IR")
