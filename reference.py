@@ -239,6 +239,16 @@ def _layer_norm(op: graph.LayerNormOp, x: Array, gamma: Array, beta: Array) -> A
     return _normalize(x, axes, _epsilon(op)) * gamma + beta
 
 
+def _rms_norm(op: graph.RmsNormOp, x: Array, scale: Array) -> Array:
+    axes = tuple(range(_axis(op, x.ndim), x.ndim))
+    return x / np.sqrt(np.mean(x * x, axis=axes, keepdims=True) + _epsilon(op)) * scale
+
+
+def _instance_norm(op: graph.InstanceNormOp, x: Array, scale: Array, bias: Array) -> Array:
+    scale, bias = (p.reshape([-1] + [1] * (x.ndim - 2)) for p in (scale, bias))
+    return _normalize(x, tuple(range(2, x.ndim)), _epsilon(op)) * scale + bias
+
+
 def _batch_norm(op: graph.BatchNormOp, x: Array, *parameters: Array) -> Array:
     scale, bias, mean, var = (p.reshape([-1] + [1] * (x.ndim - 2)) for p in parameters)
     return (x - mean) / np.sqrt(var + _epsilon(op)) * scale + bias
@@ -384,6 +394,8 @@ IMPLEMENTATIONS: dict[type[Operation], Callable[..., Array]] = {
     graph.SoftmaxOp: _softmax,
     graph.LogSoftmaxOp: _log_softmax,
     graph.LayerNormOp: _layer_norm,
+    graph.RmsNormOp: _rms_norm,
+    graph.InstanceNormOp: _instance_norm,
     graph.BatchNormOp: _batch_norm,
     graph.AttentionOp: _attention,
     graph.TransposeOp: lambda op, x: np.transpose(x, graph.int_list(op.properties, "perm")),

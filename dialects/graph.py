@@ -969,6 +969,73 @@ class LayerNormOp(GraphOp):
 
 
 @irdl_op_definition
+class RmsNormOp(GraphOp):
+    """x / sqrt(mean(x**2) + epsilon) * scale, the mean over the dims
+    axis..rank-1 (ONNX RMSNormalization, T5/LLaMA's RMSNorm); scale has the
+    shape of those dims; `axis` defaults to -1, `epsilon` to 1e-5. Compiled
+    with layer_norm's row moments (f64 mean and variance; mean(x**2) =
+    variance + mean**2); NaN or inf in a row makes the row NaN, as numpy.
+
+    Example:
+
+        %y = graph.rms_norm %x, %scale : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    """
+
+    name = "graph.rms_norm"
+    input = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = prop_def(IntegerAttr[I64], default_value=IntegerAttr(-1, i64))
+    epsilon = prop_def(FloatAttr, default_value=f32_attr(1e-5))
+    assembly_format = "$input `,` $scale attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        _require_float(cls, operand_types[0], 0)
+        _require_same_element_type(cls, operand_types)
+        shape = _shape(operand_types[0])
+        axis = normalize_axis(int_value(properties, "axis"), len(shape))
+        _check_parameter_shape(cls, operand_types, 1, shape[axis:])
+        return operand_types[0]
+
+
+@irdl_op_definition
+class InstanceNormOp(GraphOp):
+    """(x - mean) / sqrt(var + epsilon) * scale[c] + bias[c] for input
+    [N, C, D1, ...], mean and (biased) variance over D1, ... per (n, c)
+    (ONNX InstanceNormalization); scale and bias are [C]; `epsilon` defaults
+    to 1e-5. Compiled with layer_norm's row moments (f64); NaN or inf in a
+    slice makes the slice NaN, as numpy.
+
+    Example:
+
+        %y = graph.instance_norm %x, %scale, %bias : (tensor<2x3x8x8xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x8x8xf32>
+    """
+
+    name = "graph.instance_norm"
+    input = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    result = result_def(TensorType)
+    epsilon = prop_def(FloatAttr, default_value=f32_attr(1e-5))
+    assembly_format = "$input `,` $scale `,` $bias attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        _require_float(cls, operand_types[0], 0)
+        _require_same_element_type(cls, operand_types)
+        shape = _shape(operand_types[0])
+        if len(shape) < 3:
+            raise VerifyException(
+                f"{cls.operand_role(0)} has rank {len(shape)}, expected at least 3 "
+                "([N, C, D1, ...])"
+            )
+        for index in (1, 2):
+            _check_parameter_shape(cls, operand_types, index, [shape[1]])
+        return operand_types[0]
+
+
+@irdl_op_definition
 class AttentionOp(GraphOp):
     """Scaled dot-product attention over the last two dims:
     softmax(query x keyᵀ * scale + mask, over keys) x value, with query
@@ -1629,7 +1696,7 @@ GRAPH_OPS: tuple[type[GraphOp], ...] = (
     GreaterEqualOp, LessEqualOp, NotEqualOp, LogicalAndOp, LogicalOrOp, LogicalXorOp,
     SelectOp, MatmulOp,
     ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp,
-    SoftmaxOp, LogSoftmaxOp, LayerNormOp, BatchNormOp, AttentionOp,
+    SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp, InstanceNormOp, BatchNormOp, AttentionOp,
     TransposeOp, ReshapeOp, BroadcastToOp, ConcatOp, SliceOp, GatherOp, PadOp, ConstantOp,
     Conv2dOp, MaxPool2dOp, AvgPool2dOp,
 )  # fmt: skip

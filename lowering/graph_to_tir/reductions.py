@@ -656,31 +656,9 @@ def layer_norm_rows(kernel, op, element, rows, count, lanes, io: RowIO, gamma, b
     read three times (gamma and beta are [count] tensors)."""
     b = kernel.b
     epsilon = graph.float_value(_props(op), "epsilon")
-    block = ACCUMULATORS * max(lanes, 4) * BLOCK_STEPS
     with kernel.loop_nest([rows], worth_parallel_work(rows, rows * count)) as (row,):
-        moments = [b.make_var(f64, b.const(0.0, f64)) for _ in range(3)]  # seen, mean, m2
-
-        def segment(start: SSAValue | int, size: int) -> None:
-            total = Accumulators(kernel, SUM, element, lanes)
-            _row(kernel, start, size, lanes, lambda j, w, slot: total.add(slot, io.load(row, j, w)))
-            mean = b.div(total.result(), float(size))
-            squares = Accumulators(kernel, SUM, element, lanes)
-
-            def square(j: SSAValue, width: int, slot: int | None) -> None:
-                centred = b.sub(io.load(row, j, width), _broadcast(b, mean, width))
-                squares.add(slot, b.mul(centred, centred))
-
-            _row(kernel, start, size, lanes, square)
-            _chan(b, moments, float(size), b.cast(mean, f64), b.cast(squares.result(), f64))
-
-        blocks = count // block
-        if blocks:
-            with b.make_for(0, blocks * block, block) as start:
-                segment(start, block)
-        if blocks * block < count:
-            segment(blocks * block, count - blocks * block)
-        seen, mean64, m2 = (b.read(v) for v in moments)
-        inverse = b.unary(tir.RsqrtOp, b.add(b.div(m2, seen), epsilon))
+        mean64, variance = row_moments(kernel, element, count, lanes, lambda j, w: io.load(row, j, w))
+        inverse = b.unary(tir.RsqrtOp, b.add(variance, epsilon))
         mean, inverse = b.cast(mean64, element), b.cast(inverse, element)
 
         def write(j: SSAValue, width: int) -> None:
@@ -689,6 +667,38 @@ def layer_norm_rows(kernel, op, element, rows, count, lanes, io: RowIO, gamma, b
             io.store(row, j, b.add(scaled, kernel.load(beta, [j], width)))
 
         _elementwise_row(kernel, count, lanes, write)
+
+
+def row_moments(kernel: Kernel, element: Attribute, count: int, lanes: int, load) -> tuple:
+    """(mean, variance) in f64 of the `count` values `load(j, width)` gives
+    (one row of a normalization): per block of ACCUMULATORS x BLOCK_STEPS
+    vectors its mean, then its centred sum of squares (vector accumulators of
+    `element`), merged into the row's moments with Chan's formula in f64."""
+    b = kernel.b
+    block = ACCUMULATORS * max(lanes, 4) * BLOCK_STEPS
+    moments = [b.make_var(f64, b.const(0.0, f64)) for _ in range(3)]  # seen, mean, m2
+
+    def segment(start: SSAValue | int, size: int) -> None:
+        total = Accumulators(kernel, SUM, element, lanes)
+        _row(kernel, start, size, lanes, lambda j, w, slot: total.add(slot, load(j, w)))
+        mean = b.div(total.result(), float(size))
+        squares = Accumulators(kernel, SUM, element, lanes)
+
+        def square(j: SSAValue, width: int, slot: int | None) -> None:
+            centred = b.sub(load(j, width), _broadcast(b, mean, width))
+            squares.add(slot, b.mul(centred, centred))
+
+        _row(kernel, start, size, lanes, square)
+        _chan(b, moments, float(size), b.cast(mean, f64), b.cast(squares.result(), f64))
+
+    blocks = count // block
+    if blocks:
+        with b.make_for(0, blocks * block, block) as start:
+            segment(start, block)
+    if blocks * block < count:
+        segment(blocks * block, count - blocks * block)
+    seen, mean64, m2 = (b.read(v) for v in moments)
+    return mean64, b.div(m2, seen)
 
 
 def _chan(

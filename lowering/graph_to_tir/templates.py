@@ -18,6 +18,7 @@ from graphcompiler.lowering.graph_to_tir.attention import attention
 from graphcompiler.lowering.graph_to_tir.conv import conv2d, conv2d_into
 from graphcompiler.lowering.graph_to_tir.gather_pad import pad, take
 from graphcompiler.lowering.graph_to_tir.matmul import matmul, matmul_into
+from graphcompiler.lowering.graph_to_tir.normalization import instance_norm, rms_norm
 from graphcompiler.lowering.graph_to_tir.pool import pool
 from graphcompiler.lowering.graph_to_tir.kernel import (
     Kernel,
@@ -509,6 +510,8 @@ TEMPLATES: dict[type, Template] = {
     graph.SoftmaxOp: softmax,
     graph.LogSoftmaxOp: softmax,
     graph.LayerNormOp: layer_norm,
+    graph.RmsNormOp: rms_norm,
+    graph.InstanceNormOp: instance_norm,
     graph.BatchNormOp: batch_norm,
     graph.AttentionOp: attention,
     graph.TransposeOp: gather(

@@ -270,3 +270,53 @@ def test_pad_integers_and_booleans():
 def test_pad_of_an_empty_tensor_is_the_fill_value():
     x = np.zeros([0, 3], np.float32)
     _check(_pad_text([0, 3], [2, 0, 0, 1]), [x], np.zeros([2, 4], np.float32))
+
+
+# --- normalizations ---------------------------------------------------------------------------
+
+
+def _rms_text(shape, axis, dtype="f32"):
+    t, s = _t(shape, dtype), _t(shape[axis:], dtype)
+    return f"""func.func @main(%x: {t}, %s: {s}) -> {t} {{
+  %0 = graph.rms_norm %x, %s {{axis = {axis} : i64, epsilon = 1.0e-03 : f32}} : ({t}, {s}) -> {t}
+  func.return %0 : {t}
+}}"""
+
+
+@pytest.mark.parametrize("shape, axis", [([3, 5, 37], 2), ([2, 7, 300], 1), ([4, 1], 1)])
+def test_rms_norm(shape, axis):
+    x = rng.normal(2.0, 3.0, shape).astype(np.float32)
+    scale = rng.uniform(0.5, 1.5, shape[axis:]).astype(np.float32)
+    wide = x.astype(np.float64)
+    axes = tuple(range(axis, len(shape)))
+    expected = wide / np.sqrt(np.mean(wide**2, axis=axes, keepdims=True) + 1e-3) * scale
+    _check(_rms_text(shape, axis), [x, scale], expected.astype(np.float32), rtol=1e-5, atol=1e-6)
+
+
+def test_rms_norm_special_values_follow_numpy():
+    """A NaN makes its row NaN; an inf gives 0 for the finite elements and NaN for itself."""
+    x = rng.normal(0, 1, [3, 20]).astype(np.float32)
+    x[0, 3], x[1, 17] = np.nan, np.inf
+    scale = np.ones([20], np.float32)
+    with np.errstate(all="ignore"):
+        expected = x / np.sqrt(np.mean(x * x, axis=1, keepdims=True) + 1e-3)
+    _check(_rms_text([3, 20], 1), [x, scale], expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("shape", [[2, 3, 5, 7], [1, 4, 257], [2, 2, 1, 1]])
+def test_instance_norm(shape):
+    x = rng.normal(1.0, 2.0, shape).astype(np.float32)
+    x.reshape(-1)[3] = np.nan  # one (n, c) slice turns NaN
+    scale, bias = (rng.uniform(-1, 1, [shape[1]]).astype(np.float32) for _ in range(2))
+    t, c = _t(shape), _t([shape[1]])
+    text = f"""func.func @main(%x: {t}, %s: {c}, %b: {c}) -> {t} {{
+  %0 = graph.instance_norm %x, %s, %b : ({t}, {c}, {c}) -> {t}
+  func.return %0 : {t}
+}}"""
+    wide = x.astype(np.float64)
+    axes = tuple(range(2, len(shape)))
+    mean = wide.mean(axis=axes, keepdims=True)
+    variance = ((wide - mean) ** 2).mean(axis=axes, keepdims=True)
+    channel = [1, -1] + [1] * (len(shape) - 2)
+    expected = (wide - mean) / np.sqrt(variance + 1e-5) * scale.reshape(channel) + bias.reshape(channel)
+    _check(text, [x, scale, bias], expected.astype(np.float32), rtol=1e-5, atol=1e-5)

@@ -127,3 +127,35 @@ func.func @pad_fractional_integer(%x: tensor<4xi8>) {
   %0 = graph.pad %x {pads = array<i64: 1, 1>, value = 0.5 : f32} : tensor<4xi8> -> tensor<6xi8>
   func.return
 }
+
+// -----
+
+func.func @rms_norm_scale_shape(%x: tensor<2x3x8xf32>, %s: tensor<8xf32>) {
+  // expected-error @+1 {{operand #1 ('scale') has shape [8], expected [3, 8]}}
+  %0 = graph.rms_norm %x, %s {axis = 1 : i64} : (tensor<2x3x8xf32>, tensor<8xf32>) -> tensor<2x3x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @rms_norm_integer(%x: tensor<2x8xi32>, %s: tensor<8xi32>) {
+  // expected-error @+1 {{operand #0 ('input') has element type i32; graph.rms_norm needs a floating-point type}}
+  %0 = graph.rms_norm %x, %s : (tensor<2x8xi32>, tensor<8xi32>) -> tensor<2x8xi32>
+  func.return
+}
+
+// -----
+
+func.func @instance_norm_rank(%x: tensor<2x3xf32>, %c: tensor<3xf32>) {
+  // expected-error @+1 {{operand #0 ('input') has rank 2, expected at least 3 ([N, C, D1, ...])}}
+  %0 = graph.instance_norm %x, %c, %c : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @instance_norm_channels(%x: tensor<2x3x5xf32>, %c: tensor<3xf32>, %d: tensor<5xf32>) {
+  // expected-error @+1 {{operand #2 ('bias') has shape [5], expected [3]}}
+  %0 = graph.instance_norm %x, %c, %d : (tensor<2x3x5xf32>, tensor<3xf32>, tensor<5xf32>) -> tensor<2x3x5xf32>
+  func.return
+}

@@ -60,3 +60,12 @@ func.func @data_movement(%table: tensor<100x16xf32>, %ids: tensor<2x3xi64>, %x: 
   %5 = graph.pad %x {pads = array<i64: 0, 0, 5, 0, 0, 5>, mode = "wrap"} : tensor<2x3x4xi32> -> tensor<2x3x14xi32>
   func.return %0 : tensor<2x3x16xf32>
 }
+
+// CHECK-LABEL: func.func @normalizations
+func.func @normalizations(%x: tensor<2x3x8xf32>, %s: tensor<3x8xf32>, %c: tensor<3xf32>) -> tensor<2x3x8xf32> {
+  // CHECK-NEXT: %0 = graph.rms_norm %x, %s {axis = 1 : i64} : (tensor<2x3x8xf32>, tensor<3x8xf32>) -> tensor<2x3x8xf32>
+  %0 = graph.rms_norm %x, %s {axis = 1 : i64} : (tensor<2x3x8xf32>, tensor<3x8xf32>) -> tensor<2x3x8xf32>
+  // CHECK-NEXT: %1 = graph.instance_norm %0, %c, %c {epsilon = 1.000000e-03 : f32} : (tensor<2x3x8xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x8xf32>
+  %1 = graph.instance_norm %0, %c, %c {epsilon = 1.0e-03 : f32} : (tensor<2x3x8xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x8xf32>
+  func.return %1 : tensor<2x3x8xf32>
+}
