@@ -25,12 +25,22 @@ def compile(
     pipeline: str | None = None,
     num_threads: int | None = None,
     constants=None,
+    plugins=(),
+    registry: Registry | None = None,
+    cast_inputs: bool = False,
 ):
     """JIT-compile a graph function; see graphcompiler.compiler.compile."""
     from graphcompiler.compiler import compile as compile_graph
 
     return compile_graph(
-        source, entry=entry, pipeline=pipeline, num_threads=num_threads, constants=constants
+        source,
+        entry=entry,
+        pipeline=pipeline,
+        num_threads=num_threads,
+        constants=constants,
+        plugins=plugins,
+        registry=registry,
+        cast_inputs=cast_inputs,
     )
 
 
@@ -47,13 +57,19 @@ def parse(text: str, *, filename: str = "<string>", registry: Registry | None = 
 
 
 def apply_pipeline(
-    module: ModuleOp, pipeline: str, *, registry: Registry | None = None
+    module: ModuleOp, pipeline: str, *, registry: Registry | None = None, verify_each: bool = True
 ) -> ModuleOp:
-    """Run `pipeline` (e.g. 'builtin.module(func.func(cse))') on `module` in place."""
-    from graphcompiler.pass_manager import run_pipeline
+    """Run `pipeline` (e.g. 'builtin.module(func.func(cse))') on `module` in
+    place; `verify_each=False` skips the verifier between passes (faster)."""
+    from graphcompiler.pass_manager import Instrumentation, run_pipeline
     from graphcompiler.pipeline import build_pass_manager
     from graphcompiler.registry import default_registry
 
     registry = registry or default_registry()
-    run_pipeline(build_pass_manager(registry, pipeline), module, registry.create_context())
+    run_pipeline(
+        build_pass_manager(registry, pipeline),
+        module,
+        registry.create_context(),
+        Instrumentation(verify_each=verify_each),
+    )
     return module

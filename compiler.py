@@ -11,7 +11,8 @@ text is kept; a custom `pipeline` must end in the llvm dialect.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from graphcompiler.dialects import tir
 from graphcompiler.lowering.graph_to_tir.kernel import tir_tensor_type
 from graphcompiler.passes import GRAPH_STAGE, LLVM_STAGE, TIR_STAGE
 from graphcompiler.reference import round_to_bf16
+from graphcompiler.registry import Registry, default_registry
 
 
 class CompiledGraph:
@@ -37,6 +39,8 @@ class CompiledGraph:
         pipeline: str | None,
         num_threads: int | None,
         constants: Mapping[str, Any] | None = None,
+        registry: Registry | None = None,
+        cast_inputs: bool = False,
     ):
         import graphcompiler
         from graphcompiler.lowering.llvm_ir import translate_to_llvm_ir
@@ -47,6 +51,10 @@ class CompiledGraph:
         num_threads = check_num_threads(
             default_num_threads() if num_threads is None else num_threads
         )
+        self.registry = registry or default_registry()
+        self.cast_inputs = cast_inputs
+        if pipeline is not None:
+            check_pipeline_ends_in_llvm(self.registry, pipeline)
         function = _find_entry(module, entry)
         if constants:
             bind_constants(function, constants)
@@ -54,24 +62,29 @@ class CompiledGraph:
         self.input_types: list[TensorType] = list(function.function_type.inputs.data)
         self.output_types: list[TensorType] = list(function.function_type.outputs.data)
         names = [a.name_hint or f"arg{i}" for i, a in enumerate(function.body.block.args)]
+        self.input_names = names
         self.tir: str | None = None
+        stage = functools.partial(graphcompiler.apply_pipeline, registry=self.registry)
         if pipeline is None:
-            graphcompiler.apply_pipeline(module, f"builtin.module({GRAPH_STAGE})")
+            stage(module, f"builtin.module({GRAPH_STAGE})")
             self.graph = str(module)
-            graphcompiler.apply_pipeline(module, f"builtin.module({TIR_STAGE})")
+            stage(module, f"builtin.module({TIR_STAGE})")
             self.tir = str(module)
-            graphcompiler.apply_pipeline(module, f"builtin.module({LLVM_STAGE})")
+            stage(module, f"builtin.module({LLVM_STAGE})")
         else:
             self.graph = str(module)
-            graphcompiler.apply_pipeline(module, pipeline)
+            stage(module, pipeline)
         external_data: dict[str, bytes] = {}
         self.llvm_ir = translate_to_llvm_ir(module, external_data)
         self.engine = JitEngine(self.llvm_ir, num_threads, external_data)
         self._function = TirFunction(
-            self.engine, _signature(entry, names, self.input_types, self.output_types)
+            self.engine,
+            _signature(entry, names, self.input_types, self.output_types),
+            read_only=range(len(self.input_types)),  # inputs are never written
         )
 
-    def __call__(self, *inputs: Any) -> np.ndarray | tuple[np.ndarray, ...]:
+    def __call__(self, *inputs: Any, **named: Any) -> np.ndarray | tuple[np.ndarray, ...]:
+        inputs = self.bind_inputs(inputs, named)
         if len(inputs) != len(self.input_types):
             raise ValueError(
                 f"@{self.entry} takes {len(self.input_types)} inputs, got {len(inputs)}"
@@ -87,6 +100,46 @@ class CompiledGraph:
         results = [_from_native(o, t) for o, t in zip(outputs, self.output_types, strict=True)]
         return results[0] if len(results) == 1 else tuple(results)
 
+    def bind_inputs(self, positional: tuple[Any, ...], named: Mapping[str, Any]) -> list[Any]:
+        """The inputs in argument order: positional ones first, then those
+        given by argument name (`compiled(x=..., b=...)`); with
+        `cast_inputs`, each converted as the signature's docstring says."""
+        inputs = list(positional)
+        if named:
+            unknown = sorted(set(named) - set(self.input_names))
+            if unknown:
+                raise ValueError(
+                    f"@{self.entry} has no input {', '.join(map(repr, unknown))} "
+                    f"(inputs: {', '.join(self.input_names)})"
+                )
+            twice = [n for n in self.input_names[: len(inputs)] if n in named]
+            if twice:
+                raise ValueError(f"input {twice[0]!r} is given both by position and by name")
+            missing = [n for n in self.input_names[len(inputs) :] if n not in named]
+            if missing:
+                raise ValueError(f"@{self.entry} is missing inputs: {', '.join(missing)}")
+            inputs += [named[n] for n in self.input_names[len(inputs) :]]
+        if self.cast_inputs and len(inputs) == len(self.input_types):  # else: __call__ says
+            inputs = [
+                cast_input(value, type_, self._function.label(index))
+                for index, (value, type_) in enumerate(zip(inputs, self.input_types, strict=True))
+            ]
+        return inputs
+
+    @property
+    def signature(self) -> Signature:
+        """Names, shapes and element types of the inputs and outputs;
+        prints as `main(x: tensor<4x8xf32>, ...) -> (tensor<4x8xf32>)`."""
+        return Signature(self.entry, self.input_names, self.input_types, self.output_types)
+
+    def graph_dot(self) -> str:
+        """The graph after the graph passes as Graphviz DOT (see
+        `gc-opt --view-op-graph`); `dot -Tsvg` draws it."""
+        import graphcompiler
+        from graphcompiler.tools.op_graph import graph_dot
+
+        return graph_dot(graphcompiler.parse(self.graph, registry=self.registry))
+
     def set_num_threads(self, count: int) -> None:
         """Threads for parallel loops: 1..4096, or 0 for all cores (ValueError otherwise)."""
         self.engine.set_num_threads(count)
@@ -96,6 +149,59 @@ class CompiledGraph:
         from graphcompiler.runtime.jit import assembly
 
         return assembly(self.llvm_ir)
+
+
+@dataclass(frozen=True)
+class Signature:
+    """What a compiled graph takes and returns."""
+
+    entry: str
+    input_names: list[str]
+    input_types: list[TensorType]
+    output_types: list[TensorType]
+
+    def __str__(self) -> str:
+        inputs = ", ".join(
+            f"{n}: {t}" for n, t in zip(self.input_names, self.input_types, strict=True)
+        )
+        return f"{self.entry}({inputs}) -> ({', '.join(map(str, self.output_types))})"
+
+
+def cast_input(value: Any, type_: TensorType, label: str) -> Any:
+    """`compile(..., cast_inputs=True)`: an array (or nested list, or
+    scalar) of another dtype is converted, in one copy, when numpy's
+    "same_kind" rule allows it (float64 -> float32, int64 -> int32,
+    int -> float, bool -> any); a float array for an integer input is
+    refused (that would truncate silently). bf16 inputs take float32."""
+    array = value if isinstance(value, np.ndarray) else np.asarray(value)
+    bf16 = isinstance(type_.element_type, BFloat16Type)
+    target = np.dtype(np.float32) if bf16 else _native_dtype(type_)
+    if array.dtype == target or (bf16 and array.dtype == np.uint16):
+        return array
+    if not np.can_cast(array.dtype, target, casting="same_kind"):
+        raise ValueError(
+            f"{label} has dtype {array.dtype}, which does not convert to {target} for {type_} "
+            "without changing kind (numpy's same_kind rule); convert it explicitly"
+        )
+    return np.ascontiguousarray(array, dtype=target)
+
+
+def check_pipeline_ends_in_llvm(registry: Registry, pipeline: str) -> None:
+    """A custom pipeline must leave the llvm dialect for the JIT: its last
+    pass (after expanding named pipelines) is convert-tir-to-llvm. Checked
+    before anything runs; the error names the fix."""
+    from graphcompiler.pipeline import OpPassManager, build_pass_manager
+
+    manager = build_pass_manager(registry, pipeline)
+    while manager.elements and isinstance(manager.elements[-1], OpPassManager):
+        manager = manager.elements[-1]
+    last = manager.elements[-1].name if manager.elements else None
+    if last != "convert-tir-to-llvm":
+        raise ValueError(
+            f"the pipeline must end in the llvm dialect, but its last pass is "
+            f"{repr(last) if last else 'missing'}: end it with tir-to-llvm (graph input: "
+            "convert-graph-to-tir,tir-to-llvm, or gc-cpu-pipeline)"
+        )
 
 
 def _find_entry(module: ModuleOp, entry: str) -> func.FuncOp:
@@ -201,11 +307,22 @@ def compile(
     pipeline: str | None = None,
     num_threads: int | None = None,
     constants: Mapping[str, Any] | None = None,
+    plugins: Sequence[str | Path] = (),
+    registry: Registry | None = None,
+    cast_inputs: bool = False,
 ) -> CompiledGraph:
     """Compile graph function `entry` of `source` (.mlir text, a path, or a
     module). `constants` binds arguments by name to arrays known at compile
     time (model weights): they become graph constants, matmul and conv pack
-    them once, and the compiled function no longer takes them."""
+    them once, and the compiled function no longer takes them. `plugins`
+    (module names or .py paths, as `gc-opt --load-plugin`) are loaded into
+    `registry` (default: the installed dialects, passes and plugins), which
+    parses `source` and resolves `pipeline`. `cast_inputs` converts inputs
+    of another dtype (see `cast_input`); by default a wrong dtype is an error."""
     from graphcompiler.runtime.program import load_module
 
-    return CompiledGraph(load_module(source), entry, pipeline, num_threads, constants)
+    registry = registry or default_registry()
+    for plugin in plugins:
+        registry.load_plugin(str(plugin))
+    module = load_module(source, registry)
+    return CompiledGraph(module, entry, pipeline, num_threads, constants, registry, cast_inputs)

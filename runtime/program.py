@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import ctypes
 import functools
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -34,6 +35,9 @@ from xdsl.ir import Attribute
 
 from graphcompiler.dialects import tir
 from graphcompiler.runtime.jit import JitEngine, assembly
+
+if TYPE_CHECKING:
+    from graphcompiler.registry import Registry
 
 TIR_TO_LLVM = "builtin.module(tir-to-llvm)"
 
@@ -80,8 +84,11 @@ def _argument_ctype(type_: Attribute) -> type:
 class TirFunction:
     """A compiled tir function, callable with numpy arrays and Python scalars."""
 
-    def __init__(self, engine: JitEngine, function: tir.FuncOp):
+    def __init__(self, engine: JitEngine, function: tir.FuncOp, read_only: Iterable[int] = ()):
+        """`read_only`: indices of array parameters the code never writes
+        (a read-only numpy array is accepted there)."""
         self.name = function.sym_name.data
+        self.read_only = frozenset(read_only)
         self.param_types = list(function.function_type.inputs.data)
         self.param_names = [arg.name_hint for arg in function.body.block.args]
         self.return_type = function.return_type
@@ -118,7 +125,7 @@ class TirFunction:
     def _convert(self, index: int, value: Any, type_: Attribute) -> Any:
         label = self.label(index)
         if isinstance(type_, tir.TirTensorType):
-            return check_array(value, type_, label).ctypes.data
+            return check_array(value, type_, label, index not in self.read_only).ctypes.data
         if isinstance(value, np.ndarray) and value.ndim == 0:
             value = value.item()
         if tir.is_float(type_):
@@ -143,7 +150,9 @@ class TirFunction:
         return int(value)
 
 
-def check_array(value: Any, type_: tir.TirTensorType, label: str) -> np.ndarray:
+def check_array(
+    value: Any, type_: tir.TirTensorType, label: str, written: bool = True
+) -> np.ndarray:
     """`value` if it is a numpy array the native code can use as `type_`."""
     if not isinstance(value, np.ndarray):
         raise ValueError(f"{label} must be a numpy array for {type_}, got {type(value).__name__}")
@@ -158,13 +167,14 @@ def check_array(value: Any, type_: tir.TirTensorType, label: str) -> np.ndarray:
         raise ValueError(f"{label} is not C-contiguous; pass np.ascontiguousarray(...)")
     if value.ctypes.data % value.dtype.alignment:
         raise ValueError(f"{label} is not aligned to its element size")
-    if not value.flags.writeable:
+    if written and not value.flags.writeable:
         raise ValueError(f"{label} is read-only; the native code may write it")
     return value
 
 
-def load_module(source: str | Path | ModuleOp) -> ModuleOp:
-    """A fresh module from .mlir text, a path to one, or a module (cloned)."""
+def load_module(source: str | Path | ModuleOp, registry: Registry | None = None) -> ModuleOp:
+    """A fresh module from .mlir text, a path to one, or a module (cloned);
+    text is parsed with `registry`'s dialects (default: the installed ones)."""
     import graphcompiler
 
     if isinstance(source, ModuleOp):
@@ -173,7 +183,7 @@ def load_module(source: str | Path | ModuleOp) -> ModuleOp:
     if isinstance(source, Path) or (("\n" not in text) and text.endswith(".mlir")):
         filename = str(source)
         text = Path(source).read_text()
-    return graphcompiler.parse(text, filename=filename)
+    return graphcompiler.parse(text, filename=filename, registry=registry)
 
 
 def lower_to_llvm_ir(module: ModuleOp) -> str:

@@ -58,12 +58,14 @@ def _argument_parser() -> argparse.ArgumentParser:
     add_flag(
         parser,
         "bench",
-        type=_non_negative,
-        default=0,
+        type=_positive,
+        default=None,
         metavar="N",
         help="time N calls; print median and min",
     )
     add_flag(parser, "print-output", action="store_true", help="print the outputs")
+    add_flag(parser, "graph-svg", metavar="FILE",
+             help="draw the graph after the graph passes to FILE (needs Graphviz's dot)")  # fmt: skip
     add_plugin_flag(parser)
     return parser
 
@@ -77,13 +79,13 @@ def _thread_count(text: str) -> int:
         ) from None
 
 
-def _non_negative(text: str) -> int:
+def _positive(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a count >= 0, got '{text}'")
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a count >= 1, got '{text}'")
     return value
 
 
@@ -103,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     def run(module, registry) -> int:
         if any(isinstance(op, tir.FuncOp) for op in module.ops):
             return _run_tir(module, args)
-        return _run_graph(module, args)
+        return _run_graph(module, registry, args)
 
     return run_on_input(TOOL, args, run)
 
@@ -147,16 +149,18 @@ def _graph_inputs(function: func.FuncOp, args: argparse.Namespace) -> list[np.nd
             given[index] = np.load(path)
         except (OSError, ValueError) as error:
             raise ToolError(f"cannot read '{path}': {error}") from None
+    missing = [f"#{i} ('%{a.name_hint}')" for i, a in enumerate(block.args) if i not in given]
+    if missing and not args.random_inputs:
+        raise ToolError(
+            f"@{args.entry} has inputs without a value: {', '.join(missing)}; give "
+            "--input NAME=FILE.npy for each, or --random-inputs for the rest"
+        )
     rng = np.random.default_rng(args.seed)
     inputs = []
     for index, arg in enumerate(block.args):
         if index in given:
             inputs.append(given[index])
             continue
-        if not args.random_inputs:
-            raise ToolError(
-                f"input #{index} ('%{arg.name_hint}') has no value: give --input or --random-inputs"
-            )
         dtype, shape = numpy_dtype(arg.type.element_type), arg.type.get_shape()
         if dtype == np.bool_:
             inputs.append(rng.random(shape) > 0.5)
@@ -168,20 +172,36 @@ def _graph_inputs(function: func.FuncOp, args: argparse.Namespace) -> list[np.nd
     return inputs
 
 
-def _run_graph(module, args: argparse.Namespace) -> int:
+def _run_graph(module, registry, args: argparse.Namespace) -> int:
     import graphcompiler
     from graphcompiler import reference
+    from graphcompiler.compiler import check_pipeline_ends_in_llvm
+    from graphcompiler.pipeline import PipelineError
+    from graphcompiler.tools.op_graph import dot_executable, dot_to_svg
 
     functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
     if args.entry not in functions:
         raise ToolError(
             f"no function @{args.entry} (functions: {', '.join(sorted(functions)) or 'none'})"
         )
-    # compile first: what cannot be compiled is a located diagnostic
+    try:  # what the flags get wrong is said before compiling
+        if args.pass_pipeline is not None:
+            check_pipeline_ends_in_llvm(registry, args.pass_pipeline)
+        if args.graph_svg is not None:
+            dot_executable()
+        inputs = _graph_inputs(functions[args.entry], args)
+    except (ValueError, FileNotFoundError, PipelineError) as error:
+        raise ToolError(str(error)) from None
+    # then compile: what cannot be compiled is a located diagnostic
     compiled = graphcompiler.compile(
-        module, entry=args.entry, pipeline=args.pass_pipeline, num_threads=_threads(args)
+        module,
+        entry=args.entry,
+        pipeline=args.pass_pipeline,
+        num_threads=_threads(args),
+        registry=registry,
     )
-    inputs = _graph_inputs(functions[args.entry], args)
+    if args.graph_svg is not None:
+        dot_to_svg(compiled.graph_dot(), args.graph_svg)
     try:  # bad inputs (shape, dtype) are reported by the call boundary
         outputs = compiled(*inputs)
         expected = (
@@ -194,6 +214,10 @@ def _run_graph(module, args: argparse.Namespace) -> int:
         for index, output in enumerate(outputs):
             print(f"output #{index}: {output.dtype}{list(output.shape)}")
             print(np.array2string(output, threshold=64, precision=6))
+    elif not (args.check_reference or args.bench or args.graph_svg):
+        for index, output in enumerate(outputs):  # a run that asked for nothing else
+            checksum = float(np.sum(output, dtype=np.float64))
+            print(f"output #{index}: {output.dtype}{list(output.shape)} sum {checksum:.6g}")
     status = 0
     if expected is not None:
         expected = expected if isinstance(expected, tuple) else (expected,)

@@ -129,15 +129,20 @@ def graph_dot(op: Operation) -> str:
     return "\n".join([*header, *writer.lines, *writer.edges, "}"]) + "\n"
 
 
-def dot_to_svg(dot: str, path: str) -> None:
-    """Render `dot` to an SVG file with Graphviz's `dot` executable."""
+def dot_executable() -> str:
+    """The path of Graphviz's `dot`, or FileNotFoundError saying what to do."""
     executable = shutil.which("dot")
     if executable is None:
         raise FileNotFoundError(
             "the Graphviz 'dot' executable is not on PATH (install graphviz, e.g. "
-            "'apt-get install graphviz'); --view-op-graph prints the DOT text instead"
+            "'apt-get install graphviz'); gc-opt --view-op-graph prints the DOT text instead"
         )
-    subprocess.run([executable, "-Tsvg", "-o", path], input=dot, text=True, check=True)
+    return executable
+
+
+def dot_to_svg(dot: str, path: str) -> None:
+    """Render `dot` to an SVG file with Graphviz's `dot` executable."""
+    subprocess.run([dot_executable(), "-Tsvg", "-o", path], input=dot, text=True, check=True)
 
 
 @dataclass(frozen=True)
