@@ -1,4 +1,4 @@
-"""The Graph IR dialect `graph`: tensor ops inside `func.func` (seed 004).
+"""The Graph IR dialect `graph`: tensor ops inside `func.func` (the oneDNN Graph Compiler design's Graph IR).
 
 A graph is a `func.func` over statically shaped builtin tensors: its arguments
 are the graph inputs, its `func.return` operands the outputs. Every op here

@@ -1,9 +1,9 @@
-"""The Tensor IR dialect `tir`: the C-like IR of seeds 002 and 000.
+"""The Tensor IR dialect `tir`: the C-like Tensor IR of the oneDNN Graph Compiler design.
 
-How the seed's constructs map to ops (everything is `tir`, so a module reads
+How the design's constructs map to ops (everything is `tir`, so a module reads
 as one language):
 
-| seed construct                        | here                                            |
+| design construct                      | here                                            |
 |---------------------------------------|-------------------------------------------------|
 | module functions / declarations       | `tir.func @f(%A: !tir.tensor<100xf32>) -> f32 {...}`, body-less = declaration |
 | global var / tensor (+ initial value) | `tir.global @g : f32 = 1.0 : f32`, read through `tir.global_ref` |
@@ -25,7 +25,7 @@ Mutable vars are memory cells (`!tir.var<T>`), so SSA values stay immutable.
 Expressions are ops with one result; statements have none (definitions return
 the handle they define). A call is an expression: when it is made for its
 effect its result (`none` for void functions) must be consumed by
-`tir.evaluate`, as in the seed. Mixed scalar operands of binary ops are
+`tir.evaluate`, as in the design. Mixed scalar operands of binary ops are
 auto-cast to a common type (int -> float, narrow -> wide); vectors must agree
 in lanes. Integers are signless and signed unless written `ui8`, `ui32`...
 """
@@ -1040,7 +1040,7 @@ class FloatBinaryExpression(BinaryExpression):
         _require(is_float(common), f"'{cls.name}' needs float operands, got {common}")
 
 
-PowOp = _op_class(FloatBinaryExpression, "pow", "lhs ** rhs (extension: not in the seed's list)")
+PowOp = _op_class(FloatBinaryExpression, "pow", "lhs ** rhs (extension: not in the design's list)")
 IntAndOp = _op_class(IntegerBinaryExpression, "int_and", "intrinsic bitwise lhs & rhs")
 IntOrOp = _op_class(IntegerBinaryExpression, "int_or", "intrinsic bitwise lhs | rhs")
 IntXorOp = _op_class(IntegerBinaryExpression, "int_xor", "intrinsic bitwise lhs ^ rhs")
@@ -1103,8 +1103,8 @@ ExpOp = _unary("exp", "intrinsic e ** x", "float")
 SqrtOp = _unary("sqrt", "intrinsic sqrt(x)", "float")
 RsqrtOp = _unary("rsqrt", "intrinsic 1 / sqrt(x)", "float")
 # Math the graph lowering needs beyond the seed's intrinsic list.
-LogOp = _unary("log", "natural logarithm (extension: not in the seed's list)", "float")
-TanhOp = _unary("tanh", "hyperbolic tangent (extension: not in the seed's list)", "float")
+LogOp = _unary("log", "natural logarithm (extension: not in the design's list)", "float")
+TanhOp = _unary("tanh", "hyperbolic tangent (extension: not in the design's list)", "float")
 
 
 class ConversionExpression(ExpressionOp):

@@ -4,6 +4,10 @@
 // RUN: gc-translate %s -emit-asm | filecheck %s --check-prefix=ASM
 // RUN: gc-opt %s --pass-pipeline='builtin.module(tir-to-llvm)' | gc-translate --mlir-to-llvmir | filecheck %s --check-prefix=LLVM
 // RUN: not gc-translate %s 2>&1 | filecheck %s --check-prefix=MODE
+// Plugins load as in gc-opt and gc-run; a broken one is a one-line error.
+// RUN: gc-translate %s --load-plugin=%plugins/toy_plugin.py --mlir-to-llvmir | filecheck %s --check-prefix=LLVM
+// RUN: not gc-translate %s --load-plugin=%t.missing.py --mlir-to-llvmir 2>&1 | filecheck %s --check-prefix=PLUGIN
+// PLUGIN: gc-translate: error: cannot load plugin '{{.*}}missing.py'
 // RUN: not gc-translate %S/../Conversion/convert-tir-to-llvm-invalid.mlir --mlir-to-llvmir 2>&1 | filecheck %s --check-prefix=ERROR
 
 // LLVM: define void @"for_body"(i64 %".1", ptr noalias %".2")
