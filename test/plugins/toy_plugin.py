@@ -18,6 +18,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from graphcompiler.diagnostics import emit_error, emit_warning
+from graphcompiler.statistics import record
 
 LIMIT = 1000
 
@@ -51,11 +52,12 @@ class ToyScaleConstantsPass(ModulePass):
     factor: int = 2
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for constant in list(op.walk()):
-            if isinstance(constant, ToyConstantOp):
-                scaled = ToyConstantOp(constant.value.value.data * self.factor)
-                scaled.location = constant.location
-                Rewriter.replace_op(constant, scaled)
+        constants = [constant for constant in op.walk() if isinstance(constant, ToyConstantOp)]
+        for constant in constants:
+            scaled = ToyConstantOp(constant.value.value.data * self.factor)
+            scaled.location = constant.location
+            Rewriter.replace_op(constant, scaled)
+        record(self, "constants-scaled", len(constants), "toy.constant ops multiplied")
 
 
 @dataclass(frozen=True)
