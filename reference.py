@@ -38,8 +38,10 @@ from xdsl.dialects.builtin import (
     BFloat16Type,
     Float16Type,
     Float32Type,
+    Float64Type,
     IntegerType,
     ModuleOp,
+    Signedness,
     TensorType,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -56,8 +58,12 @@ def numpy_dtype(element_type: Attribute) -> np.dtype:
             return np.dtype(np.float32)
         case Float16Type():
             return np.dtype(np.float16)
+        case Float64Type():
+            return np.dtype(np.float64)
         case IntegerType() if element_type.width.data == 1:
             return np.dtype(np.bool_)
+        case IntegerType() if element_type.signedness.data == Signedness.UNSIGNED:
+            return np.dtype(f"uint{element_type.width.data}")
         case IntegerType():
             return np.dtype(f"int{element_type.width.data}")
     raise ValueError(f"no numpy dtype for element type {element_type}")

@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     Float16Type,
     Float32Type,
+    Float64Type,
     FloatAttr,
     IntegerAttr,
     IntegerType,
@@ -70,8 +71,9 @@ from graphcompiler.dialects.common import TypedValueFormat
 from graphcompiler.dialects.graph_checks import check_attributes
 from graphcompiler.parsing import builtin_type_error
 
-FLOAT_TYPES = (Float32Type, Float16Type, BFloat16Type)
-INTEGER_WIDTHS = (64, 32, 8, 1)
+FLOAT_TYPES = (Float32Type, Float16Type, BFloat16Type, Float64Type)
+INTEGER_WIDTHS = (64, 32, 16, 8, 1)
+"""Signless integers (signed arithmetic); ui8 is the one unsigned type."""
 
 
 def is_float(element_type: Attribute) -> bool:
@@ -80,9 +82,14 @@ def is_float(element_type: Attribute) -> bool:
 
 def is_element_type(element_type: Attribute) -> bool:
     """One of the element types graph tensors may have."""
-    return is_float(element_type) or (
-        isinstance(element_type, IntegerType)
-        and element_type.signedness.data == Signedness.SIGNLESS
+    if is_float(element_type):
+        return True
+    if not isinstance(element_type, IntegerType):
+        return False
+    if element_type.signedness.data == Signedness.UNSIGNED:
+        return element_type.width.data == 8
+    return (
+        element_type.signedness.data == Signedness.SIGNLESS
         and element_type.width.data in INTEGER_WIDTHS
     )
 
@@ -91,7 +98,8 @@ def _check_element_type(element_type: Attribute, role: str) -> None:
     if is_element_type(element_type):
         return
     raise VerifyException(
-        f"{role} has element type {element_type}; expected one of f32, f16, bf16, i64, i32, i8, i1"
+        f"{role} has element type {element_type}; expected one of f32, f16, bf16, f64, i64, "
+        "i32, i16, i8, ui8, i1"
     )
 
 

@@ -905,7 +905,8 @@ def _lower_reduce(fl: FunctionLowering, op: tir.VectorReduceExpression) -> None:
     vector, element = fl.value(op.input), convert_type(op.result.type)
     if type(op) in _REDUCE_MAX_MIN:  # fmaximum/fminimum: NaN-propagating, like numpy
         float_name, signed, unsigned = _REDUCE_MAX_MIN[type(op)]
-        kind = float_name if tir.is_float(element) else unsigned if _is_unsigned(element) else signed
+        unsigned_input = _is_unsigned(op.input.type)  # `element` is signless, as LLVM's
+        kind = float_name if tir.is_float(element) else unsigned if unsigned_input else signed
         name = f"llvm.vector.reduce.{kind}.{_mangle(convert_type(op.input.type))}"
         fl.values[op.result] = fl.emit(llvm.CallIntrinsicOp(name, [vector], [element])).results[0]
         return

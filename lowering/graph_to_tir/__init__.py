@@ -40,6 +40,7 @@ from graphcompiler.lowering.graph_to_tir.templates import (
     TEMPLATES,
     ZEROS,
     empty_contraction,
+    type_limit,
 )
 from graphcompiler.target import Target, get_target
 
@@ -172,6 +173,10 @@ class _FunctionLowering:
                 op,
                 "cannot be converted to Tensor IR: no lowering template (convert-graph-to-tir handles graph ops)",
             )
+        members = op.body.block.ops if isinstance(op, graph.FusedOp) else []
+        for member in (op, *members):
+            if (reason := type_limit(member)) is not None:
+                raise _fail(member, reason)
         operand_types = [*(o.type for o in op.operands), *(r.type for r in op.results)]
         if type(op) not in BLOCKED_FORMAT_OPS and any(
             isinstance(t.encoding, graph.FormatAttr) for t in operand_types

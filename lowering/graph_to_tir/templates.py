@@ -10,7 +10,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from xdsl.dialects.builtin import Float32Type, TensorType, VectorType
+from xdsl.dialects.builtin import (
+    Float32Type,
+    Float64Type,
+    IntegerType,
+    Signedness,
+    TensorType,
+    VectorType,
+)
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from graphcompiler.dialects import graph, tir
@@ -128,6 +135,18 @@ def _erf(k: Kernel, x: SSAValue) -> SSAValue:
     return b.select(b.binary(tir.LeOp, ax, 1.0), small, signed_tail)
 
 
+def type_limit(op: Operation) -> str | None:
+    """Why `op` cannot be compiled for its element type, or None: the erf
+    polynomial is accurate to f32 only, so f64 erf (and exact gelu) would
+    silently lose precision."""
+    uses_erf = isinstance(op, graph.ErfOp) or (
+        isinstance(op, graph.GeluOp) and op.approximate.data == "none"
+    )
+    if uses_erf and isinstance(op.results[0].type.element_type, Float64Type):
+        return "is not compiled for f64 (its erf is accurate to f32 only): graph.cast to f32 around it"
+    return None
+
+
 def _gelu(k: Kernel, op: graph.GeluOp, x: SSAValue) -> SSAValue:
     b = k.b
     if op.approximate.data == "tanh":
@@ -208,6 +227,11 @@ def _prelu(k: Kernel, op: Operation, values: list[SSAValue]) -> SSAValue:
     return k.b.select(k.b.binary(tir.LtOp, x, 0.0), k.b.mul(slope, x), x)
 
 
+def _is_unsigned(x: SSAValue) -> bool:
+    element = tir.element_of(x.type)
+    return isinstance(element, IntegerType) and element.signedness.data == Signedness.UNSIGNED
+
+
 def _identity(k: Kernel, op: Operation, values: list[SSAValue]) -> SSAValue:
     return values[0]
 
@@ -220,7 +244,7 @@ UNARY: dict[type, Callable[[Kernel, SSAValue], SSAValue]] = {
     graph.LogOp: lambda k, x: k.b.unary(tir.LogOp, x),
     graph.SqrtOp: lambda k, x: k.b.unary(tir.SqrtOp, x),
     graph.RsqrtOp: lambda k, x: k.b.unary(tir.RsqrtOp, x),
-    graph.AbsOp: lambda k, x: k.b.unary(tir.AbsOp, x),
+    graph.AbsOp: lambda k, x: x if _is_unsigned(x) else k.b.unary(tir.AbsOp, x),
     graph.NegOp: lambda k, x: k.b.sub(k.const(0, x), x),
     graph.ErfOp: _erf,
     graph.ReciprocalOp: lambda k, x: k.b.div(k.const(1, x), x),

@@ -320,3 +320,80 @@ def test_instance_norm(shape):
     channel = [1, -1] + [1] * (len(shape) - 2)
     expected = (wide - mean) / np.sqrt(variance + 1e-5) * scale.reshape(channel) + bias.reshape(channel)
     _check(text, [x, scale, bias], expected.astype(np.float32), rtol=1e-5, atol=1e-5)
+
+
+# --- f64, ui8, i16 ---------------------------------------------------------------------------
+
+
+def _full_range(dtype, shape):
+    if dtype.startswith("f"):
+        return _floats(shape, DTYPES[dtype])
+    info = np.iinfo(DTYPES[dtype])
+    return rng.integers(int(info.min), int(info.max) + 1, shape).astype(DTYPES[dtype])
+
+
+@pytest.mark.parametrize("dtype", ["f64", "ui8", "i16"])
+def test_new_element_types_through_element_wise_ops_and_data_movement(dtype):
+    """A fused element-wise chain (unsigned abs and max are not the signed
+    ones), a reduction, a transpose, a gather and a cast: bit-exact integers,
+    f64 to f64 precision."""
+    t, row = _t([5, 19], dtype), _t([19], dtype)
+    text = f"""func.func @main(%x: {t}, %y: {row}, %i: tensor<3xi64>) -> ({t}, {_t([5], dtype)}, {_t([19, 5], dtype)}, {_t([3, 19], dtype)}, {_t([5, 19], "f32")}) {{
+  %0 = graph.abs %x : {t}
+  %1 = graph.maximum %0, %y : ({t}, {row}) -> {t}
+  %2 = graph.mul %1, %x : ({t}, {t}) -> {t}
+  %3 = graph.reduce_max %x {{axes = array<i64: 1>}} : {t} -> {_t([5], dtype)}
+  %4 = graph.transpose %2 {{perm = array<i64: 1, 0>}} : {t} -> {_t([19, 5], dtype)}
+  %5 = graph.gather %x, %i : ({t}, tensor<3xi64>) -> {_t([3, 19], dtype)}
+  %6 = graph.cast %x : {t} -> {_t([5, 19], "f32")}
+  func.return %2, %3, %4, %5, %6 : {t}, {_t([5], dtype)}, {_t([19, 5], dtype)}, {_t([3, 19], dtype)}, {_t([5, 19], "f32")}
+}}"""
+    x, y = _full_range(dtype, [5, 19]), _full_range(dtype, [19])
+    indices = np.array([4, -5, 0])
+    with np.errstate(all="ignore"):
+        product = np.maximum(np.abs(x), y) * x
+        reduced = np.max(x, axis=1, initial=np.iinfo(x.dtype).min if dtype != "f64" else -np.inf)
+        expected = [product, reduced, product.T, x[[4, 0, 0]], x.astype(np.float32)]
+    for results in _both(text, x, y, indices):
+        for result, wanted in zip(results, expected, strict=True):
+            assert result.dtype == wanted.dtype
+            np.testing.assert_array_equal(result, wanted)
+
+
+def test_f64_transcendentals_keep_double_precision():
+    t = _t([2, 37], "f64")
+    text = f"""func.func @main(%x: {t}) -> ({t}, {t}) {{
+  %0 = graph.tanh %x : {t}
+  %1 = graph.softplus %x : {t}
+  func.return %0, %1 : {t}, {t}
+}}"""
+    x = _floats([2, 37], np.float64)
+    with np.errstate(invalid="ignore"):
+        wanted = np.logaddexp(0.0, x)
+    for tanh, softplus in _both(text, x):
+        np.testing.assert_allclose(tanh, np.tanh(x), rtol=1e-14, equal_nan=True)
+        np.testing.assert_allclose(softplus, wanted, rtol=1e-14, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", ["ui8", "i16"])
+def test_new_integer_types_in_matmul_wrap_like_numpy(dtype):
+    a, b = _full_range(dtype, [6, 40]), _full_range(dtype, [40, 7])
+    text = _binary("matmul", [6, 40], [40, 7], [6, 7], dtype, dtype)
+    expected = (a.astype(np.int64) @ b.astype(np.int64)).astype(DTYPES[dtype])
+    _check(text, [a, b], expected)
+
+
+def test_f64_erf_is_a_located_error_not_a_less_precise_result():
+    t = _t([4], "f64")
+    text = f"""func.func @main(%x: {t}) -> {t} {{
+  %0 = graph.exp %x : {t}
+  %1 = graph.gelu %0 : {t}
+  func.return %1 : {t}
+}}"""
+    from graphcompiler.diagnostics import DiagnosticError
+
+    with pytest.raises(DiagnosticError, match=r"3:8: error: 'graph.gelu' op is not compiled for f64"):
+        graphcompiler.compile(text)
+    x = np.array([0.5, -1.0, 2.0, np.nan])
+    wanted = 0.5 * np.exp(x) * (1 + np.vectorize(math.erf)(np.exp(x) / math.sqrt(2)))
+    np.testing.assert_allclose(reference.run(text, x), wanted, rtol=1e-15)

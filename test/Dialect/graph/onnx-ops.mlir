@@ -69,3 +69,20 @@ func.func @normalizations(%x: tensor<2x3x8xf32>, %s: tensor<3x8xf32>, %c: tensor
   %1 = graph.instance_norm %0, %c, %c {epsilon = 1.0e-03 : f32} : (tensor<2x3x8xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x8xf32>
   func.return %1 : tensor<2x3x8xf32>
 }
+
+// CHECK-LABEL: func.func @element_types
+func.func @element_types(%d: tensor<4xf64>, %u: tensor<4xui8>, %s: tensor<4xi16>) -> tensor<4xf64> {
+  // CHECK-NEXT: %0 = graph.add %d, %d : (tensor<4xf64>, tensor<4xf64>) -> tensor<4xf64>
+  %0 = graph.add %d, %d : (tensor<4xf64>, tensor<4xf64>) -> tensor<4xf64>
+  // CHECK-NEXT: %1 = graph.maximum %u, %u : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  %1 = graph.maximum %u, %u : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  // CHECK-NEXT: %2 = graph.cast %1 : tensor<4xui8> -> tensor<4xi16>
+  %2 = graph.cast %1 : tensor<4xui8> -> tensor<4xi16>
+  // CHECK-NEXT: %3 = graph.sub %2, %s : (tensor<4xi16>, tensor<4xi16>) -> tensor<4xi16>
+  %3 = graph.sub %2, %s : (tensor<4xi16>, tensor<4xi16>) -> tensor<4xi16>
+  // CHECK-NEXT: %4 = graph.cast %3 : tensor<4xi16> -> tensor<4xf64>
+  %4 = graph.cast %3 : tensor<4xi16> -> tensor<4xf64>
+  // CHECK-NEXT: %5 = graph.constant dense<[0, 255, 7, 1]> : tensor<4xui8>
+  %5 = graph.constant dense<[0, 255, 7, 1]> : tensor<4xui8>
+  func.return %4 : tensor<4xf64>
+}
