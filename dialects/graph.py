@@ -715,9 +715,7 @@ class LogicalBinaryOp(BinaryOp):
 
 LogicalAndOp = _op_class(LogicalBinaryOp, "logical_and", "lhs and rhs on i1 (numpy.logical_and)")
 LogicalOrOp = _op_class(LogicalBinaryOp, "logical_or", "lhs or rhs on i1 (numpy.logical_or)")
-LogicalXorOp = _op_class(
-    LogicalBinaryOp, "logical_xor", "lhs != rhs on i1 (numpy.logical_xor)"
-)
+LogicalXorOp = _op_class(LogicalBinaryOp, "logical_xor", "lhs != rhs on i1 (numpy.logical_xor)")
 
 
 @irdl_op_definition
@@ -1390,9 +1388,7 @@ class PadOp(GraphOp):
         shape, element = _shape(operand_types[0]), operand_types[0].element_type
         mode = properties["mode"].data
         if mode not in PAD_MODES:
-            raise VerifyException(
-                f'mode must be one of {", ".join(PAD_MODES)}, got "{mode}"'
-            )
+            raise VerifyException(f'mode must be one of {", ".join(PAD_MODES)}, got "{mode}"')
         value = float_value(properties, "value")
         if mode == "constant" and isinstance(element, IntegerType):
             _check_integral(value, element)

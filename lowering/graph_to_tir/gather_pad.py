@@ -15,7 +15,12 @@ from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import graph, tir
 from graphcompiler.dialects.tir_builder import TirBuilder
-from graphcompiler.lowering.graph_to_tir.kernel import Kernel, Operand, compute_type, is_vectorizable
+from graphcompiler.lowering.graph_to_tir.kernel import (
+    Kernel,
+    Operand,
+    compute_type,
+    is_vectorizable,
+)
 
 
 def _all(b: TirBuilder, conditions: list[SSAValue]) -> SSAValue | None:
@@ -48,7 +53,9 @@ def _copy_or_fill(
     with b.at_end_of(branch.then_region.block):
         copy()
     with b.at_end_of(branch.else_region.block):
-        kernel.store(out, out_index, b.const(fill, VectorType(element, [lanes]) if lanes > 1 else element))
+        kernel.store(
+            out, out_index, b.const(fill, VectorType(element, [lanes]) if lanes > 1 else element)
+        )
 
 
 def take(kernel: Kernel, op: graph.GatherOp) -> None:
@@ -62,9 +69,7 @@ def take(kernel: Kernel, op: graph.GatherOp) -> None:
         b = kernel.b
         picked = b.cast(kernel.load(indices, index[axis : axis + count]), IndexType())
         wrapped = b.select(b.binary(tir.LtOp, picked, 0), b.add(picked, n), picked)
-        inside = b.binary(
-            tir.AndOp, b.binary(tir.GeOp, wrapped, 0), b.binary(tir.LtOp, wrapped, n)
-        )
+        inside = b.binary(tir.AndOp, b.binary(tir.GeOp, wrapped, 0), b.binary(tir.LtOp, wrapped, n))
         source_index = [*index[:axis], wrapped, *index[axis + count :]]
         _copy_or_fill(kernel, inside, source, source_index, index, lanes, 0)
 

@@ -657,7 +657,8 @@ def layer_norm_rows(kernel, op, element, rows, count, lanes, io: RowIO, gamma, b
     b = kernel.b
     epsilon = graph.float_value(_props(op), "epsilon")
     with kernel.loop_nest([rows], worth_parallel_work(rows, rows * count)) as (row,):
-        mean64, variance = row_moments(kernel, element, count, lanes, lambda j, w: io.load(row, j, w))
+        load = lambda j, w: io.load(row, j, w)  # noqa: E731
+        mean64, variance = row_moments(kernel, element, count, lanes, load)
         inverse = b.unary(tir.RsqrtOp, b.add(variance, epsilon))
         mean, inverse = b.cast(mean64, element), b.cast(inverse, element)
 

@@ -24,15 +24,15 @@ from graphcompiler.dialects import graph, tir
 from graphcompiler.lowering.graph_to_tir.attention import attention
 from graphcompiler.lowering.graph_to_tir.conv import conv2d, conv2d_into
 from graphcompiler.lowering.graph_to_tir.gather_pad import pad, take
-from graphcompiler.lowering.graph_to_tir.matmul import matmul, matmul_into
-from graphcompiler.lowering.graph_to_tir.normalization import instance_norm, rms_norm
-from graphcompiler.lowering.graph_to_tir.pool import pool
 from graphcompiler.lowering.graph_to_tir.kernel import (
     Kernel,
     Operand,
     compute_type,
     is_vectorizable,
 )
+from graphcompiler.lowering.graph_to_tir.matmul import matmul, matmul_into
+from graphcompiler.lowering.graph_to_tir.normalization import instance_norm, rms_norm
+from graphcompiler.lowering.graph_to_tir.pool import pool
 from graphcompiler.lowering.graph_to_tir.reductions import (
     batch_norm,
     fused_row_anchor,
@@ -143,7 +143,7 @@ def type_limit(op: Operation) -> str | None:
         isinstance(op, graph.GeluOp) and op.approximate.data == "none"
     )
     if uses_erf and isinstance(op.results[0].type.element_type, Float64Type):
-        return "is not compiled for f64 (its erf is accurate to f32 only): graph.cast to f32 around it"
+        return "is not compiled for f64 (its erf is accurate to f32 only): cast to f32 around it"
     return None
 
 
@@ -555,6 +555,7 @@ TEMPLATES: dict[type, Template] = {
     graph.AvgPool2dOp: pool,
     graph.FusedOp: fused,
 }
+
 
 def empty_contraction(op: Operation) -> bool:
     """A matmul over K = 0: each output element is an empty sum, 0."""

@@ -61,7 +61,11 @@ def _unary(op, shape, attributes="", dtype="f32"):
 
 @pytest.mark.parametrize(
     "op, function",
-    [("greater_equal", np.greater_equal), ("less_equal", np.less_equal), ("not_equal", np.not_equal)],
+    [
+        ("greater_equal", np.greater_equal),
+        ("less_equal", np.less_equal),
+        ("not_equal", np.not_equal),
+    ],
 )
 def test_comparisons_with_nan_and_broadcasting(op, function):
     a = _floats([3, 37])
@@ -81,7 +85,11 @@ def test_integer_and_boolean_comparisons(dtype, np_type):
 
 @pytest.mark.parametrize(
     "op, function",
-    [("logical_and", np.logical_and), ("logical_or", np.logical_or), ("logical_xor", np.logical_xor)],
+    [
+        ("logical_and", np.logical_and),
+        ("logical_or", np.logical_or),
+        ("logical_xor", np.logical_xor),
+    ],
 )
 def test_logical_binary(op, function):
     a, b = rng.integers(0, 2, [5, 19]).astype(bool), rng.integers(0, 2, [19]).astype(bool)
@@ -107,7 +115,11 @@ ACTIVATIONS = [
     ("selu", "{alpha = 2.0 : f32, gamma = 3.0 : f32}", lambda x: _selu(x, 2.0, 3.0)),
     ("softplus", "", lambda x: np.logaddexp(0.0, x)),
     ("hard_sigmoid", "", lambda x: np.clip(0.2 * x + 0.5, 0, 1)),
-    ("hard_sigmoid", "{alpha = 0.5 : f32, beta = 0.25 : f32}", lambda x: np.clip(0.5 * x + 0.25, 0, 1)),
+    (
+        "hard_sigmoid",
+        "{alpha = 0.5 : f32, beta = 0.25 : f32}",
+        lambda x: np.clip(0.5 * x + 0.25, 0, 1),
+    ),
     ("hard_swish", "", lambda x: x * np.clip(x / 6 + 0.5, 0, 1)),
     ("gelu", "", lambda x: 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))),
     (
@@ -228,7 +240,7 @@ def test_gather_from_an_empty_axis_is_zeros():
 
 def _pad_text(shape, pads, mode="constant", value=None, dtype="f32"):
     out = [n + pads[d] + pads[len(shape) + d] for d, n in enumerate(shape)]
-    attributes = f"pads = array<i64: {', '.join(map(str, pads))}>, mode = \"{mode}\""
+    attributes = f'pads = array<i64: {", ".join(map(str, pads))}>, mode = "{mode}"'
     if value is not None:
         attributes += f", value = {value}"
     t, o = _t(shape, dtype), _t(out, dtype)
@@ -244,13 +256,20 @@ def _numpy_pad(x, pads, mode, value=0.0):
     grown = [(max(b, 0), max(a, 0)) for b, a in amounts]
     kwargs = {"constant_values": value} if mode == "constant" else {}
     padded = np.pad(x, grown, mode=mode, **kwargs)
-    return padded[tuple(slice(-min(b, 0), padded.shape[d] + min(a, 0)) for d, (b, a) in enumerate(amounts))]
+    return padded[
+        tuple(slice(-min(b, 0), padded.shape[d] + min(a, 0)) for d, (b, a) in enumerate(amounts))
+    ]
 
 
 @pytest.mark.parametrize(
     "shape, pads",
-    [([3, 37], [1, 0, 2, 0]), ([2, 5, 7], [0, 2, 3, 1, 0, 4]), ([4, 6], [-1, 2, 1, -3]), ([5], [3, 4]),
-     ([1, 9], [2, 1, 3, 1])],
+    [
+        ([3, 37], [1, 0, 2, 0]),
+        ([2, 5, 7], [0, 2, 3, 1, 0, 4]),
+        ([4, 6], [-1, 2, 1, -3]),
+        ([5], [3, 4]),
+        ([1, 9], [2, 1, 3, 1]),
+    ],
 )
 @pytest.mark.parametrize("mode", ["constant", "reflect", "edge", "wrap"])
 def test_pad_modes(shape, pads, mode):
@@ -262,9 +281,17 @@ def test_pad_modes(shape, pads, mode):
 
 def test_pad_integers_and_booleans():
     x = rng.integers(-100, 100, [3, 4]).astype(np.int32)
-    _check(_pad_text([3, 4], [1, 2, 0, 1], value="7.0 : f32", dtype="i32"), [x], _numpy_pad(x, [1, 2, 0, 1], "constant", 7))
+    _check(
+        _pad_text([3, 4], [1, 2, 0, 1], value="7.0 : f32", dtype="i32"),
+        [x],
+        _numpy_pad(x, [1, 2, 0, 1], "constant", 7),
+    )
     flags = rng.integers(0, 2, [2, 3]).astype(bool)
-    _check(_pad_text([2, 3], [1, 1, 1, 1], value="1.0 : f32", dtype="i1"), [flags], _numpy_pad(flags, [1, 1, 1, 1], "constant", True))
+    _check(
+        _pad_text([2, 3], [1, 1, 1, 1], value="1.0 : f32", dtype="i1"),
+        [flags],
+        _numpy_pad(flags, [1, 1, 1, 1], "constant", True),
+    )
 
 
 def test_pad_of_an_empty_tensor_is_the_fill_value():
@@ -318,7 +345,9 @@ def test_instance_norm(shape):
     mean = wide.mean(axis=axes, keepdims=True)
     variance = ((wide - mean) ** 2).mean(axis=axes, keepdims=True)
     channel = [1, -1] + [1] * (len(shape) - 2)
-    expected = (wide - mean) / np.sqrt(variance + 1e-5) * scale.reshape(channel) + bias.reshape(channel)
+    expected = (wide - mean) / np.sqrt(variance + 1e-5) * scale.reshape(channel) + bias.reshape(
+        channel
+    )
     _check(text, [x, scale, bias], expected.astype(np.float32), rtol=1e-5, atol=1e-5)
 
 
@@ -392,8 +421,47 @@ def test_f64_erf_is_a_located_error_not_a_less_precise_result():
 }}"""
     from graphcompiler.diagnostics import DiagnosticError
 
-    with pytest.raises(DiagnosticError, match=r"3:8: error: 'graph.gelu' op is not compiled for f64"):
+    with pytest.raises(
+        DiagnosticError, match=r"3:8: error: 'graph.gelu' op is not compiled for f64"
+    ):
         graphcompiler.compile(text)
     x = np.array([0.5, -1.0, 2.0, np.nan])
     wanted = 0.5 * np.exp(x) * (1 + np.vectorize(math.erf)(np.exp(x) / math.sqrt(2)))
     np.testing.assert_allclose(reference.run(text, x), wanted, rtol=1e-15)
+
+
+# --- where-style select, and the Python builder -----------------------------------------------
+
+
+def test_select_broadcasts_all_three_operands_like_onnx_where():
+    c, a, b = _t([4, 1], "i1"), _t([1, 19]), _t([19])
+    o = _t([4, 19])
+    text = f"""func.func @main(%c: {c}, %a: {a}, %b: {b}) -> {o} {{
+  %0 = graph.select %c, %a, %b : ({c}, {a}, {b}) -> {o}
+  func.return %0 : {o}
+}}"""
+    cond = np.array([[True], [False], [True], [False]])
+    x, y = _floats([1, 19]), _floats([19])[::-1].copy()
+    _check(text, [cond, x, y], np.where(cond, x, y))
+
+
+def test_builder_makes_the_new_ops_with_python_properties():
+    from graphcompiler.dialects.graph_api import GraphBuilder, tensor_type
+
+    g = GraphBuilder()
+    table, ids = g.make_input([10, 4], "f64"), g.make_input([2, 3], "ui8")
+    embedded = g.make("gather", [table, ids], axis=0).results[0]
+    padded = g.make("pad", [embedded], pads=[0, 0, 1, 0, 0, 2], mode="edge").results[0]
+    scale = g.make("constant", [], value=np.ones([7])).results[0]
+    wide = g.make("cast", [scale], result_type=tensor_type([7], "f64")).results[0]
+    normed = g.make("rms_norm", [padded, wide], epsilon=1e-3).results[0]
+    g.make_output(g.make("selu", [normed], alpha=1.5).results[0])
+    assert list(normed.type.get_shape()) == [2, 3, 7]
+    x = rng.normal(0, 1, [10, 4])
+    indices = np.array([[0, 9, 3], [250, 1, 2]], np.uint8)  # 250: out of range, zeros
+    rows = _take(x, indices, 0)
+    rows = np.pad(rows, [(0, 0), (0, 0), (1, 2)], mode="edge")
+    rows = rows / np.sqrt(np.mean(rows**2, axis=-1, keepdims=True) + np.float32(1e-3))
+    expected = 1.05070102214813232421875 * np.where(rows > 0, rows, 1.5 * np.expm1(rows))
+    for result in _both(g.module(), x, indices):
+        np.testing.assert_allclose(result, expected, rtol=1e-12, atol=1e-300)
