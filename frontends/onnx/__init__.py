@@ -1,0 +1,50 @@
+"""graphcompiler.onnx: ONNX models as graph functions (needs the `onnx` extra).
+
+    from graphcompiler.onnx import import_onnx
+    module = import_onnx("model.onnx", input_shapes={"x": [1, 3, 224, 224]})
+    compiled = graphcompiler.compile("model.onnx")        # the same, compiled
+
+See importer.py for what is kept (value names, node locations, constants)
+and ops.py / ops_tensor.py for the op coverage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import onnx
+from xdsl.dialects.builtin import ModuleOp
+
+from graphcompiler.onnx import ops_tensor  # noqa: F401 - registers its converters
+from graphcompiler.onnx.importer import NeedsConstantInput, OnnxImportError, import_model
+from graphcompiler.onnx.ops import CONVERTERS
+
+__all__ = [
+    "CONVERTERS",
+    "NeedsConstantInput",
+    "OnnxImportError",
+    "import_onnx",
+    "supported_op_types",
+]
+
+
+def import_onnx(
+    model: onnx.ModelProto | str | Path,
+    *,
+    entry: str = "main",
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+    constants: Mapping[str, np.ndarray] | None = None,
+) -> ModuleOp:
+    """The graph function `entry` computing ONNX model `model` (a proto or a
+    path). `input_shapes` fixes inputs with symbolic dims; `constants` binds
+    graph inputs to arrays known ahead (they become initializers). Raises
+    OnnxImportError (one line naming the node) for what cannot be expressed."""
+    return import_model(
+        model, CONVERTERS, entry=entry, input_shapes=input_shapes, constants=constants
+    )
+
+
+def supported_op_types() -> list[str]:
+    return sorted(CONVERTERS)

@@ -1,0 +1,551 @@
+"""ONNX models as graph functions: the importer's walk over the graph.
+
+    module = import_onnx("model.onnx", input_shapes={"x": [1, 3, 224, 224]})
+
+The model is checked (opset 13 or newer, static input shapes), its local
+functions inlined and its shapes inferred with `onnx.shape_inference`; then
+each node becomes graph ops through the converter of its op type
+(`graphcompiler.onnx.ops`). Graph inputs that are not initializers are the
+function's arguments, outputs are returned. Initializers and `Constant`
+nodes stay numpy arrays while the converters read them (Reshape's shape,
+Slice's bounds) and become one `graph.constant` each when an op uses them as
+a tensor; a node whose inputs are all constant is evaluated at import time
+with onnx's reference implementation (shape arithmetic of exported models).
+
+Every op carries `loc("<node name>")` and its results the ONNX value names
+as SSA name hints. Anything the graph dialect cannot express raises
+`OnnxImportError`, one line naming the node, its op type and the attribute,
+input or element type at fault.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import numpy_helper, shape_inference
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    BytesAttr,
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntegerType,
+    ModuleOp,
+    NameLoc,
+    NoneAttr,
+    Signedness,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute, Block, Region, SSAValue
+
+from graphcompiler.dialects import graph
+from graphcompiler.dialects.graph_api import create_op
+
+MIN_OPSET = 13
+DEFAULT_DOMAINS = ("", "ai.onnx")
+
+_ONNX_TYPES: dict[int, Callable[[], Attribute]] = {
+    onnx.TensorProto.FLOAT: Float32Type,
+    onnx.TensorProto.FLOAT16: Float16Type,
+    onnx.TensorProto.BFLOAT16: BFloat16Type,
+    onnx.TensorProto.DOUBLE: Float64Type,
+    onnx.TensorProto.INT64: lambda: IntegerType(64),
+    onnx.TensorProto.INT32: lambda: IntegerType(32),
+    onnx.TensorProto.INT16: lambda: IntegerType(16),
+    onnx.TensorProto.INT8: lambda: IntegerType(8),
+    onnx.TensorProto.UINT8: lambda: IntegerType(8, Signedness.UNSIGNED),
+    onnx.TensorProto.BOOL: lambda: IntegerType(1),
+}
+"""ONNX element types that have a graph counterpart (when the graph dialect
+accepts it: `graph.is_element_type` decides, so new types are picked up)."""
+
+
+class OnnxImportError(ValueError):
+    """An ONNX construct the graph dialect cannot express (one line)."""
+
+
+class NeedsConstantInput(OnnxImportError):
+    """A graph input that a node needs at import time (reduction axes, a
+    shape): binding it with `constants={name: array}` makes it importable."""
+
+    def __init__(self, message: str, input_name: str):
+        super().__init__(message)
+        self.input_name = input_name
+
+
+def element_type(onnx_type: int, where: str) -> Attribute:
+    """The graph element type of ONNX tensor element type `onnx_type`."""
+    make = _ONNX_TYPES.get(onnx_type)
+    type_ = make() if make else None
+    if type_ is None or not graph.is_element_type(type_):
+        name = onnx.TensorProto.DataType.Name(onnx_type)
+        raise OnnxImportError(f"{where}: element type {name} is not supported")
+    return type_
+
+
+def array_type(array: np.ndarray, where: str) -> Attribute:
+    """The graph element type of a numpy array's dtype."""
+    return element_type(onnx.helper.np_dtype_to_tensor_dtype(array.dtype), where.rstrip(": "))
+
+
+_SSA_NAME = re.compile(r"[A-Za-z_$.-][\w$.-]*")
+
+
+def name_hint(name: str) -> str | None:
+    """An ONNX value name as an SSA name hint (invalid characters become '_')."""
+    if not name:
+        return None
+    hint = re.sub(r"[^\w$.-]", "_", name)
+    return hint if _SSA_NAME.fullmatch(hint) else f"v{hint}"
+
+
+def dense_attr(array: np.ndarray, type_: Attribute) -> DenseIntOrFPElementsAttr:
+    """`array` as a dense attribute of element type `type_`, held as its bytes
+    (one copy, never a Python list per element)."""
+    from graphcompiler.reference import numpy_dtype
+
+    shape = list(array.shape)
+    if isinstance(type_, BFloat16Type):
+        bits = (np.asarray(array, np.float32).view(np.uint32) >> 16).astype("<u2")
+        return DenseIntOrFPElementsAttr(TensorType(type_, shape), BytesAttr(bits.tobytes()))
+    dtype = numpy_dtype(type_)
+    if dtype == np.bool_:  # i1: one byte per element in xDSL's byte form
+        data = np.asarray(array, np.bool_).astype(np.uint8)
+    else:
+        data = np.asarray(array).astype(dtype.newbyteorder("<"))
+    return DenseIntOrFPElementsAttr(TensorType(type_, shape), BytesAttr(data.tobytes()))
+
+
+class Node:
+    """What a converter sees of one ONNX node: its inputs (as SSA values or,
+    when known at import time, numpy arrays), attributes (each one read is
+    marked; the importer rejects the others) and the inferred output types."""
+
+    def __init__(self, importer: Importer, proto: onnx.NodeProto):
+        self.importer = importer
+        self.proto = proto
+        self.op_type = proto.op_type
+        self.label = proto.name or (proto.output[0] if proto.output else proto.op_type)
+        self.attributes = {a.name: a for a in proto.attribute}
+        self.read: set[str] = set()
+
+    # --- diagnostics
+
+    def error(self, message: str) -> OnnxImportError:
+        return OnnxImportError(f"node '{self.label}' ({self.op_type}): {message}")
+
+    def unsupported_attribute(self, name: str, detail: str = "") -> OnnxImportError:
+        value = onnx.helper.get_attribute_value(self.attributes[name])
+        if isinstance(value, bytes):
+            value = value.decode(errors="replace")
+        text = f"attribute '{name}' = {value!r} is not supported"
+        return self.error(f"{text}{': ' + detail if detail else ''}")
+
+    # --- attributes
+
+    def attr(self, name: str, default: Any = None) -> Any:
+        self.read.add(name)
+        if name not in self.attributes:
+            return default
+        value = onnx.helper.get_attribute_value(self.attributes[name])
+        return value.decode() if isinstance(value, bytes) else value
+
+    def require_attr(self, name: str, allowed: Sequence[Any], default: Any) -> Any:
+        """An attribute whose only supported values are `allowed`."""
+        value = self.attr(name, default)
+        if value not in allowed:
+            raise self.unsupported_attribute(name)
+        return value
+
+    # --- inputs
+
+    @property
+    def num_inputs(self) -> int:
+        return len(self.proto.input)
+
+    def has_input(self, index: int) -> bool:
+        return index < len(self.proto.input) and self.proto.input[index] != ""
+
+    def value(self, index: int) -> SSAValue:
+        """Input `index` as a tensor value (a known array becomes a constant)."""
+        if not self.has_input(index):
+            raise self.error(f"input #{index} is missing")
+        return self.importer.tensor(self.proto.input[index])
+
+    def values(self) -> list[SSAValue]:
+        return [self.value(i) for i in range(self.num_inputs) if self.has_input(i)]
+
+    def constant(self, index: int, what: str) -> np.ndarray:
+        """Input `index`, which must be known at import time (`what` says why)."""
+        array = (
+            self.importer.constants.get(self.proto.input[index]) if self.has_input(index) else None
+        )
+        if array is None:
+            message = f"input #{index} ({what}) must be a constant"
+            name = self.proto.input[index] if self.has_input(index) else ""
+            if name in self.importer.arguments:
+                raise NeedsConstantInput(
+                    f"{self.error(message)}, but it is graph input '{name}' (bind it with "
+                    "constants=)",
+                    name,
+                )
+            raise self.error(message)
+        return array
+
+    def optional_constant(self, index: int, what: str) -> np.ndarray | None:
+        return self.constant(index, what) if self.has_input(index) else None
+
+    def ints(self, name: str, index: int, default: Sequence[int] | None = None) -> list[int] | None:
+        """A list of ints given as attribute `name` (older opsets) or as
+        constant input `index` (newer ones)."""
+        if name in self.attributes:
+            return [int(v) for v in self.attr(name)]
+        if self.has_input(index):
+            return [int(v) for v in self.constant(index, name).reshape(-1)]
+        return None if default is None else list(default)
+
+    def input_type(self, index: int) -> TensorType:
+        return self.value(index).type
+
+    def shape(self, index: int) -> list[int]:
+        return list(self.input_type(index).get_shape())
+
+    def output_type(self, index: int = 0) -> TensorType | None:
+        """The type ONNX shape inference gives output `index` (None if unknown)."""
+        return self.importer.inferred.get(self.proto.output[index])
+
+    def require_output_type(self, index: int = 0) -> TensorType:
+        type_ = self.output_type(index)
+        if type_ is None:
+            raise self.error(
+                f"the shape of output '{self.proto.output[index]}' is not known statically"
+            )
+        return type_
+
+    # --- building
+
+    def make(
+        self,
+        op_name: str,
+        inputs: Sequence[SSAValue],
+        result_type: TensorType | None = None,
+        **params: Any,
+    ) -> SSAValue:
+        """Append `graph.<op_name>` located at this node; its result."""
+        try:
+            op = create_op(op_name, inputs, result_type, **params)
+        except ValueError as error:
+            raise self.error(str(error)) from None
+        op.location = NameLoc(StringAttr(self.label), NoneAttr())
+        self.importer.block.add_op(op)
+        return op.results[0]
+
+    def scalar(self, value: float | int | bool, like: SSAValue) -> SSAValue:
+        """A rank-0 constant of `like`'s element type."""
+        return self.importer.constant_value(np.array(value), like.type.element_type, self.label)
+
+
+class Importer:
+    """Builds one graph function from an ONNX graph (see the module doc)."""
+
+    def __init__(self, model: onnx.ModelProto, converters: Mapping[str, Callable]):
+        self.model = model
+        self.converters = converters
+        self.block = Block()
+        self.values: dict[str, SSAValue] = {}
+        self.constants: dict[str, np.ndarray] = {}
+        self.constant_types: dict[str, Attribute] = {}
+        self.inferred: dict[str, TensorType] = {}
+        self.arguments: list[str] = []
+        self.opset = _opset(model)
+
+    def tensor(self, name: str) -> SSAValue:
+        if name in self.values:
+            return self.values[name]
+        if name in self.constants:
+            value = self.constant_value(self.constants[name], self.constant_types[name], name)
+            value.name_hint = name_hint(name)
+            self.values[name] = value
+            return value
+        raise OnnxImportError(f"value '{name}' is used before it is defined")
+
+    def constant_value(self, array: np.ndarray, type_: Attribute, where: str) -> SSAValue:
+        """A graph.constant located at `where` (a node's or an initializer's name)."""
+        op = graph.ConstantOp.create(
+            properties={"value": dense_attr(array, type_)},
+            result_types=[TensorType(type_, list(array.shape))],
+        )
+        op.location = NameLoc(StringAttr(where), NoneAttr())
+        self.block.add_op(op)
+        return op.result
+
+    def define_constant(self, name: str, array: np.ndarray, type_: Attribute) -> None:
+        self.constants[name] = array
+        self.constant_types[name] = type_
+
+    def run(self, entry: str) -> ModuleOp:
+        graph_proto = self.model.graph
+        for tensor in graph_proto.initializer:
+            type_ = element_type(tensor.data_type, f"initializer '{tensor.name}'")
+            self.define_constant(tensor.name, numpy_helper.to_array(tensor), type_)
+        for info in [*graph_proto.value_info, *graph_proto.output]:
+            type_ = _static_type(info)
+            if type_ is not None:
+                self.inferred[info.name] = type_
+        for info in graph_proto.input:
+            if info.name in self.constants:
+                continue
+            argument = self.block.insert_arg(_input_type(info), len(self.block.args))
+            argument.name_hint = name_hint(info.name)
+            self.values[info.name] = argument
+            self.arguments.append(info.name)
+        for proto in graph_proto.node:
+            self.convert(proto)
+        outputs = [self.tensor(info.name) for info in graph_proto.output]
+        self.block.add_op(func.ReturnOp(*outputs))
+        arguments = [a.type for a in self.block.args]
+        function = func.FuncOp(entry, (arguments, [v.type for v in outputs]), Region(self.block))
+        return ModuleOp([function])
+
+    def convert(self, proto: onnx.NodeProto) -> None:
+        node = Node(self, proto)
+        if proto.domain not in DEFAULT_DOMAINS:
+            raise node.error(f"operator domain '{proto.domain}' is not supported")
+        converter = self.converters.get(proto.op_type)
+        if converter is None:
+            raise node.error("operator is not supported")
+        if self._fold(node):
+            return
+        results = converter(node)
+        unread = sorted(set(node.attributes) - node.read)
+        if unread:
+            raise node.unsupported_attribute(unread[0])
+        if len(results) < len([o for o in proto.output if o]):
+            missing = proto.output[len(results)]
+            raise node.error(f"output '{missing}' is not supported")
+        for name, result in zip(proto.output, results, strict=False):
+            if not name:
+                continue
+            if isinstance(result, np.ndarray):
+                self.define_constant(name, result, array_type(result, node.error("").args[0]))
+                continue
+            self._check_type(node, name, result)
+            if result.name_hint is None:  # not a value passed through (Identity)
+                result.name_hint = name_hint(name)
+            self.values[name] = result
+
+    def _check_type(self, node: Node, name: str, result: SSAValue) -> None:
+        expected = self.inferred.get(name)
+        if expected is None:
+            return
+        got = (list(result.type.get_shape()), result.type.element_type)
+        if got != (list(expected.get_shape()), expected.element_type):
+            raise node.error(f"output '{name}' would be {result.type}, but ONNX infers {expected}")
+
+    def _fold(self, node: Node) -> bool:
+        """Evaluate a node whose inputs are all constants (shape arithmetic)
+        with onnx's reference implementation; False if it cannot."""
+        proto = node.proto
+        inputs = [name for name in proto.input if name]
+        if (
+            not inputs
+            or proto.op_type in _NEVER_FOLD
+            or any(n not in self.constants for n in inputs)
+        ):
+            return False
+        if sum(self.constants[n].size for n in inputs) > _FOLD_LIMIT:
+            return False
+        from onnx.reference import ReferenceEvaluator
+
+        try:
+            evaluator = ReferenceEvaluator(_single_node_model(proto, self.model, self.constants))
+            results = evaluator.run(None, {n: self.constants[n] for n in inputs})
+        except Exception:  # noqa: BLE001 - onnx's evaluator cannot: convert the node instead
+            return False
+        for name, array in zip(proto.output, results, strict=False):
+            if name:
+                array = np.asarray(array)
+                self.define_constant(name, array, array_type(array, node.error("").args[0]))
+        return True
+
+
+_NEVER_FOLD = {
+    "RandomNormal",
+    "RandomUniform",
+    "RandomNormalLike",
+    "RandomUniformLike",
+    "Multinomial",
+    "Bernoulli",
+}
+_FOLD_LIMIT = 1 << 16
+"""Folding reads every input: bigger ones (weights) are left to graph-constant-fold."""
+
+
+def _single_node_model(proto: onnx.NodeProto, model: onnx.ModelProto, constants) -> onnx.ModelProto:
+    inputs = [
+        onnx.helper.make_tensor_value_info(
+            n, onnx.helper.np_dtype_to_tensor_dtype(constants[n].dtype), constants[n].shape
+        )
+        for n in proto.input
+        if n
+    ]
+    outputs = [onnx.helper.make_empty_tensor_value_info(n) for n in proto.output if n]
+    graph_proto = onnx.helper.make_graph([proto], "fold", inputs, outputs)
+    return onnx.helper.make_model(
+        graph_proto, opset_imports=list(model.opset_import), ir_version=model.ir_version
+    )
+
+
+def _static_type(info: onnx.ValueInfoProto) -> TensorType | None:
+    """The static tensor type of a value, or None if shape inference left it open."""
+    if not info.type.HasField("tensor_type"):
+        return None
+    tensor = info.type.tensor_type
+    if not tensor.HasField("shape") or any(not d.HasField("dim_value") for d in tensor.shape.dim):
+        return None
+    make = _ONNX_TYPES.get(tensor.elem_type)
+    type_ = make() if make else None
+    if type_ is None or not graph.is_element_type(type_):
+        return None
+    return TensorType(type_, [d.dim_value for d in tensor.shape.dim])
+
+
+def _input_type(info: onnx.ValueInfoProto) -> TensorType:
+    where = f"input '{info.name}'"
+    if not info.type.HasField("tensor_type"):
+        kind = info.type.WhichOneof("value")
+        raise OnnxImportError(f"{where}: a {kind} is not supported (tensors only)")
+    tensor = info.type.tensor_type
+    type_ = element_type(tensor.elem_type, where)
+    if not tensor.HasField("shape"):
+        raise OnnxImportError(
+            f"{where} has no shape; give one, e.g. --input-shape {info.name}=1x3x224x224"
+        )
+    return TensorType(type_, [d.dim_value for d in tensor.shape.dim])
+
+
+def _opset(model: onnx.ModelProto) -> int:
+    versions = [o.version for o in model.opset_import if o.domain in DEFAULT_DOMAINS]
+    if not versions:
+        raise OnnxImportError("the model imports no version of the default ONNX operator set")
+    version = max(versions)
+    if version < MIN_OPSET:
+        raise OnnxImportError(
+            f"opset {version} is older than {MIN_OPSET}, the oldest supported; upgrade it with "
+            f"onnx.version_converter.convert_version(model, {MIN_OPSET})"
+        )
+    latest = onnx.defs.onnx_opset_version()
+    if version > latest:
+        raise OnnxImportError(f"opset {version} is newer than {latest}, the newest this onnx knows")
+    return version
+
+
+def _bind_inputs(model: onnx.ModelProto, constants: Mapping[str, np.ndarray]) -> None:
+    """Graph inputs known ahead (weights, axes, shapes) become initializers,
+    converted to the input's element type."""
+    inputs = {i.name: i for i in model.graph.input}
+    for name, values in constants.items():
+        if name not in inputs:
+            raise OnnxImportError(
+                f"constant given for '{name}', which is no graph input "
+                f"(inputs: {', '.join(inputs) or 'none'})"
+            )
+        info = inputs[name]
+        dtype = onnx.helper.tensor_dtype_to_np_dtype(info.type.tensor_type.elem_type)
+        array = np.asarray(values).astype(dtype)
+        dims = info.type.tensor_type.shape.dim
+        if len(dims) != array.ndim or any(
+            d.HasField("dim_value") and d.dim_value != s
+            for d, s in zip(dims, array.shape, strict=True)
+        ):
+            raise OnnxImportError(
+                f"constant '{name}' has shape {list(array.shape)}, which the input's type does not allow"
+            )
+        model.graph.initializer.append(numpy_helper.from_array(array, name))
+        model.graph.input.remove(info)
+
+
+def _fix_input_shapes(model: onnx.ModelProto, input_shapes: Mapping[str, Sequence[int]]) -> None:
+    """Give the graph inputs the static shapes asked for; a symbolic or
+    unknown dim left is an error naming the input."""
+    initializers = {t.name for t in model.graph.initializer}
+    inputs = {i.name: i for i in model.graph.input if i.name not in initializers}
+    unknown = sorted(set(input_shapes) - set(inputs))
+    if unknown:
+        raise OnnxImportError(
+            f"input shape given for '{unknown[0]}', which is no graph input "
+            f"(inputs: {', '.join(inputs) or 'none'})"
+        )
+    for name, info in inputs.items():
+        if not info.type.HasField("tensor_type"):
+            continue
+        tensor = info.type.tensor_type
+        if name in input_shapes:
+            shape = list(input_shapes[name])
+            if tensor.HasField("shape") and len(tensor.shape.dim) != len(shape):
+                raise OnnxImportError(
+                    f"input '{name}' has rank {len(tensor.shape.dim)}, the shape given "
+                    f"{'x'.join(map(str, shape))} has rank {len(shape)}"
+                )
+            tensor.shape.Clear()
+            for size in shape:
+                tensor.shape.dim.add().dim_value = int(size)
+            continue
+        dims = tensor.shape.dim if tensor.HasField("shape") else []
+        symbolic = [d.dim_param or "?" for d in dims if not d.HasField("dim_value")]
+        if symbolic:
+            shown = "x".join(
+                d.dim_param or "?" if not d.HasField("dim_value") else str(d.dim_value)
+                for d in dims
+            )
+            example = "x".join(
+                "1" if not d.HasField("dim_value") else str(d.dim_value) for d in dims
+            )
+            raise OnnxImportError(
+                f"input '{name}' has symbolic dimension '{symbolic[0]}' (shape {shown}); "
+                f"give a static shape, e.g. --input-shape {name}={example}"
+            )
+
+
+def load_model(model: onnx.ModelProto | str | Path) -> onnx.ModelProto:
+    """A model from a proto (copied: the importer edits input shapes) or a file."""
+    if isinstance(model, onnx.ModelProto):
+        copy = onnx.ModelProto()
+        copy.CopyFrom(model)
+        return copy
+    try:
+        return onnx.load(str(model))
+    except (OSError, onnx.onnx_cpp2py_export.checker.ValidationError) as error:
+        raise OnnxImportError(f"cannot read '{model}': {error}") from None
+    except Exception as error:  # noqa: BLE001 - protobuf's DecodeError and kin
+        raise OnnxImportError(f"'{model}' is not an ONNX model: {error}") from None
+
+
+def import_model(
+    model: onnx.ModelProto | str | Path,
+    converters: Mapping[str, Callable],
+    *,
+    entry: str = "main",
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+    constants: Mapping[str, np.ndarray] | None = None,
+) -> ModuleOp:
+    proto = load_model(model)
+    _opset(proto)
+    if proto.functions:
+        proto = onnx.inliner.inline_local_functions(proto)
+    _bind_inputs(proto, constants or {})
+    _fix_input_shapes(proto, input_shapes or {})
+    try:
+        proto = shape_inference.infer_shapes(proto, strict_mode=True, data_prop=True)
+    except Exception as error:  # noqa: BLE001 - onnx raises InferenceError and kin
+        message = re.sub(r"\s+", " ", str(error)).strip()
+        raise OnnxImportError(f"shape inference failed: {message}") from None
+    return Importer(proto, converters).run(entry)

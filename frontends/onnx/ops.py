@@ -1,0 +1,370 @@
+"""One converter per ONNX op type: `CONVERTERS[op_type](node) -> outputs`.
+
+A converter reads the node's inputs and attributes (see importer.Node) and
+returns its outputs: graph values, or numpy arrays when the result is known
+at import time (Shape, Constant). ONNX semantics the graph dialect lacks are
+composed from graph ops (Gemm's alpha/beta/transposes, Mean, Celu, Mish,
+the ReduceL2 family, LayerNormalization's statistics outputs).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import SSAValue
+
+from graphcompiler.dialects import graph
+from graphcompiler.onnx.importer import Node, element_type
+
+Converter = Callable[[Node], list]
+CONVERTERS: dict[str, Converter] = {}
+
+
+def converter(*op_types: str) -> Callable[[Converter], Converter]:
+    def register(function: Converter) -> Converter:
+        for op_type in op_types:
+            CONVERTERS[op_type] = function
+        return function
+
+    return register
+
+
+def _retype(type_: TensorType, shape: Sequence[int]) -> TensorType:
+    return TensorType(type_.element_type, list(shape))
+
+
+def reshape(node: Node, value: SSAValue, shape: Sequence[int]) -> SSAValue:
+    if list(value.type.get_shape()) == list(shape):
+        return value
+    return node.make("reshape", [value], _retype(value.type, shape))
+
+
+def _is_float(value: SSAValue) -> bool:
+    return graph.is_float(value.type.element_type)
+
+
+# --- element-wise ------------------------------------------------------------------
+
+_UNARY = {
+    "Relu": "relu", "Abs": "abs", "Neg": "neg", "Sigmoid": "sigmoid", "Tanh": "tanh",
+    "Exp": "exp", "Log": "log", "Sqrt": "sqrt", "Erf": "erf", "Reciprocal": "reciprocal",
+    "Not": "logical_not", "Softplus": "softplus", "HardSwish": "hard_swish",
+}  # fmt: skip
+
+_BINARY = {
+    "Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div",
+    "Greater": "greater", "Less": "less", "Equal": "equal",
+    "GreaterOrEqual": "greater_equal", "LessOrEqual": "less_equal",
+    "And": "logical_and", "Or": "logical_or", "Xor": "logical_xor", "PRelu": "prelu",
+}  # fmt: skip
+
+
+@converter(*_UNARY)
+def _unary(node: Node) -> list:
+    return [node.make(_UNARY[node.op_type], [node.value(0)])]
+
+
+@converter(*_BINARY)
+def _binary(node: Node) -> list:
+    return [node.make(_BINARY[node.op_type], [node.value(0), node.value(1)])]
+
+
+@converter("Pow")
+def _pow(node: Node) -> list:
+    base, exponent = node.value(0), node.value(1)
+    if exponent.type.element_type != base.type.element_type:
+        exponent = cast(node, exponent, base.type.element_type)
+    return [node.make("pow", [base, exponent])]
+
+
+def cast(node: Node, value: SSAValue, to) -> SSAValue:
+    if value.type.element_type == to:
+        return value
+    return node.make("cast", [value], TensorType(to, value.type.get_shape()))
+
+
+@converter("Cast", "CastLike")
+def _cast(node: Node) -> list:
+    node.require_attr("saturate", [1], 1)
+    if node.op_type == "Cast":
+        to = element_type(node.attr("to"), f"node '{node.label}' ({node.op_type})")
+    else:
+        to = node.value(1).type.element_type
+    return [cast(node, node.value(0), to)]
+
+
+@converter("Identity", "Dropout")
+def _identity(node: Node) -> list:
+    if node.op_type == "Dropout":
+        node.attr("seed")
+        if node.has_input(2) and node.constant(2, "training_mode").any():
+            raise node.error("training_mode is not supported (inference only)")
+    return [node.value(0)]
+
+
+def _variadic(name: str) -> Callable[[Node], SSAValue]:
+    def fold(node: Node) -> SSAValue:
+        values = node.values()
+        result = values[0]
+        for value in values[1:]:
+            result = node.make(name, [result, value])
+        return result
+
+    return fold
+
+
+_VARIADIC = {"Sum": "add", "Max": "maximum", "Min": "minimum"}
+
+
+@converter(*_VARIADIC)
+def _variadic_op(node: Node) -> list:
+    return [_variadic(_VARIADIC[node.op_type])(node)]
+
+
+@converter("Mean")
+def _mean(node: Node) -> list:
+    total = _variadic("add")(node)
+    return [node.make("div", [total, node.scalar(len(node.values()), total)])]
+
+
+def _select(node: Node, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
+    return node.make("select", [cond, a, b])
+
+
+@converter("Where")
+def _where(node: Node) -> list:
+    return [_select(node, node.value(0), node.value(1), node.value(2))]
+
+
+@converter("IsNaN")
+def _is_nan(node: Node) -> list:
+    x = node.value(0)
+    return [node.make("not_equal", [x, x])]
+
+
+@converter("IsInf")
+def _is_inf(node: Node) -> list:
+    x = node.value(0)
+    positive = node.make("equal", [x, node.scalar(math.inf, x)])
+    negative = node.make("equal", [x, node.scalar(-math.inf, x)])
+    detect = node.attr("detect_positive", 1), node.attr("detect_negative", 1)
+    if detect == (1, 1):
+        return [node.make("logical_or", [positive, negative])]
+    if detect == (1, 0):
+        return [positive]
+    if detect == (0, 1):
+        return [negative]
+    return [np.zeros(x.type.get_shape(), np.bool_)]
+
+
+@converter("Clip")
+def _clip(node: Node) -> list:
+    """min(max(x, low), high) as numpy.clip: bounds of any value and type
+    (also given at run time), the upper one winning if they cross."""
+    result = node.value(0)
+    if node.has_input(1):
+        result = node.make("maximum", [result, node.value(1)])
+    if node.has_input(2):
+        result = node.make("minimum", [result, node.value(2)])
+    return [result]
+
+
+# --- activations -------------------------------------------------------------------
+
+
+def _float_input(node: Node) -> SSAValue:
+    x = node.value(0)
+    if not _is_float(x):
+        raise node.error(
+            f"element type {x.type.element_type} is not supported (floating point only)"
+        )
+    return x
+
+
+def _linear(node: Node, x: SSAValue, scale: float, offset: float = 0.0) -> SSAValue:
+    """scale * x + offset (steps that are identities skipped)."""
+    if scale != 1.0:
+        x = node.make("mul", [x, node.scalar(scale, x)])
+    if offset != 0.0:
+        x = node.make("add", [x, node.scalar(offset, x)])
+    return x
+
+
+@converter("LeakyRelu")
+def _leaky_relu(node: Node) -> list:
+    return [node.make("leaky_relu", [_float_input(node)], alpha=float(node.attr("alpha", 0.01)))]
+
+
+@converter("Gelu")
+def _gelu(node: Node) -> list:
+    approximate = node.require_attr("approximate", ["none", "tanh"], "none")
+    return [node.make("gelu", [_float_input(node)], approximate=approximate)]
+
+
+def _positive_or(node: Node, x: SSAValue, negative: SSAValue) -> SSAValue:
+    """x where x > 0, else `negative`."""
+    return _select(node, node.make("greater", [x, node.scalar(0.0, x)]), x, negative)
+
+
+@converter("Elu", "Selu", "HardSigmoid")
+def _with_parameters(node: Node) -> list:
+    """Activations whose ONNX attributes are the graph op's properties."""
+    name = {"Elu": "elu", "Selu": "selu", "HardSigmoid": "hard_sigmoid"}[node.op_type]
+    properties = graph.OPS_BY_NAME[name].get_irdl_definition().properties
+    given = {p: float(node.attr(p)) for p in properties if p in node.attributes}
+    return [node.make(name, [_float_input(node)], **given)]
+
+
+@converter("Celu")
+def _celu(node: Node) -> list:
+    x, alpha = _float_input(node), float(node.attr("alpha", 1.0))
+    negative = _linear(node, node.make("exp", [_linear(node, x, 1.0 / alpha)]), alpha, -alpha)
+    return [_positive_or(node, x, negative)]
+
+
+@converter("ThresholdedRelu")
+def _thresholded_relu(node: Node) -> list:
+    x, alpha = _float_input(node), float(node.attr("alpha", 1.0))
+    above = node.make("greater", [x, node.scalar(alpha, x)])
+    return [_select(node, above, x, node.scalar(0.0, x))]
+
+
+@converter("Mish")
+def _mish(node: Node) -> list:
+    x = _float_input(node)
+    return [node.make("mul", [x, node.make("tanh", [node.make("softplus", [x])])])]
+
+
+@converter("Softsign")
+def _softsign(node: Node) -> list:
+    x = _float_input(node)
+    return [node.make("div", [x, node.make("add", [node.make("abs", [x]), node.scalar(1.0, x)])])]
+
+
+# --- matrix products -----------------------------------------------------------
+
+
+@converter("MatMul")
+def _matmul(node: Node) -> list:
+    a, b = node.value(0), node.value(1)
+    a_shape, b_shape = list(a.type.get_shape()), list(b.type.get_shape())
+    if len(a_shape) == 1:  # numpy: a vector is a row, dropped afterwards
+        a = reshape(node, a, [1, *a_shape])
+    if len(b_shape) == 1:
+        b = reshape(node, b, [*b_shape, 1])
+    result = node.make("matmul", [a, b])
+    return [reshape(node, result, node.require_output_type().get_shape())]
+
+
+@converter("Gemm")
+def _gemm(node: Node) -> list:
+    a, b = node.value(0), node.value(1)
+    alpha, beta = float(node.attr("alpha", 1.0)), float(node.attr("beta", 1.0))
+    result = node.make(
+        "matmul",
+        [a, b],
+        transpose_a=bool(node.attr("transA", 0)),
+        transpose_b=bool(node.attr("transB", 0)),
+    )
+    result = _linear(node, result, alpha)
+    if node.has_input(2) and beta != 0.0:
+        result = node.make("add", [result, _linear(node, node.value(2), beta)])
+    return [result]
+
+
+# --- reductions and normalizations ----------------------------------------------
+
+
+def _reduce_axes(node: Node, rank: int) -> list[int] | None:
+    """The axes to reduce (normalized), [] for none, or None for all."""
+    axes = node.ints("axes", 1)
+    noop = node.attr("noop_with_empty_axes", 0)
+    if not axes:
+        return [] if noop else None
+    return sorted(a % rank if -rank <= a < rank else _bad_axis(node, a, rank) for a in axes)
+
+
+def _bad_axis(node: Node, axis: int, rank: int) -> int:
+    raise node.error(f"axis {axis} is out of range for rank {rank}")
+
+
+_REDUCE = {
+    "ReduceSum": ("reduce_sum", None, None),
+    "ReduceMean": ("reduce_mean", None, None),
+    "ReduceMax": ("reduce_max", None, None),
+    "ReduceMin": ("reduce_min", None, None),
+    "ReduceProd": ("reduce_prod", None, None),
+    "ReduceL1": ("reduce_sum", "abs", None),
+    "ReduceL2": ("reduce_sum", "square", "sqrt"),
+    "ReduceSumSquare": ("reduce_sum", "square", None),
+    "ReduceLogSum": ("reduce_sum", None, "log"),
+    "ReduceLogSumExp": ("reduce_sum", "exp", "log"),
+}
+"""ONNX reduction -> (graph reduction, op before it, op after it)."""
+
+
+@converter(*_REDUCE)
+def _reduce(node: Node) -> list:
+    reduction, before, after = _REDUCE[node.op_type]
+    x = node.value(0)
+    axes = _reduce_axes(node, len(x.type.get_shape()))
+    keep_dims = bool(node.attr("keepdims", 1))
+    if axes == []:
+        result = x
+    else:
+        if before:
+            x = node.make(before, [x])
+        result = node.make(reduction, [x], axes=axes or [], keep_dims=keep_dims)
+    if after:
+        result = node.make(after, [result])
+    return [result]
+
+
+@converter("Softmax", "LogSoftmax")
+def _softmax(node: Node) -> list:
+    name = "softmax" if node.op_type == "Softmax" else "log_softmax"
+    return [node.make(name, [_float_input(node)], axis=int(node.attr("axis", -1)))]
+
+
+def _broadcast(node: Node, value: SSAValue, shape: Sequence[int]) -> SSAValue:
+    if list(value.type.get_shape()) == list(shape):
+        return value
+    return node.make("broadcast_to", [value], _retype(value.type, shape))
+
+
+@converter("LayerNormalization")
+def _layer_norm(node: Node) -> list:
+    node.require_attr("stash_type", [1], 1)
+    x = _float_input(node)
+    shape = x.type.get_shape()
+    axis = int(node.attr("axis", -1)) % len(shape)
+    parameter_shape = shape[axis:]
+    scale = _broadcast(node, node.value(1), parameter_shape)
+    bias = (
+        _broadcast(node, node.value(2), parameter_shape)
+        if node.has_input(2)
+        else node.importer.constant_value(
+            np.zeros(parameter_shape), x.type.element_type, node.label
+        )
+    )
+    epsilon = float(node.attr("epsilon", 1e-5))
+    return [node.make("layer_norm", [x, scale, bias], axis=axis, epsilon=epsilon)]
+
+
+@converter("BatchNormalization")
+def _batch_norm(node: Node) -> list:
+    if node.attr("training_mode", 0):
+        raise node.unsupported_attribute("training_mode", "inference only")
+    node.attr("momentum")
+    x = _float_input(node)
+    parameters = [cast(node, node.value(i), x.type.element_type) for i in range(1, 5)]
+    return [node.make("batch_norm", [x, *parameters], epsilon=float(node.attr("epsilon", 1e-5)))]
+
+
+@converter("InstanceNormalization")
+def _instance_norm(node: Node) -> list:
+    inputs = [_float_input(node), node.value(1), node.value(2)]
+    return [node.make("instance_norm", inputs, epsilon=float(node.attr("epsilon", 1e-5)))]

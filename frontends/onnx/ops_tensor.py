@@ -1,0 +1,345 @@
+"""Converters of ONNX's constants, shape and data-movement ops, convolution
+and pooling (registered in `ops.CONVERTERS`).
+
+Shapes are static, so the ops that compute shapes (Shape, Size,
+ConstantOfShape) give numpy arrays, and the ops that only rearrange
+elements (Reshape, Flatten, Squeeze, Unsqueeze, Expand) take the output
+shape ONNX shape inference found.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from onnx import numpy_helper
+from xdsl.ir import SSAValue
+
+from graphcompiler.onnx.importer import Node, array_type
+from graphcompiler.onnx.ops import _broadcast, converter, reshape
+
+# --- constants and shapes ---------------------------------------------------------
+
+_CONSTANT_ATTRIBUTES = {
+    "value": numpy_helper.to_array,
+    "value_float": lambda v: np.array(v, np.float32),
+    "value_floats": lambda v: np.array(v, np.float32),
+    "value_int": lambda v: np.array(v, np.int64),
+    "value_ints": lambda v: np.array(v, np.int64),
+}
+
+
+@converter("Constant")
+def _constant(node: Node) -> list:
+    given = [name for name in node.attributes if name in _CONSTANT_ATTRIBUTES]
+    if len(given) != 1:
+        name = next(iter(node.attributes), None)
+        if name is None:
+            raise node.error("has no value attribute")
+        raise node.unsupported_attribute(name)
+    array = _CONSTANT_ATTRIBUTES[given[0]](node.attr(given[0]))
+    array_type(array, node.error("").args[0])  # an element type we can hold
+    return [array]
+
+
+@converter("ConstantOfShape")
+def _constant_of_shape(node: Node) -> list:
+    shape = [int(d) for d in node.constant(0, "shape")]
+    value = node.attr("value")
+    fill = (
+        numpy_helper.to_array(value).reshape(-1) if value is not None else np.zeros(1, np.float32)
+    )
+    return [np.full(shape, fill[0], fill.dtype)]
+
+
+@converter("Shape")
+def _shape(node: Node) -> list:
+    shape = node.shape(0)
+    start, end = node.attr("start", 0), node.attr("end", len(shape))
+    return [np.array(shape[slice(start, end)], np.int64)]
+
+
+@converter("Size")
+def _size(node: Node) -> list:
+    return [np.array(math.prod(node.shape(0)), np.int64)]
+
+
+@converter("Range")
+def _range(node: Node) -> list:
+    start, limit, delta = (
+        node.constant(i, name) for i, name in enumerate(("start", "limit", "delta"))
+    )
+    return [np.arange(start, limit, delta, dtype=start.dtype)]
+
+
+# --- reshaping ----------------------------------------------------------------------
+
+
+@converter("Reshape", "Flatten", "Squeeze", "Unsqueeze")
+def _reshape(node: Node) -> list:
+    """Each only renames the dims: the output shape is the inferred one."""
+    node.attr("allowzero")
+    node.attr("axis")
+    node.ints("axes", 1)
+    return [reshape(node, node.value(0), node.require_output_type().get_shape())]
+
+
+@converter("Expand")
+def _expand(node: Node) -> list:
+    node.constant(1, "shape")
+    return [_broadcast(node, node.value(0), node.require_output_type().get_shape())]
+
+
+@converter("Transpose")
+def _transpose(node: Node) -> list:
+    x = node.value(0)
+    rank = len(x.type.get_shape())
+    perm = node.attr("perm", list(range(rank))[::-1])
+    return [node.make("transpose", [x], perm=list(perm))]
+
+
+@converter("Concat")
+def _concat(node: Node) -> list:
+    return [node.make("concat", node.values(), axis=int(node.attr("axis")))]
+
+
+def _slice(node: Node, x: SSAValue, starts, ends, steps=None) -> SSAValue:
+    shape = x.type.get_shape()
+    if list(starts) == [0] * len(shape) and list(ends) == list(shape) and not steps:
+        return x
+    return node.make(
+        "slice",
+        [x],
+        starts=list(starts),
+        ends=list(ends),
+        **({"steps": list(steps)} if steps else {}),
+    )
+
+
+def _axis(node: Node, axis: int, rank: int) -> int:
+    if not -rank <= axis < rank:
+        raise node.error(f"axis {axis} is out of range for rank {rank}")
+    return axis % rank
+
+
+@converter("Split")
+def _split(node: Node) -> list:
+    """Slices along the axis; the sizes are the inferred output shapes."""
+    x = node.value(0)
+    shape = x.type.get_shape()
+    axis = _axis(node, int(node.attr("axis", 0)), len(shape))
+    node.ints("split", 1)
+    node.attr("num_outputs")
+    outputs, offset = [], 0
+    for index in range(len(node.proto.output)):
+        size = node.require_output_type(index).get_shape()[axis]
+        starts = [offset if d == axis else 0 for d in range(len(shape))]
+        ends = [offset + size if d == axis else s for d, s in enumerate(shape)]
+        outputs.append(_slice(node, x, starts, ends))
+        offset += size
+    return outputs
+
+
+@converter("Slice")
+def _slice_op(node: Node) -> list:
+    x = node.value(0)
+    shape = list(x.type.get_shape())
+    rank = len(shape)
+    starts, ends = node.constant(1, "starts"), node.constant(2, "ends")
+    axes = node.ints("axes", 3, range(len(starts)))
+    steps = node.ints("steps", 4, [1] * len(starts))
+    full_starts, full_ends, full_steps = [0] * rank, list(shape), [1] * rank
+    for axis, start, end, step in zip(axes, starts, ends, steps, strict=True):
+        axis = _axis(node, axis, rank)
+        if step <= 0:
+            raise node.error(f"step {step} is not supported (positive steps only)")
+        full_starts[axis], full_ends[axis], full_steps[axis] = int(start), int(end), int(step)
+    limit = np.iinfo(np.int64)  # ONNX's 'to the end' is INT64_MAX: clamp like Python slices
+    full_starts = [
+        max(min(s, d), -d - 1) if s in (limit.max, limit.min) else s
+        for s, d in zip(full_starts, shape, strict=True)
+    ]
+    full_ends = [
+        max(min(e, d), -d - 1) if e in (limit.max, limit.min) else e
+        for e, d in zip(full_ends, shape, strict=True)
+    ]
+    return [
+        _slice(
+            node, x, full_starts, full_ends, full_steps if any(s != 1 for s in full_steps) else None
+        )
+    ]
+
+
+@converter("Gather")
+def _gather(node: Node) -> list:
+    x = node.value(0)
+    axis = _axis(node, int(node.attr("axis", 0)), len(x.type.get_shape()))
+    return [node.make("gather", [x, node.value(1)], axis=axis)]
+
+
+@converter("Tile")
+def _tile(node: Node) -> list:
+    x = node.value(0)
+    for axis, count in enumerate(int(r) for r in node.constant(1, "repeats")):
+        if count != 1:
+            x = node.make("concat", [x] * count, axis=axis)
+    return [x]
+
+
+@converter("Pad")
+def _pad(node: Node) -> list:
+    mode = node.require_attr("mode", ["constant", "reflect", "edge", "wrap"], "constant")
+    x = node.value(0)
+    rank = len(x.type.get_shape())
+    pads = [int(p) for p in node.constant(1, "pads")]
+    value = node.optional_constant(2, "constant_value")
+    axes = node.ints("axes", 3, range(rank))
+    full = [0] * (2 * rank)
+    for index, axis in enumerate(axes):
+        axis = _axis(node, axis, rank)
+        full[axis], full[rank + axis] = pads[index], pads[len(axes) + index]
+    fill = float(value.reshape(-1)[0]) if value is not None and value.size else 0.0
+    return [node.make("pad", [x], pads=full, mode=mode, value=fill)]
+
+
+@converter("DepthToSpace", "SpaceToDepth")
+def _depth_space(node: Node) -> list:
+    x = node.value(0)
+    n, c, h, w = x.type.get_shape()
+    b = int(node.attr("blocksize"))
+    if node.op_type == "SpaceToDepth":
+        x = reshape(node, x, [n, c, h // b, b, w // b, b])
+        x = node.make("transpose", [x], perm=[0, 3, 5, 1, 2, 4])
+        return [reshape(node, x, [n, c * b * b, h // b, w // b])]
+    mode = node.require_attr("mode", ["DCR", "CRD"], "DCR")
+    if mode == "DCR":
+        x = reshape(node, x, [n, b, b, c // (b * b), h, w])
+        x = node.make("transpose", [x], perm=[0, 3, 4, 1, 5, 2])
+    else:
+        x = reshape(node, x, [n, c // (b * b), b, b, h, w])
+        x = node.make("transpose", [x], perm=[0, 1, 4, 2, 5, 3])
+    return [reshape(node, x, [n, c // (b * b), h * b, w * b])]
+
+
+# --- convolution and pooling --------------------------------------------------------
+
+
+def _window(
+    node: Node, spatial: Sequence[int], kernel: Sequence[int]
+) -> tuple[list[int], list[int], list[int]]:
+    """Strides, dilations and pads (begins then ends) of a window op,
+    auto_pad resolved against the static input shape."""
+    count = len(spatial)
+    strides = list(node.attr("strides", [1] * count))
+    dilations = list(node.attr("dilations", [1] * count))
+    pads = list(node.attr("pads", [0] * 2 * count))
+    auto_pad = node.require_attr(
+        "auto_pad", ["NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"], "NOTSET"
+    )
+    if auto_pad == "VALID":
+        pads = [0] * 2 * count
+    elif auto_pad.startswith("SAME"):
+        for d in range(count):
+            extent = (kernel[d] - 1) * dilations[d] + 1
+            total = max(
+                (math.ceil(spatial[d] / strides[d]) - 1) * strides[d] + extent - spatial[d], 0
+            )
+            small = total // 2
+            pads[d], pads[count + d] = (
+                (small, total - small) if auto_pad == "SAME_UPPER" else (total - small, small)
+            )
+    return strides, dilations, pads
+
+
+def _as_2d(node: Node, value: SSAValue) -> SSAValue:
+    """An N x C x W tensor as N x C x 1 x W (1-D windows run as 2-D ones)."""
+    shape = value.type.get_shape()
+    if len(shape) == 4:
+        return value
+    if len(shape) != 3:
+        raise node.error(f"{len(shape) - 2}-D windows are not supported (1-D and 2-D only)")
+    return reshape(node, value, [shape[0], shape[1], 1, shape[2]])
+
+
+def _params_2d(values: Sequence[int], fill: int) -> list[int]:
+    return list(values) if len(values) == 2 else [fill, *values]
+
+
+def _pads_2d(pads: Sequence[int]) -> list[int]:
+    return list(pads) if len(pads) == 4 else [0, pads[0], 0, pads[1]]
+
+
+@converter("Conv")
+def _conv(node: Node) -> list:
+    x, weight = node.value(0), node.value(1)
+    spatial, kernel = node.shape(0)[2:], node.shape(1)[2:]
+    node.attr("kernel_shape")
+    strides, dilations, pads = _window(node, spatial, kernel)
+    result = node.make(
+        "conv2d",
+        [_as_2d(node, x), _as_2d(node, weight)],
+        strides=_params_2d(strides, 1),
+        dilations=_params_2d(dilations, 1),
+        padding=_pads_2d(pads),
+        groups=int(node.attr("group", 1)),
+    )
+    if node.has_input(2):
+        channels = result.type.get_shape()[1]
+        result = node.make("add", [result, reshape(node, node.value(2), [channels, 1, 1])])
+    return [reshape(node, result, node.require_output_type().get_shape())]
+
+
+def _pool_kernel(node: Node, spatial: Sequence[int]) -> tuple[list[int], list[int], list[int]]:
+    kernel = list(node.attr("kernel_shape"))
+    strides, dilations, pads = _window(node, spatial, kernel)
+    if any(d != 1 for d in dilations):
+        raise node.unsupported_attribute("dilations")
+    return kernel, strides, pads
+
+
+def _check_output_size(node: Node, result: SSAValue) -> SSAValue:
+    """The pooled size is the floor one: ceil_mode only where the windows fit exactly."""
+    expected = node.require_output_type().get_shape()
+    ceil_mode = node.attr("ceil_mode", 0)
+    if list(result.type.get_shape()[4 - len(expected) + 2 :]) != list(expected[2:]):
+        if ceil_mode:
+            raise node.unsupported_attribute("ceil_mode", "the last window is partial")
+        raise node.error(f"pooled shape {result.type} differs from the inferred {expected}")
+    return reshape(node, result, expected)
+
+
+@converter("MaxPool")
+def _max_pool(node: Node) -> list:
+    node.require_attr("storage_order", [0], 0)
+    x = node.value(0)
+    kernel, strides, pads = _pool_kernel(node, node.shape(0)[2:])
+    if min(pads) < 0 or any(p >= k for p, k in zip(pads, kernel * 2, strict=True)):
+        raise node.unsupported_attribute("pads", "each pad must be smaller than the window")
+    result = node.make(
+        "max_pool2d",
+        [_as_2d(node, x)],
+        kernel=_params_2d(kernel, 1),
+        strides=_params_2d(strides, 1),
+        padding=_pads_2d(pads),
+    )
+    return [_check_output_size(node, result)]
+
+
+@converter("AveragePool")
+def _average_pool(node: Node) -> list:
+    x = _as_2d(node, node.value(0))
+    kernel, strides, pads = _pool_kernel(node, node.shape(0)[2:])
+    kernel, strides, pads = _params_2d(kernel, 1), _params_2d(strides, 1), _pads_2d(pads)
+    if node.attr("count_include_pad", 0) and any(pads):  # the zeros count: pad them in
+        x = node.make("pad", [x], pads=[0, 0, pads[0], pads[1], 0, 0, pads[2], pads[3]])
+        pads = [0, 0, 0, 0]
+    result = node.make("avg_pool2d", [x], kernel=kernel, strides=strides, padding=pads)
+    return [_check_output_size(node, result)]
+
+
+@converter("GlobalAveragePool", "GlobalMaxPool")
+def _global_pool(node: Node) -> list:
+    x = node.value(0)
+    reduction = "reduce_mean" if node.op_type == "GlobalAveragePool" else "reduce_max"
+    return [node.make(reduction, [x], axes=list(range(2, len(x.type.get_shape()))), keep_dims=True)]

@@ -1,0 +1,211 @@
+"""graphcompiler.onnx.import_onnx: names, locations, constants, shapes and
+the one-line errors for what the graph dialect cannot express."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+import graphcompiler  # noqa: E402
+from graphcompiler import reference  # noqa: E402
+from graphcompiler.onnx import NeedsConstantInput, OnnxImportError, import_onnx  # noqa: E402
+from graphcompiler.pass_manager import PrintOptions  # noqa: E402
+
+F = TensorProto.FLOAT
+
+
+def make_model(nodes, inputs, outputs, initializers=(), opset=17):
+    graph = helper.make_graph(
+        nodes,
+        "test",
+        [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
+        [helper.make_tensor_value_info(n, t, s) for n, t, s in outputs],
+        [numpy_helper.from_array(a, n) for n, a in initializers],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def onnxruntime_outputs(model, feeds):
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return session.run(None, feeds)
+
+
+def dense_model():
+    weight = np.arange(12, dtype=np.float32).reshape(4, 3) / 10
+    nodes = [
+        helper.make_node("Gemm", ["x", "W", "b"], ["h"], name="fc", alpha=2.0),
+        helper.make_node("Relu", ["h"], ["y"], name="act"),
+    ]
+    return make_model(
+        nodes,
+        [("x", F, [2, 4])],
+        [("y", F, [2, 3])],
+        [("W", weight), ("b", np.ones(3, np.float32))],
+    )
+
+
+def test_names_locations_and_constants():
+    module = import_onnx(dense_model())
+    text = PrintOptions(debuginfo=True).text(module)
+    assert "func.func @main(%x: tensor<2x4xf32>" in text  # initializers are no arguments
+    assert "%W = graph.constant" in text and 'loc("W")' in text
+    assert (
+        'graph.matmul %x, %W : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32> loc("fc")'
+        in text
+    )
+    assert '%y = graph.relu %h : tensor<2x3xf32> loc("act")' in text
+    assert "func.return %y" in text
+
+
+def test_matches_onnxruntime_in_both_paths():
+    model = dense_model()
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+    (expected,) = onnxruntime_outputs(model, {"x": x})
+    module = import_onnx(model)
+    np.testing.assert_allclose(reference.run(module, x), expected, rtol=1e-6)
+    np.testing.assert_allclose(graphcompiler.compile(module)(x), expected, rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "trans_a, trans_b, alpha, beta", [(0, 0, 1.0, 1.0), (1, 1, 0.5, 2.0), (0, 1, 1.0, 0.0)]
+)
+def test_gemm_attributes(trans_a, trans_b, alpha, beta):
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((5, 3) if trans_a else (3, 5)).astype(np.float32)
+    b = rng.standard_normal((4, 5) if trans_b else (5, 4)).astype(np.float32)
+    c = rng.standard_normal((1, 4)).astype(np.float32)
+    node = helper.make_node(
+        "Gemm", ["a", "b", "c"], ["y"], transA=trans_a, transB=trans_b, alpha=alpha, beta=beta
+    )
+    model = make_model(
+        [node], [("a", F, a.shape), ("b", F, b.shape), ("c", F, c.shape)], [("y", F, [3, 4])]
+    )
+    (expected,) = onnxruntime_outputs(model, {"a": a, "b": b, "c": c})
+    np.testing.assert_allclose(
+        reference.run(import_onnx(model), a, b, c), expected, rtol=1e-5, atol=1e-6
+    )
+
+
+def test_shape_arithmetic_is_folded_at_import():
+    """Shape -> Gather -> Concat -> Reshape (exported models) becomes one reshape."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+        helper.make_node("Concat", ["n", "minus_one"], ["shape"], axis=0),
+        helper.make_node("Reshape", ["x", "shape"], ["y"]),
+    ]
+    initializers = [("zero", np.array([0], np.int64)), ("minus_one", np.array([-1], np.int64))]
+    model = make_model(nodes, [("x", F, [2, 3, 4])], [("y", F, [2, 12])], initializers)
+    ops = [op.name for op in import_onnx(model).walk()]
+    assert ops.count("graph.reshape") == 1 and "graph.gather" not in ops
+
+
+def test_large_initializer_is_held_once_as_bytes():
+    weight = np.random.default_rng(2).standard_normal((256, 256)).astype(np.float32)
+    node = helper.make_node("MatMul", ["x", "W"], ["y"])
+    model = make_model([node], [("x", F, [1, 256])], [("y", F, [1, 256])], [("W", weight)])
+    module = import_onnx(model)
+    constant = next(op for op in module.walk() if op.name == "graph.constant")
+    assert constant.value.data.data == weight.tobytes()  # the bytes, not a list of floats
+    elided = PrintOptions(elide_elements_above=16).text(module)
+    assert "dense_resource<__elided__> : tensor<256x256xf32>" in elided and len(elided) < 2000
+
+
+def test_symbolic_dim_names_the_input_and_the_fix():
+    model = make_model(
+        [helper.make_node("Relu", ["x"], ["y"])], [("x", F, ["N", 3])], [("y", F, ["N", 3])]
+    )
+    with pytest.raises(OnnxImportError) as error:
+        import_onnx(model)
+    assert str(error.value) == (
+        "input 'x' has symbolic dimension 'N' (shape Nx3); give a static shape, e.g. "
+        "--input-shape x=1x3"
+    )
+    module = import_onnx(model, input_shapes={"x": [5, 3]})
+    assert "tensor<5x3xf32>" in str(module)
+
+
+@pytest.mark.parametrize(
+    "node, message",
+    [
+        (
+            helper.make_node("Sin", ["x"], ["y"], name="s"),
+            "node 's' (Sin): operator is not supported",
+        ),
+        (
+            helper.make_node("LeakyRelu", ["x"], ["y"], name="l", alpha=0.1, bogus=1),
+            "node 'l' (LeakyRelu): attribute 'bogus' = 1 is not supported",
+        ),
+        (
+            helper.make_node("Cast", ["x"], ["y"], name="c", to=TensorProto.UINT32),
+            "node 'c' (Cast): element type UINT32 is not supported",
+        ),
+        (
+            helper.make_node(
+                "MaxPool", ["x"], ["y"], name="p", kernel_shape=[2, 2], dilations=[2, 2]
+            ),
+            "node 'p' (MaxPool): attribute 'dilations' = [2, 2] is not supported",
+        ),
+    ],
+)
+def test_unsupported_constructs_are_one_line_naming_the_node(node, message):
+    output_type = TensorProto.UINT32 if node.op_type == "Cast" else F
+    output_shape = [1, 1, 2, 2] if node.op_type == "MaxPool" else [1, 1, 4, 4]
+    model = make_model([node], [("x", F, [1, 1, 4, 4])], [("y", output_type, output_shape)])
+    with pytest.raises(OnnxImportError) as error:
+        import_onnx(model)
+    assert str(error.value) == message
+
+
+def test_old_opset_and_unreadable_files(tmp_path):
+    model = make_model(
+        [helper.make_node("Relu", ["x"], ["y"])], [("x", F, [2])], [("y", F, [2])], opset=12
+    )
+    with pytest.raises(OnnxImportError, match=r"^opset 12 is older than 13, the oldest supported"):
+        import_onnx(model)
+    garbage = tmp_path / "garbage.onnx"
+    garbage.write_bytes(b"\x01\x02 not a model")
+    with pytest.raises(OnnxImportError, match="garbage.onnx"):
+        import_onnx(garbage)
+    with pytest.raises(OnnxImportError, match="cannot read"):
+        import_onnx(tmp_path / "missing.onnx")
+
+
+def test_inputs_needed_as_constants_can_be_bound():
+    node = helper.make_node("ReduceSum", ["x", "axes"], ["y"], keepdims=0)
+    model = make_model(
+        [node], [("x", F, [2, 3]), ("axes", TensorProto.INT64, [1])], [("y", F, [2])]
+    )
+    with pytest.raises(NeedsConstantInput, match="graph input 'axes'") as error:
+        import_onnx(model)
+    assert error.value.input_name == "axes"
+    module = import_onnx(model, constants={"axes": np.array([1])})
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(reference.run(module, x), x.sum(axis=1))
+
+
+def test_composed_ops_match_onnxruntime():
+    """BatchNormalization, Flatten, Split, Mean, HardSwish and Pad composed together."""
+    rng = np.random.default_rng(3)
+    channel = lambda: rng.uniform(0.5, 1.5, 4).astype(np.float32)  # noqa: E731
+    nodes = [
+        helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["bn"], epsilon=1e-3),
+        helper.make_node("HardSwish", ["bn"], ["hs"]),
+        helper.make_node("Pad", ["hs", "pads"], ["padded"]),
+        helper.make_node("Split", ["padded"], ["p0", "p1"], axis=1, num_outputs=2),
+        helper.make_node("Mean", ["p0", "p1"], ["mean"]),
+        helper.make_node("Flatten", ["mean"], ["y"], axis=1),
+    ]
+    initializers = [("s", channel()), ("b", channel()), ("m", channel()), ("v", channel())]
+    initializers.append(("pads", np.array([0, 0, 1, 0, 0, 0, 0, 1], np.int64)))
+    model = make_model(nodes, [("x", F, [2, 4, 3, 3])], [("y", F, [2, 32])], initializers, opset=18)
+    x = rng.standard_normal((2, 4, 3, 3)).astype(np.float32)
+    (expected,) = onnxruntime_outputs(model, {"x": x})
+    module = import_onnx(model)
+    np.testing.assert_allclose(reference.run(module, x), expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(graphcompiler.compile(module)(x), expected, rtol=1e-5, atol=1e-6)
