@@ -46,6 +46,15 @@ class SourceLocation:
         return f"{self.filename}:{self.line}:{self.column}"
 
 
+@dataclass(frozen=True)
+class NamedLocation(SourceLocation):
+    """MLIR's `loc("name")` with no file under it (ops imported from an ONNX
+    node carry the node's name): rendered as MLIR does, `loc("name"): error:`."""
+
+    def __str__(self) -> str:
+        return f'loc("{self.filename}")'
+
+
 @dataclass
 class SourceFile:
     """The text of one input with a fast offset -> (line, column) map."""
@@ -133,7 +142,8 @@ def location_of(ir: Operation | Attribute | None) -> SourceLocation | None:
             case FileLineColLoc():
                 return SourceLocation(loc.filename.data, loc.line.data, loc.column.data)
             case NameLoc():
-                loc = loc.location
+                inner = location_of(loc.location)
+                return inner if inner is not None else NamedLocation(loc.desc.data, 0, 0)
             case CallSiteLoc():
                 loc = loc.callee
             case FusedLoc() if loc.locations.data:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -174,11 +175,20 @@ def check_array(
 
 def load_module(source: str | Path | ModuleOp, registry: Registry | None = None) -> ModuleOp:
     """A fresh module from .mlir text, a path to one, or a module (cloned);
-    text is parsed with `registry`'s dialects (default: the installed ones)."""
+    text is parsed with `registry`'s dialects (default: the installed ones).
+    An .onnx path or an onnx.ModelProto is imported (graphcompiler.onnx)."""
     import graphcompiler
 
     if isinstance(source, ModuleOp):
         return source.clone()
+    onnx = sys.modules.get("onnx")  # a ModelProto exists only once onnx is imported
+    is_path = isinstance(source, str | Path)
+    if (is_path and str(source).endswith(".onnx")) or (
+        onnx and isinstance(source, onnx.ModelProto)
+    ):
+        from graphcompiler.onnx import import_onnx
+
+        return import_onnx(source)
     text, filename = str(source), "<string>"
     if isinstance(source, Path) or (("\n" not in text) and text.endswith(".mlir")):
         filename = str(source)

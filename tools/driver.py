@@ -114,6 +114,33 @@ def run_tool(name: str, body, sources: list[SourceFile]) -> int:
     return 1
 
 
+def add_input_shape_flag(parser: argparse.ArgumentParser) -> None:
+    add_flag(parser, "input-shape", action="append", default=[], metavar="NAME=1x3x224x224",
+             help="an .onnx input: the static shape of graph input NAME (fixes symbolic dims)")  # fmt: skip
+
+
+def import_onnx_file(path: str, shape_specs: list[str]) -> ModuleOp:
+    """An .onnx model as a graph module (`--input-shape` specs applied);
+    what cannot be imported is a one-line tool error naming the node."""
+    shapes = {}
+    for spec in shape_specs:
+        name, _, dims = spec.partition("=")
+        try:
+            shapes[name] = [int(d) for d in dims.split("x")]
+        except ValueError:
+            raise ToolError(f"--input-shape wants NAME=1x3x224x224, got '{spec}'") from None
+    try:
+        from graphcompiler.onnx import OnnxImportError, import_onnx
+    except ImportError:
+        raise ToolError(
+            f"reading '{path}' needs the onnx package: pip install 'graphcompiler[onnx]'"
+        ) from None
+    try:
+        return import_onnx(path, input_shapes=shapes)
+    except OnnxImportError as error:
+        raise ToolError(f"{path}: {error}") from None
+
+
 def run_on_input(name: str, args, body: Callable[[ModuleOp, Registry], int]) -> int:
     """Load the plugins, read and parse `args.input`, then `body(module,
     registry)`; failures become diagnostics (see run_tool)."""
@@ -121,6 +148,8 @@ def run_on_input(name: str, args, body: Callable[[ModuleOp, Registry], int]) -> 
 
     def run() -> int:
         registry = load_registry(args.load_plugin)
+        if args.input.endswith(".onnx"):
+            return body(import_onnx_file(args.input, getattr(args, "input_shape", [])), registry)
         sources.append(read_source(args.input))
         return body(parse_source(registry, sources[0]), registry)
 

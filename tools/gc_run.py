@@ -4,6 +4,7 @@ Graph modules (func.func over graph ops) go through gc-cpu-pipeline:
 
     gc-run examples/mlp.mlir --random-inputs --check-reference --bench 20
     gc-run model.mlir --input x=x.npy --input w=w.npy --print-output
+    gc-run model.onnx --input-shape x=1x3x224x224 --random-inputs --check-reference
 
 Tensor IR modules run an entry that takes no arguments; what it prints goes
 to stdout, then its return value if it has one.
@@ -25,6 +26,7 @@ from graphcompiler.tools.driver import (
     ToolArgumentParser,
     ToolError,
     add_flag,
+    add_input_shape_flag,
     add_plugin_flag,
     run_on_input,
 )
@@ -34,7 +36,9 @@ TOOL = "gc-run"
 
 def _argument_parser() -> argparse.ArgumentParser:
     parser = ToolArgumentParser(TOOL, "JIT-compile and run a module")
-    parser.add_argument("input", nargs="?", default="-", help="input .mlir file (default: stdin)")
+    parser.add_argument(
+        "input", nargs="?", default="-", help="input .mlir or .onnx file (default: stdin)"
+    )
     add_flag(parser, "entry", "-e", default="main", help="the function to run (default: main)")
     add_flag(parser, "threads", type=_thread_count, default=None, metavar="N",
              help=f"threads for parallel loops: 1..{MAX_THREADS}, 0 for all cores (default: GC_NUM_THREADS, OMP_NUM_THREADS or all)")  # fmt: skip
@@ -66,6 +70,7 @@ def _argument_parser() -> argparse.ArgumentParser:
     add_flag(parser, "print-output", action="store_true", help="print the outputs")
     add_flag(parser, "graph-svg", metavar="FILE",
              help="draw the graph after the graph passes to FILE (needs Graphviz's dot)")  # fmt: skip
+    add_input_shape_flag(parser)
     add_plugin_flag(parser)
     return parser
 

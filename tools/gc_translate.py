@@ -2,9 +2,12 @@
 
     gc-translate kernel.mlir --mlir-to-llvmir     # LLVM IR
     gc-translate kernel.mlir --emit-asm           # optimized host assembly
+    gc-translate --import-onnx model.onnx -o model.mlir   # an ONNX model as a graph
 
 The input is a graph (lowered with gc-cpu-pipeline first), Tensor IR
-(lowered with tir-to-llvm first) or already the `llvm` dialect.
+(lowered with tir-to-llvm first) or already the `llvm` dialect; an `.onnx`
+input is imported first (graphcompiler.onnx; `--input-shape` fixes symbolic
+dims).
 """
 
 from __future__ import annotations
@@ -13,12 +16,14 @@ import argparse
 import sys
 
 from graphcompiler.lowering.llvm_ir import translate_to_llvm_ir
-from graphcompiler.pass_manager import run_pipeline
+from graphcompiler.pass_manager import PrintOptions, run_pipeline
 from graphcompiler.pipeline import build_pass_manager
 from graphcompiler.runtime.program import TIR_TO_LLVM
 from graphcompiler.tools.driver import (
     ToolArgumentParser,
+    ToolError,
     add_flag,
+    add_input_shape_flag,
     add_plugin_flag,
     run_on_input,
     write_output,
@@ -34,7 +39,15 @@ def _argument_parser() -> argparse.ArgumentParser:
     mode = parser.add_mutually_exclusive_group(required=True)
     add_flag(mode, "mlir-to-llvmir", action="store_true", help="print LLVM IR")
     add_flag(mode, "emit-asm", action="store_true", help="print optimized host assembly")
+    add_flag(
+        mode, "import-onnx", action="store_true", help="print an .onnx model as a graph module"
+    )
     add_flag(parser, "output", "-o", dest="output", default="-", metavar="FILE", help="output file")
+    add_input_shape_flag(parser)
+    add_flag(parser, "mlir-print-debuginfo", action="store_true",
+             help="--import-onnx: print locations (loc(\"node name\"))")  # fmt: skip
+    add_flag(parser, "mlir-elide-elementsattrs-if-larger", type=int, metavar="N",
+             help="--import-onnx: print constants of more than N elements as dense_resource<__elided__>")  # fmt: skip
     add_plugin_flag(parser)
     return parser
 
@@ -43,6 +56,15 @@ def main(argv: list[str] | None = None) -> int:
     args = _argument_parser().parse_args(argv)
 
     def translate(module, registry) -> int:
+        if args.import_onnx:
+            if not args.input.endswith(".onnx"):
+                raise ToolError(f"--import-onnx reads an .onnx file, got '{args.input}'")
+            options = PrintOptions(
+                debuginfo=args.mlir_print_debuginfo,
+                elide_elements_above=args.mlir_elide_elementsattrs_if_larger,
+            )
+            write_output(args.output, options.text(module) + "\n")
+            return 0
         dialects = {op.dialect_name() for op in module.walk()}
         pipeline = (
             GRAPH_TO_LLVM if "graph" in dialects else TIR_TO_LLVM if "tir" in dialects else None

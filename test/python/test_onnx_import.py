@@ -209,3 +209,32 @@ def test_composed_ops_match_onnxruntime():
     module = import_onnx(model)
     np.testing.assert_allclose(reference.run(module, x), expected, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(graphcompiler.compile(module)(x), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_compile_and_gc_run_take_onnx_files(tmp_path, capsys):
+    from graphcompiler.tools import gc_run
+
+    path = tmp_path / "dense.onnx"
+    onnx.save(dense_model(), path)
+    x = np.random.default_rng(4).standard_normal((2, 4)).astype(np.float32)
+    (expected,) = onnxruntime_outputs(dense_model(), {"x": x})
+    np.testing.assert_allclose(graphcompiler.compile(str(path))(x), expected, rtol=1e-5)
+    np.save(tmp_path / "x.npy", x)
+    assert gc_run.main([str(path), "--input", f"x={tmp_path / 'x.npy'}", "--check-reference"]) == 0
+    assert "output #0: matches the reference" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="node 'sine' \\(Sin\\): operator is not supported"):
+        model = make_model(
+            [helper.make_node("Sin", ["x"], ["y"], name="sine")], [("x", F, [2])], [("y", F, [2])]
+        )
+        graphcompiler.compile(model)
+
+
+def test_compile_errors_point_at_the_onnx_node():
+    """A pipeline error on an imported op is located at its node: loc("name")."""
+    from graphcompiler.diagnostics import DiagnosticError
+
+    node = helper.make_node("Erf", ["x"], ["y"], name="the_erf")
+    model = make_model([node], [("x", TensorProto.DOUBLE, [4])], [("y", TensorProto.DOUBLE, [4])])
+    with pytest.raises(DiagnosticError) as error:
+        graphcompiler.compile(model)
+    assert str(error.value).startswith("loc(\"the_erf\"): error: 'graph.erf' op")
