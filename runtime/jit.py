@@ -17,14 +17,17 @@ import llvmlite.binding as llvm
 from graphcompiler.target import get_target
 from graphcompiler.runtime.microkernels import declared_microkernels, microkernel_module
 from graphcompiler.runtime.symbols import NATIVE_LIBRARIES, NUM_THREADS_GLOBAL, native_source
+from graphcompiler.runtime.threadpool import thread_pool
 
 
 @functools.cache
 def _initialize_llvm() -> None:
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
+    llvm.initialize_native_asmparser()  # the pool's spin hint is inline asm
     for library in NATIVE_LIBRARIES:
         llvm.load_library_permanently(library)
+    thread_pool()  # programs link against its gc_pool_* functions
 
 
 def _machine_features() -> str:
@@ -54,8 +57,7 @@ def _target_machine() -> llvm.TargetMachine:
 
 
 MAX_THREADS = 4096
-"""More threads than any machine we target has cores; larger counts (or a
-count that wraps when stored as the runtime's i32) make libgomp abort."""
+"""More threads than any machine we target has cores (the pool's limit)."""
 
 
 def check_num_threads(count: object, what: str = "num_threads") -> int:
@@ -73,7 +75,8 @@ def check_num_threads(count: object, what: str = "num_threads") -> int:
 
 def default_num_threads() -> int:
     """GC_NUM_THREADS, else OMP_NUM_THREADS (its first level), else 0
-    (libgomp's default: all cores). A set but invalid value is an error."""
+    (the pool's default: the CPUs this process may run on, see
+    threadpool.available_cpus). A set but invalid value is an error."""
     for variable in ("GC_NUM_THREADS", "OMP_NUM_THREADS"):
         value = os.environ.get(variable, "").strip()
         if variable == "OMP_NUM_THREADS":

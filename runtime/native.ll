@@ -2,10 +2,10 @@
 ;
 ; Every symbol here is declared in runtime/symbols.py (the one table the IR
 ; declarations and the JIT's symbol resolution both come from). It is LLVM IR
-; rather than C so that nothing needs a C compiler at run time; the thread
-; pool is libgomp's (GOMP_parallel), loaded by the JIT engine.
+; rather than C so that nothing needs a C compiler at run time. Parallel
+; loops run on the process's one thread pool (runtime/threadpool.ll).
 
-@sc_num_threads = global i32 0          ; 0: libgomp's default (all cores)
+@sc_num_threads = global i32 0          ; 0: the pool's default (the CPUs this process may use)
 
 @fmt_int = private constant [4 x i8] c"%d\0A\00"
 @fmt_float = private constant [4 x i8] c"%g\0A\00"
@@ -16,9 +16,6 @@ declare i32 @printf(ptr, ...)
 declare i32 @fflush(ptr)
 declare ptr @aligned_alloc(i64, i64)
 declare void @free(ptr)
-declare void @GOMP_parallel(ptr, ptr, i32, i32)
-declare i32 @omp_get_thread_num()
-declare i32 @omp_get_num_threads()
 declare <8 x float> @llvm.fmuladd.v8f32(<8 x float>, <8 x float>, <8 x float>)
 
 ; --- printing (for executable tests) ---------------------------------------
@@ -75,76 +72,23 @@ define void @sc_aligned_free(ptr %memory) {
 ; --- parallel for ----------------------------------------------------------------
 ;
 ; sc_parallel_call_cpu(body, start, end, step, captures) runs
-; body(i, captures) for i = start, start + step, ... < end on the thread pool,
-; each thread taking one contiguous chunk of the iterations (OpenMP static
-; schedule). `captures` points at the packed values the outlined body needs.
+; body(i, captures) for i = start, start + step, ... < end on the process's
+; thread pool (runtime/threadpool.ll: grains claimed dynamically, the caller
+; waits for the work, not for the threads), with this program's thread count.
+; `captures` points at the packed values the outlined body needs.
 
-%parallel_task = type { ptr, i64, i64, i64, ptr }
+declare void @gc_pool_run(ptr, i64, i64, i64, ptr, i32)
+declare i32 @gc_pool_thread_index()
 
-define private void @sc_parallel_worker(ptr %task) {
-entry:
-  %body_slot = getelementptr %parallel_task, ptr %task, i32 0, i32 0
-  %body = load ptr, ptr %body_slot
-  %start_slot = getelementptr %parallel_task, ptr %task, i32 0, i32 1
-  %start = load i64, ptr %start_slot
-  %end_slot = getelementptr %parallel_task, ptr %task, i32 0, i32 2
-  %end = load i64, ptr %end_slot
-  %step_slot = getelementptr %parallel_task, ptr %task, i32 0, i32 3
-  %step = load i64, ptr %step_slot
-  %captures_slot = getelementptr %parallel_task, ptr %task, i32 0, i32 4
-  %captures = load ptr, ptr %captures_slot
-  ; iterations = ceil((end - start) / step)
-  %span = sub i64 %end, %start
-  %span_up = add i64 %span, %step
-  %span_up1 = sub i64 %span_up, 1
-  %iterations = sdiv i64 %span_up1, %step
-  %thread32 = call i32 @omp_get_thread_num()
-  %threads32 = call i32 @omp_get_num_threads()
-  %thread = sext i32 %thread32 to i64
-  %threads = sext i32 %threads32 to i64
-  ; chunk = ceil(iterations / threads)
-  %work_up = add i64 %iterations, %threads
-  %work_up1 = sub i64 %work_up, 1
-  %chunk = sdiv i64 %work_up1, %threads
-  %first = mul i64 %thread, %chunk
-  %last_unclamped = add i64 %first, %chunk
-  %over = icmp sgt i64 %last_unclamped, %iterations
-  %last = select i1 %over, i64 %iterations, i64 %last_unclamped
-  %any = icmp slt i64 %first, %last
-  br i1 %any, label %loop, label %done
-loop:
-  %k = phi i64 [ %first, %entry ], [ %k_next, %loop ]
-  %offset = mul i64 %k, %step
-  %i = add i64 %start, %offset
-  call void %body(i64 %i, ptr %captures)
-  %k_next = add i64 %k, 1
-  %more = icmp slt i64 %k_next, %last
-  br i1 %more, label %loop, label %done
-done:
+define void @sc_parallel_call_cpu(ptr %body, i64 %start, i64 %end, i64 %step, ptr %captures) {
+  %threads = load i32, ptr @sc_num_threads
+  call void @gc_pool_run(ptr %body, i64 %start, i64 %end, i64 %step, ptr %captures, i32 %threads)
   ret void
 }
 
-define void @sc_parallel_call_cpu(ptr %body, i64 %start, i64 %end, i64 %step, ptr %captures) {
-entry:
-  %empty = icmp sge i64 %start, %end
-  br i1 %empty, label %done, label %run
-run:
-  %task = alloca %parallel_task
-  %body_slot = getelementptr %parallel_task, ptr %task, i32 0, i32 0
-  store ptr %body, ptr %body_slot
-  %start_slot = getelementptr %parallel_task, ptr %task, i32 0, i32 1
-  store i64 %start, ptr %start_slot
-  %end_slot = getelementptr %parallel_task, ptr %task, i32 0, i32 2
-  store i64 %end, ptr %end_slot
-  %step_slot = getelementptr %parallel_task, ptr %task, i32 0, i32 3
-  store i64 %step, ptr %step_slot
-  %captures_slot = getelementptr %parallel_task, ptr %task, i32 0, i32 4
-  store ptr %captures, ptr %captures_slot
-  %threads = load i32, ptr @sc_num_threads
-  call void @GOMP_parallel(ptr @sc_parallel_worker, ptr %task, i32 %threads, i32 0)
-  br label %done
-done:
-  ret void
+define i32 @sc_thread_num() {
+  %index = call i32 @gc_pool_thread_index()
+  ret i32 %index
 }
 
 ; --- batch-reduce GEMM ------------------------------------------------------------

@@ -17,10 +17,10 @@ from xdsl.ir import Attribute
 
 from graphcompiler.dialects import tir
 
-NATIVE_LIBRARIES = ("libgomp.so.1", "libgcc_s.so.1")
-"""Shared libraries the native runtime calls into: libgomp (GOMP_parallel,
-omp_*) and libgcc (__extendhfsf2/__truncsfhf2, which LLVM calls for f16
-conversions on CPUs, or targets, without F16C)."""
+NATIVE_LIBRARIES = ("libgcc_s.so.1",)
+"""Shared libraries the native runtime calls into: libgcc (__extendhfsf2 /
+__truncsfhf2, which LLVM calls for f16 conversions on CPUs, or targets,
+without F16C). The thread pool is our own (threadpool.ll): no libgomp."""
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,10 @@ RUNTIME_SYMBOLS: dict[str, RuntimeSymbol] = {
         RuntimeSymbol("print_float", (Float32Type(),), None, "print an f32 and a newline"),
         RuntimeSymbol("print_tensor", (_ptr, _index), None, "print `count` f32 values on a line"),
         RuntimeSymbol(
-            "omp_get_thread_num", (), i32, "index of the calling thread in the pool (libgomp)"
+            "sc_thread_num",
+            (),
+            i32,
+            "index of the calling thread in a parallel loop (0: the thread that started it)",
         ),
         RuntimeSymbol("sc_aligned_alloc", (_index,), _ptr, "64-byte aligned allocation"),
         RuntimeSymbol("sc_aligned_free", (_ptr,), None, "free an sc_aligned_alloc block"),
@@ -67,7 +70,7 @@ RUNTIME_SYMBOLS: dict[str, RuntimeSymbol] = {
             "sc_parallel_call_cpu",  # PARALLEL_CALL
             (_ptr, _index, _index, _index),
             None,
-            "run body(i, captures...) for i in range(start, end, step) on the thread pool",
+            "run body(i, captures...) for i in range(start, end, step) on the thread pool (dynamic grains)",
             variadic=True,
             native_params=(_ptr, _index, _index, _index, _ptr),
         ),

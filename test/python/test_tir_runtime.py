@@ -162,8 +162,7 @@ def test_tools_report_failures_without_tracebacks(tmp_path):
 def test_every_runtime_symbol_has_an_implementation():
     runtime = llvm.parse_assembly(native_source())
     defined = {f.name for f in runtime.functions if not f.is_declaration}
-    libgomp = {"omp_get_thread_num"}
-    assert set(RUNTIME_SYMBOLS) <= defined | libgomp
+    assert set(RUNTIME_SYMBOLS) <= defined
 
 
 def test_thread_count_comes_from_the_environment(monkeypatch):

@@ -1,0 +1,71 @@
+"""The process's thread pool (runtime/threadpool.ll), compiled once and
+shared by every compiled program.
+
+Programs call `gc_pool_run` through their `sc_parallel_call_cpu`; the
+pool's functions are published to LLVM's symbol table, so a program's JIT
+engine links against this one copy. The helper threads are joined at exit,
+before the interpreter frees the code they run, and forgotten in a forked
+child (which has none of them).
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import functools
+import os
+import platform
+from importlib import resources
+
+import llvmlite.binding as llvm
+
+POOL_SYMBOLS = ("gc_pool_run", "gc_pool_thread_index")
+"""The pool functions programs call (see native.ll)."""
+
+_FUTEX_SYSCALL = {"x86_64": 202, "amd64": 202, "aarch64": 98, "arm64": 98}
+_SPIN_HINT = {"x86_64": "pause", "amd64": "pause", "aarch64": "yield", "arm64": "yield"}
+
+
+def available_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask, e.g. under
+    taskset or a container's cpuset), not the machine's count."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+@functools.cache
+def thread_pool() -> _ThreadPool:
+    return _ThreadPool()
+
+
+class _ThreadPool:
+    def __init__(self):
+        machine = platform.machine().lower()
+        source = resources.files("graphcompiler.runtime").joinpath("threadpool.ll").read_text()
+        source = source.replace("SPIN_HINT", _SPIN_HINT.get(machine, ""))
+        module = llvm.parse_assembly(source)
+        module.name = "graphcompiler_threadpool"
+        module.verify()
+        target = llvm.Target.from_default_triple()
+        machine_ = target.create_target_machine(cpu=llvm.get_host_cpu_name(), opt=2)
+        self.engine = llvm.create_mcjit_compiler(module, machine_)
+        self.engine.finalize_object()
+        self._module = module
+        futex = ctypes.c_int64.from_address(
+            self.engine.get_global_value_address("gc_pool_futex_syscall")
+        )
+        # without a futex the helpers could not sleep: run everything serially
+        cpus = available_cpus() if machine in _FUTEX_SYSCALL else 1
+        futex.value = _FUTEX_SYSCALL.get(machine, 0)
+        self._function("gc_pool_init", None, ctypes.c_int32)(cpus)
+        for name in POOL_SYMBOLS:
+            llvm.add_symbol(name, self.engine.get_function_address(name))
+        self._shutdown = self._function("gc_pool_shutdown", None)
+        atexit.register(self._shutdown)
+        os.register_at_fork(after_in_child=self._function("gc_pool_after_fork", None))
+
+    def _function(self, name: str, restype, *argtypes):
+        address = self.engine.get_function_address(name)
+        return ctypes.CFUNCTYPE(restype, *argtypes)(address)

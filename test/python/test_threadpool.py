@@ -1,0 +1,147 @@
+"""The process's thread pool (runtime/threadpool.ll): dynamic grains, the
+caller waiting for work rather than threads, a busy pool falling back to
+serial, helpers joined at exit and forgotten after fork, the default count
+taken from the CPU affinity."""
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import graphcompiler
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+PARALLEL_TIR = Path(__file__).parents[1] / "Execution" / "parallel.mlir"
+
+CHAIN = """
+func.func @main(%x: tensor<512x1024xf32>, %w: tensor<1024x256xf32>) -> tensor<512x256xf32> {
+  %y = graph.matmul %x, %w : (tensor<512x1024xf32>, tensor<1024x256xf32>) -> tensor<512x256xf32>
+  %z = graph.relu %y : tensor<512x256xf32>
+  %s = graph.softmax %z {axis = -1 : i64} : tensor<512x256xf32>
+  func.return %s : tensor<512x256xf32>
+}
+"""
+
+
+def _inputs(seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((512, 1024), np.float32), rng.standard_normal(
+        (1024, 256), np.float32
+    )
+
+
+def _expected(x, w):
+    z = np.maximum(x @ w, 0)
+    e = np.exp(z - z.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+@pytest.fixture(scope="module")
+def chain():
+    return graphcompiler.compile(CHAIN)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 8, 64])
+def test_any_thread_count_gives_the_same_result(chain, threads):
+    """More threads than cores (oversubscription) and counts that do not
+    divide the work: every grain runs exactly once."""
+    x, w = _inputs()
+    chain.set_num_threads(1)
+    serial = chain(x, w)
+    chain.set_num_threads(threads)
+    for _ in range(5):
+        np.testing.assert_array_equal(chain(x, w), serial)
+    np.testing.assert_allclose(serial, _expected(x, w), rtol=1e-4, atol=1e-6)
+
+
+def test_concurrent_calls_from_python_threads(chain):
+    """Four Python threads calling compiled graphs at once: one owns the
+    pool, the others run serially, all results right."""
+    mlp = graphcompiler.compile(EXAMPLES / "mlp.mlir")
+    mlp_inputs = [np.random.default_rng(i).standard_normal(t.get_shape()).astype(np.float32)
+                  for i, t in enumerate(mlp.input_types)]  # fmt: skip
+    mlp_expected = mlp(*mlp_inputs)
+    chain.set_num_threads(2)
+    x, w = _inputs(1)
+    chain_expected = chain(x, w)
+    failures = []
+
+    def work(index):
+        for _ in range(20):
+            if index % 2:
+                ok = np.array_equal(mlp(*mlp_inputs), mlp_expected)
+            else:
+                ok = np.array_equal(chain(x, w), chain_expected)
+            if not ok:
+                failures.append(index)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures
+
+
+def _run(script: str, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
+
+
+def test_exit_right_after_a_parallel_call_is_clean():
+    """Helpers still spinning (or not yet started) at exit are joined before
+    the interpreter unloads their code: this used to end in SIGSEGV (libgomp
+    unloaded by llvmlite's exit-time dlclose under OMP_WAIT_POLICY=active)."""
+    script = f"""
+        import numpy as np, graphcompiler
+        c = graphcompiler.compile({str(EXAMPLES / "mlp.mlir")!r}, num_threads=2)
+        args = [np.ones(t.get_shape(), np.float32) for t in c.input_types]
+        for _ in range(3):
+            c(*args)
+    """
+    for _ in range(4):
+        result = _run(script, {"OMP_WAIT_POLICY": "active"})
+        assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_runs_parallel_code():
+    script = f"""
+        import os, numpy as np, graphcompiler
+        c = graphcompiler.compile({str(EXAMPLES / "mlp.mlir")!r}, num_threads=2)
+        args = [np.ones(t.get_shape(), np.float32) for t in c.input_types]
+        expected = c(*args)
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0 if np.array_equal(c(*args), expected) else 3)
+        _, status = os.waitpid(pid, 0)
+        raise SystemExit(os.waitstatus_to_exitcode(status))
+    """
+    result = _run(script)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs CPU affinity")
+def test_default_thread_count_is_the_affinity_mask():
+    """Thread count 0 (the default) means the CPUs this process may use:
+    pinned to one CPU, every iteration runs on the calling thread."""
+    script = f"""
+        import os
+        os.sched_setaffinity(0, {{sorted(os.sched_getaffinity(0))[0]}})
+        from graphcompiler.runtime.program import TirProgram
+        TirProgram({str(PARALLEL_TIR)!r}, num_threads=0)["main"]()
+    """
+    result = _run(script, {"GC_NUM_THREADS": "", "OMP_NUM_THREADS": ""})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0].split() == ["0"] * 8
