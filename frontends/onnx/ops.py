@@ -98,11 +98,13 @@ def _cast(node: Node) -> list:
 
 @converter("Identity", "Dropout")
 def _identity(node: Node) -> list:
-    if node.op_type == "Dropout":
-        node.attr("seed")
-        if node.has_input(2) and node.constant(2, "training_mode").any():
-            raise node.error("training_mode is not supported (inference only)")
-    return [node.value(0)]
+    x = node.value(0)
+    if node.op_type != "Dropout":
+        return [x]
+    node.attr("seed")
+    if node.has_input(2) and node.constant(2, "training_mode").any():
+        raise node.error("training_mode is not supported (inference only)")
+    return [x, np.ones(x.type.get_shape(), np.bool_)]  # inference keeps every element
 
 
 def _variadic(name: str) -> Callable[[Node], SSAValue]:
@@ -232,6 +234,13 @@ def _thresholded_relu(node: Node) -> list:
     return [_select(node, above, x, node.scalar(0.0, x))]
 
 
+@converter("Swish")
+def _swish(node: Node) -> list:
+    x = _float_input(node)
+    gate = node.make("sigmoid", [_linear(node, x, float(node.attr("alpha", 1.0)))])
+    return [node.make("mul", [x, gate])]
+
+
 @converter("Mish")
 def _mish(node: Node) -> list:
     x = _float_input(node)
@@ -335,23 +344,59 @@ def _broadcast(node: Node, value: SSAValue, shape: Sequence[int]) -> SSAValue:
     return node.make("broadcast_to", [value], _retype(value.type, shape))
 
 
+def _normalized_shape(node: Node, x: SSAValue) -> tuple[int, list[int]]:
+    shape = x.type.get_shape()
+    axis = int(node.attr("axis", -1))
+    if not -len(shape) <= axis < len(shape):
+        raise node.error(f"axis {axis} is out of range for rank {len(shape)}")
+    return axis % len(shape), list(shape[axis:])
+
+
 @converter("LayerNormalization")
 def _layer_norm(node: Node) -> list:
     node.require_attr("stash_type", [1], 1)
     x = _float_input(node)
-    shape = x.type.get_shape()
-    axis = int(node.attr("axis", -1)) % len(shape)
-    parameter_shape = shape[axis:]
+    axis, parameter_shape = _normalized_shape(node, x)
     scale = _broadcast(node, node.value(1), parameter_shape)
-    bias = (
-        _broadcast(node, node.value(2), parameter_shape)
-        if node.has_input(2)
-        else node.importer.constant_value(
-            np.zeros(parameter_shape), x.type.element_type, node.label
-        )
-    )
+    if node.has_input(2):
+        bias = _broadcast(node, node.value(2), parameter_shape)
+    else:
+        zeros = np.zeros(parameter_shape)
+        bias = node.importer.constant_value(zeros, x.type.element_type, node.label)
     epsilon = float(node.attr("epsilon", 1e-5))
-    return [node.make("layer_norm", [x, scale, bias], axis=axis, epsilon=epsilon)]
+    result = node.make("layer_norm", [x, scale, bias], axis=axis, epsilon=epsilon)
+    if len(node.proto.output) == 1:
+        return [result]
+    # Mean and InvStdDev, computed in f32 (stash_type), normalized dims kept as 1
+    wide = cast(node, x, node.require_output_type(1).element_type)
+    axes = list(range(axis, len(x.type.get_shape())))
+    mean = node.make("reduce_mean", [wide], axes=axes, keep_dims=True)
+    centred = node.make("square", [node.make("sub", [wide, mean])])
+    variance = node.make("reduce_mean", [centred], axes=axes, keep_dims=True)
+    epsilon_value = node.scalar(epsilon, variance)
+    return [result, mean, node.make("rsqrt", [node.make("add", [variance, epsilon_value])])]
+
+
+@converter("RMSNormalization")
+def _rms_norm(node: Node) -> list:
+    node.require_attr("stash_type", [1], 1)
+    x = _float_input(node)
+    axis, parameter_shape = _normalized_shape(node, x)
+    scale = _broadcast(node, node.value(1), parameter_shape)
+    epsilon = float(node.attr("epsilon", 1e-5))
+    return [node.make("rms_norm", [x, scale], axis=axis, epsilon=epsilon)]
+
+
+@converter("LpNormalization")
+def _lp_normalization(node: Node) -> list:
+    x = _float_input(node)
+    axis = _normalized_shape(node, x)[0]
+    p = node.require_attr("p", [1, 2], 2)
+    magnitude = node.make("abs" if p == 1 else "square", [x])
+    norm = node.make("reduce_sum", [magnitude], axes=[axis], keep_dims=True)
+    norm = norm if p == 1 else node.make("sqrt", [norm])
+    zero = node.scalar(0.0, x)  # a zero norm gives 0, not 0 / 0
+    return [_select(node, node.make("equal", [norm, zero]), zero, node.make("div", [x, norm]))]
 
 
 @converter("BatchNormalization")

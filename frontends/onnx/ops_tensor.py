@@ -14,9 +14,10 @@ from collections.abc import Sequence
 
 import numpy as np
 from onnx import numpy_helper
+from xdsl.dialects.builtin import i1
 from xdsl.ir import SSAValue
 
-from graphcompiler.onnx.importer import Node, array_type
+from graphcompiler.onnx.importer import Node, array_type, element_type
 from graphcompiler.onnx.ops import _broadcast, converter, reshape
 
 # --- constants and shapes ---------------------------------------------------------
@@ -78,17 +79,69 @@ def _range(node: Node) -> list:
 
 @converter("Reshape", "Flatten", "Squeeze", "Unsqueeze")
 def _reshape(node: Node) -> list:
-    """Each only renames the dims: the output shape is the inferred one."""
-    node.attr("allowzero")
-    node.attr("axis")
-    node.ints("axes", 1)
-    return [reshape(node, node.value(0), node.require_output_type().get_shape())]
+    """Each only renames the dims: the output shape is the inferred one, or
+    computed here when inference could not see a folded input."""
+    x = node.value(0)
+    shape = list(x.type.get_shape())
+    if node.op_type == "Reshape":
+        target = [int(d) for d in node.constant(1, "shape")]
+        if not node.attr("allowzero", 0):
+            target = [shape[i] if d == 0 else d for i, d in enumerate(target)]
+        if -1 in target:
+            known = math.prod(d for d in target if d != -1)
+            target[target.index(-1)] = math.prod(shape) // known if known else 0
+    elif node.op_type == "Flatten":
+        axis = int(node.attr("axis", 1))
+        axis = axis + len(shape) if -len(shape) <= axis < 0 else axis
+        if not 0 <= axis <= len(shape):
+            raise node.error(f"axis {node.attr('axis')} is out of range for rank {len(shape)}")
+        target = [math.prod(shape[:axis]), math.prod(shape[axis:])]
+    elif node.op_type == "Squeeze":
+        axes = {_axis(node, a, len(shape)) for a in node.ints("axes", 1, [])}
+        target = [d for i, d in enumerate(shape) if not (i in axes or (not axes and d == 1))]
+    else:
+        axes = node.ints("axes", 1)
+        rank = len(shape) + len(axes)
+        ones = {_axis(node, a, rank) for a in axes}
+        rest = iter(shape)
+        target = [1 if i in ones else next(rest) for i in range(rank)]
+    return [reshape(node, x, target)]
 
 
 @converter("Expand")
 def _expand(node: Node) -> list:
-    node.constant(1, "shape")
-    return [_broadcast(node, node.value(0), node.require_output_type().get_shape())]
+    x = node.value(0)
+    shape = [int(d) for d in node.constant(1, "shape")]
+    try:
+        target = np.broadcast_shapes(tuple(x.type.get_shape()), tuple(shape))
+    except ValueError:
+        raise node.error(f"shape {shape} does not broadcast with the input's") from None
+    return [_broadcast(node, x, target)]
+
+
+@converter("Trilu")
+def _trilu(node: Node) -> list:
+    """select(mask, x, 0) with the triangle's mask known at import time."""
+    x = node.value(0)
+    *_, rows, columns = x.type.get_shape()
+    k = int(node.constant(1, "k")) if node.has_input(1) else 0
+    offset = np.arange(columns)[None, :] - np.arange(rows)[:, None]
+    mask = offset >= k if node.attr("upper", 1) else offset <= k
+    mask_value = node.importer.constant_value(mask, i1, node.label)
+    return [node.make("select", [mask_value, x, node.scalar(0, x)])]
+
+
+@converter("EyeLike")
+def _eye_like(node: Node) -> list:
+    x = node.value(0)
+    if len(x.type.get_shape()) != 2:
+        raise node.error("the input must have rank 2")
+    dtype = node.attr("dtype")
+    type_ = (
+        element_type(dtype, node.error("").args[0]) if dtype is not None else x.type.element_type
+    )
+    eye = np.eye(*x.type.get_shape(), k=int(node.attr("k", 0)))
+    return [node.importer.constant_value(eye, type_, node.label)]
 
 
 @converter("Transpose")
