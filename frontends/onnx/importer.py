@@ -421,8 +421,8 @@ def _static_type(info: onnx.ValueInfoProto) -> TensorType | None:
 def _input_type(info: onnx.ValueInfoProto) -> TensorType:
     where = f"input '{info.name}'"
     if not info.type.HasField("tensor_type"):
-        kind = info.type.WhichOneof("value")
-        raise OnnxImportError(f"{where}: a {kind} is not supported (tensors only)")
+        kind = info.type.WhichOneof("value").removesuffix("_type")
+        raise OnnxImportError(f"{where} is a {kind}, not a tensor (tensors only)")
     tensor = info.type.tensor_type
     type_ = element_type(tensor.elem_type, where)
     if not tensor.HasField("shape"):
