@@ -28,6 +28,7 @@ def compile(
     plugins=(),
     registry: Registry | None = None,
     cast_inputs: bool = False,
+    cache=None,
 ):
     """JIT-compile a graph function; see graphcompiler.compiler.compile."""
     from graphcompiler.compiler import compile as compile_graph
@@ -41,6 +42,7 @@ def compile(
         plugins=plugins,
         registry=registry,
         cast_inputs=cast_inputs,
+        cache=cache,
     )
 
 

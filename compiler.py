@@ -11,6 +11,7 @@ text is kept; a custom `pipeline` must end in the llvm dialect.
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import BFloat16Type, ModuleOp, TensorType
+from xdsl.dialects.builtin import BFloat16Type, Float32Type, IntegerType, ModuleOp, TensorType
 from xdsl.ir import Block, Region
 
 from graphcompiler.dialects import tir
@@ -27,10 +28,17 @@ from graphcompiler.passes import GRAPH_STAGE, LLVM_STAGE, TIR_STAGE
 from graphcompiler.reference import round_to_bf16
 from graphcompiler.registry import Registry, default_registry
 
+ARENA_STAGE = TIR_STAGE.replace("graph-plan-memory", "graph-plan-memory{arena-argument=true}")
+"""The default pipeline's Tensor IR stage: the entry takes its intermediates'
+arena as an argument, which the compiled graph allocates once."""
+
 
 class CompiledGraph:
     """A compiled graph function. Calling it checks the inputs (ValueError
-    naming the argument), allocates the outputs and returns them."""
+    naming the argument), allocates the outputs (or fills `out=`) and
+    returns them. The intermediates' arena is allocated on the first call
+    and reused; concurrent calls from several Python threads each take
+    their own arena from a small free list."""
 
     def __init__(
         self,
@@ -41,9 +49,11 @@ class CompiledGraph:
         constants: Mapping[str, Any] | None = None,
         registry: Registry | None = None,
         cast_inputs: bool = False,
+        cache: bool | str | Path | None = None,
     ):
-        import graphcompiler
-        from graphcompiler.lowering.llvm_ir import translate_to_llvm_ir
+        from graphcompiler.compile_cache import CachedCompile, cache_directory, cache_key
+        from graphcompiler.compile_cache import load as load_cached
+        from graphcompiler.compile_cache import store as store_cached
         from graphcompiler.runtime.jit import JitEngine, check_num_threads, default_num_threads
         from graphcompiler.runtime.program import TirFunction
 
@@ -64,26 +74,69 @@ class CompiledGraph:
         names = [a.name_hint or f"arg{i}" for i, a in enumerate(function.body.block.args)]
         self.input_names = names
         self.tir: str | None = None
-        stage = functools.partial(graphcompiler.apply_pipeline, registry=self.registry)
-        if pipeline is None:
-            stage(module, f"builtin.module({GRAPH_STAGE})")
-            self.graph = str(module)
-            stage(module, f"builtin.module({TIR_STAGE})")
-            self.tir = str(module)
-            stage(module, f"builtin.module({LLVM_STAGE})")
+        self.arena_bytes: int | None = None  # the entry's arena argument, if it has one
+        self._free_arenas: list[np.ndarray] = []
+        self._arena_lock = threading.Lock()
+        self.cache_hit = False
+        directory = cache_directory(cache) if pipeline is None else None
+        key = cache_key(str(module), entry) if directory else ""
+        cached = load_cached(directory, key) if directory else None
+        if cached is not None:
+            self.graph, self.tir, self.llvm_ir = cached.graph, cached.tir, cached.llvm_ir
+            self.arena_bytes, external_data = cached.arena_bytes, cached.external_data
+            self.cache_hit = True
         else:
-            self.graph = str(module)
-            stage(module, pipeline)
-        external_data: dict[str, bytes] = {}
-        self.llvm_ir = translate_to_llvm_ir(module, external_data)
+            external_data = self._lower(module, pipeline)
+            if directory:
+                entry_ = CachedCompile(
+                    self.graph, self.tir, self.llvm_ir, self.arena_bytes, external_data
+                )
+                store_cached(directory, key, entry_)
         self.engine = JitEngine(self.llvm_ir, num_threads, external_data)
         self._function = TirFunction(
             self.engine,
-            _signature(entry, names, self.input_types, self.output_types),
+            _signature(entry, names, self.input_types, self.output_types, self.arena_bytes),
             read_only=range(len(self.input_types)),  # inputs are never written
         )
 
-    def __call__(self, *inputs: Any, **named: Any) -> np.ndarray | tuple[np.ndarray, ...]:
+    def _lower(self, module: ModuleOp, pipeline: str | None) -> dict[str, bytes]:
+        """Run the pipeline (the default one in stages, keeping each stage's
+        text) and translate to LLVM IR; returns the constants set aside."""
+        import graphcompiler
+        from graphcompiler.lowering.llvm_ir import translate_to_llvm_ir
+        from graphcompiler.parsing import verify_module
+
+        def stage(pipeline: str, verify: bool = False) -> None:
+            """The default pipeline runs without the verifier between passes
+            (it was half of the compile time; gc-opt keeps MLIR's
+            verify-each); `verify` checks the graph passes' output once."""
+            graphcompiler.apply_pipeline(
+                module, f"builtin.module({pipeline})", registry=self.registry, verify_each=False
+            )
+            if verify:
+                verify_module(module)
+
+        if pipeline is None:
+            stage(GRAPH_STAGE, verify=True)
+            self.graph = str(module)
+            stage(ARENA_STAGE)
+            self.tir = str(module)
+            arguments = len(self.input_types) + len(self.output_types)
+            self.arena_bytes = _arena_bytes(module, self.entry, arguments)
+            stage(LLVM_STAGE)
+        else:  # a user's pipeline (plugin passes, maybe): verified after each pass
+            self.graph = str(module)
+            graphcompiler.apply_pipeline(module, pipeline, registry=self.registry)
+        external_data: dict[str, bytes] = {}
+        self.llvm_ir = translate_to_llvm_ir(module, external_data)
+        return external_data
+
+    def __call__(
+        self, *inputs: Any, out: Any = None, **named: Any
+    ) -> np.ndarray | tuple[np.ndarray, ...]:
+        """Run on `inputs` (by position or by name). `out`: an array (one
+        output) or a tuple of arrays to write the outputs into, of the
+        outputs' shapes and dtypes (checked like inputs); they are returned."""
         inputs = self.bind_inputs(inputs, named)
         if len(inputs) != len(self.input_types):
             raise ValueError(
@@ -93,12 +146,58 @@ class CompiledGraph:
             _to_native(array, type_, self._function.label(index))
             for index, (array, type_) in enumerate(zip(inputs, self.input_types, strict=True))
         ]
+        given = self._checked_out(out)
         outputs = [
-            np.empty(tir_tensor_type(t).get_shape(), _native_dtype(t)) for t in self.output_types
-        ]
-        self._function(*native_inputs, *outputs)
+            _native_view(array, t) if array is not None and not _is_bf16(t)
+            else np.empty(tir_tensor_type(t).get_shape(), _native_dtype(t))
+            for array, t in zip(given, self.output_types, strict=True)
+        ]  # fmt: skip
+        if self.arena_bytes is None:
+            self._function(*native_inputs, *outputs)
+        else:
+            arena = self._take_arena()
+            try:
+                self._function(*native_inputs, *outputs, arena)
+            finally:
+                self._free_arenas.append(arena)
         results = [_from_native(o, t) for o, t in zip(outputs, self.output_types, strict=True)]
+        if out is not None:
+            for result, array, type_ in zip(results, given, self.output_types, strict=True):
+                if _is_bf16(type_):
+                    np.copyto(array, result)
+            results = given
         return results[0] if len(results) == 1 else tuple(results)
+
+    def _checked_out(self, out: Any) -> list[Any]:
+        """`out=` as one array per output (None each when not given): an
+        array for a single output, else a sequence; each of the output's
+        shape and dtype (float32 for bf16), C-contiguous and writable."""
+        from graphcompiler.runtime.program import check_array
+
+        if out is None:
+            return [None] * len(self.output_types)
+        arrays = [out] if isinstance(out, np.ndarray) else list(out)
+        if len(arrays) != len(self.output_types):
+            raise ValueError(
+                f"out= gives {len(arrays)} arrays, @{self.entry} has {len(self.output_types)} outputs"
+            )
+        for index, (array, type_) in enumerate(zip(arrays, self.output_types, strict=True)):
+            label = f"out= array #{index} of @{self.entry}"
+            element = Float32Type() if _is_bf16(type_) else type_.element_type
+            shape = tuple(type_.get_shape())
+            expected = tir.TirTensorType(shape or (1,), element)
+            if not isinstance(array, np.ndarray) or array.shape != shape:
+                got = list(array.shape) if isinstance(array, np.ndarray) else type(array).__name__
+                raise ValueError(f"{label} must be an array of shape {list(shape)}, got {got}")
+            check_array(array.reshape(expected.get_shape()), expected, label)
+        return arrays
+
+    def _take_arena(self) -> np.ndarray:
+        """A free arena (64-byte aligned), or a new one when all are in use."""
+        with self._arena_lock:
+            if self._free_arenas:
+                return self._free_arenas.pop()
+        return _aligned_bytes(self.arena_bytes)
 
     def bind_inputs(self, positional: tuple[Any, ...], named: Mapping[str, Any]) -> list[Any]:
         """The inputs in argument order: positional ones first, then those
@@ -246,7 +345,9 @@ def bind_constants(function: func.FuncOp, constants: Mapping[str, Any]) -> None:
         dtype = numpy_dtype(type_.element_type)
         if dtype.itemsize * 8 == tir.bit_width(type_.element_type) and dtype.kind != "b":
             data = BytesAttr(np.ascontiguousarray(array, dtype.newbyteorder("<")).tobytes())
-            value = DenseIntOrFPElementsAttr(TensorType(type_.element_type, type_.get_shape()), data)
+            value = DenseIntOrFPElementsAttr(
+                TensorType(type_.element_type, type_.get_shape()), data
+            )
         else:  # bf16, i1: element by element
             value = dense_constant(array.astype(dtype), type_.element_type)
         constant = graph.ConstantOp.create(properties={"value": value}, result_types=[type_])
@@ -259,16 +360,49 @@ def bind_constants(function: func.FuncOp, constants: Mapping[str, Any]) -> None:
 
 
 def _signature(
-    entry: str, names: list[str], inputs: list[TensorType], outputs: list[TensorType]
+    entry: str,
+    names: list[str],
+    inputs: list[TensorType],
+    outputs: list[TensorType],
+    arena_bytes: int | None = None,
 ) -> tir.FuncOp:
-    """The tir entry's signature, with the graph's argument names for messages."""
+    """The tir entry's signature, with the graph's argument names for
+    messages (and the arena argument, when it takes one)."""
     types = [tir_tensor_type(t) for t in (*inputs, *outputs)]
+    names = [*names, *(f"out{i}" for i in range(len(outputs)))]
+    if arena_bytes is not None:
+        types.append(tir.TirTensorType([arena_bytes], IntegerType(8)))
+        names.append("arena")
     block = Block(arg_types=types)
-    for arg, name in zip(
-        block.args, [*names, *(f"out{i}" for i in range(len(outputs)))], strict=True
-    ):
+    for arg, name in zip(block.args, names, strict=True):
         arg.name_hint = name
     return tir.FuncOp(entry, types, None, Region(block))
+
+
+def _is_bf16(type_: TensorType) -> bool:
+    return isinstance(type_.element_type, BFloat16Type)
+
+
+def _native_view(array: np.ndarray, type_: TensorType) -> np.ndarray:
+    """A user's out= array as the native buffer (a rank-0 array as one element)."""
+    return array.reshape(1) if not type_.get_shape() else array
+
+
+def _arena_bytes(module: ModuleOp, entry: str, arguments: int) -> int | None:
+    """The size of the arena argument graph-plan-memory gave the tir entry
+    (after its `arguments` inputs and outputs), None if it has none."""
+    for op in module.ops:
+        if isinstance(op, tir.FuncOp) and op.sym_name.data == entry:
+            params = op.function_type.inputs.data
+            return params[-1].get_shape()[0] if len(params) > arguments else None
+    return None
+
+
+def _aligned_bytes(count: int) -> np.ndarray:
+    """`count` bytes starting on a 64-byte boundary (what the planner assumes)."""
+    raw = np.empty(count + 64, np.int8)
+    offset = -raw.ctypes.data % 64
+    return raw[offset : offset + count]
 
 
 def _native_dtype(type_: TensorType) -> np.dtype:
@@ -310,6 +444,7 @@ def compile(
     plugins: Sequence[str | Path] = (),
     registry: Registry | None = None,
     cast_inputs: bool = False,
+    cache: bool | str | Path | None = None,
 ) -> CompiledGraph:
     """Compile graph function `entry` of `source` (.mlir text, a path, or a
     module). `constants` binds arguments by name to arrays known at compile
@@ -318,11 +453,16 @@ def compile(
     (module names or .py paths, as `gc-opt --load-plugin`) are loaded into
     `registry` (default: the installed dialects, passes and plugins), which
     parses `source` and resolves `pipeline`. `cast_inputs` converts inputs
-    of another dtype (see `cast_input`); by default a wrong dtype is an error."""
+    of another dtype (see `cast_input`); by default a wrong dtype is an error.
+    `cache`: a directory (True: ~/.cache/graphcompiler; None: $GC_CACHE_DIR
+    if set) where the default pipeline's results are kept and reused
+    (compile_cache.py); `compiled.cache_hit` says whether it was."""
     from graphcompiler.runtime.program import load_module
 
     registry = registry or default_registry()
     for plugin in plugins:
         registry.load_plugin(str(plugin))
     module = load_module(source, registry)
-    return CompiledGraph(module, entry, pipeline, num_threads, constants, registry, cast_inputs)
+    return CompiledGraph(
+        module, entry, pipeline, num_threads, constants, registry, cast_inputs, cache
+    )

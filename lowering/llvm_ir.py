@@ -1,8 +1,8 @@
 """The `llvm` dialect to LLVM IR text, through xDSL's llvmlite translator.
 
 xDSL 0.74's translator (xdsl.backend.llvm) covers what our lowering emits,
-with two gaps whose workarounds live here and only here (while translating,
-`convert_op` is wrapped):
+with two gaps whose workarounds live here and only here (`_convert_module`
+runs xDSL's translation with our op conversion wrapped around xDSL's):
 - indirect calls (`llvm.call` through a pointer) are emitted as
   `call <ret> %fnptr(<args>)`;
 - some ops (`llvm.getelementptr`, `llvm.alloca`) yield
@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import ClassVar
 
+import llvmlite.binding as llvm_binding
 import llvmlite.ir as ir
 from xdsl.backend.llvm import convert as xdsl_convert
 from xdsl.backend.llvm.convert_op import _convert_fcmp, _convert_select
@@ -201,13 +202,49 @@ def _convert_op_with_workarounds(op, builder, val_map, block_map=None):
 _xdsl_convert_op = xdsl_convert.convert_op
 
 
-@contextmanager
-def _workarounds() -> Iterator[None]:
-    xdsl_convert.convert_op = _convert_op_with_workarounds
-    try:
-        yield
-    finally:
-        xdsl_convert.convert_op = _xdsl_convert_op
+def _convert_module(module: ModuleOp) -> ir.Module:
+    """xDSL's `convert_module`, with `_convert_op_with_workarounds` for each
+    op. Calling it rather than swapping xDSL's `convert_op` for the time of a
+    translation keeps concurrent translations (compiles from several Python
+    threads) independent."""
+    llvm_module = ir.Module()
+    llvm_module.triple = llvm_binding.get_default_triple()
+    functions = []
+    for op in module.ops:
+        if isinstance(op, llvm.GlobalOp):
+            xdsl_convert._convert_global(op, llvm_module)
+        elif isinstance(op, llvm.FuncOp):
+            functions.append(op)
+        else:
+            raise NotImplementedError(f"Conversion not implemented for op: {op.name}")
+    for function in functions:
+        xdsl_convert._declare_func(function, llvm_module)
+    for function in functions:
+        if function.body.blocks:
+            _convert_function(function, llvm_module)
+    return llvm_module
+
+
+def _convert_function(op: llvm.FuncOp, llvm_module: ir.Module) -> None:
+    """xDSL's `_convert_func` (blocks first, then phis for block arguments,
+    then the ops), calling our op conversion."""
+    function = llvm_module.get_global(op.sym_name.data)
+    block_map: dict = {}
+    val_map: dict = {}
+    for index, block in enumerate(op.body.blocks):
+        block_map[block] = function.append_basic_block(name=block.name_hint or "")
+        if index == 0:
+            val_map.update(zip(block.args, function.args, strict=True))
+    for block in list(op.body.blocks)[1:]:
+        builder = ir.IRBuilder(block_map[block])
+        for arg in block.args:
+            val_map[arg] = builder.phi(convert_type(arg.type))
+    for block in op.body.blocks:
+        builder = ir.IRBuilder(block_map[block])
+        if block_map[block].instructions:
+            builder.position_after(block_map[block].instructions[-1])
+        for inner in block.ops:
+            _convert_op_with_workarounds(inner, builder, val_map, block_map)
 
 
 EXTERNAL_DATA_MIN_BYTES = 16 * 1024
@@ -239,8 +276,8 @@ def translate_to_llvm_ir(module: ModuleOp, external_data: dict[str, bytes] | Non
     print and to parse): their globals are zero-initialized and their bytes
     go into the dict, by global name, for the JIT to copy in."""
     try:
-        with _workarounds(), _values_set_aside(module, external_data):
-            llvm_module = xdsl_convert.convert_module(module, fallback_target_triple=None)
+        with _values_set_aside(module, external_data):
+            llvm_module = _convert_module(module)
     except Exception as error:  # the translator's failures are ours to report
         raise DiagnosticError(
             Diagnostic(

@@ -8,6 +8,11 @@ best fit among the free blocks, as TVM's planner: a free block is reused
 only if it is at most `match-range` times larger than the request, else the
 arena grows. Each `tir.define_tensor` becomes a `tir.tensor_ptr` view of the
 arena; the arena itself is one `tir.define_tensor` (so one allocation).
+
+With `arena-argument`, the arena of each function no other function calls
+(the entry a caller runs) becomes its last argument `%arena`, so the caller
+allocates it once and reuses it across calls (graphcompiler.compile does)
+rather than the function allocating and freeing it on every call.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IndexType, IntegerType, ModuleOp
+from xdsl.dialects.builtin import FunctionType, IndexType, IntegerType, ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -94,8 +99,11 @@ def _lifetimes(function: tir.FuncOp) -> dict[tir.DefineTensorOp, tuple[int, int]
     return lifetimes
 
 
-def plan_function(function: tir.FuncOp, match_range: int) -> tuple[int, int]:
-    """Place `function`'s local tensors in one arena; (arena bytes, sum of the tensors' bytes)."""
+def plan_function(
+    function: tir.FuncOp, match_range: int, as_argument: bool = False
+) -> tuple[int, int]:
+    """Place `function`'s local tensors in one arena (a new last argument
+    with `as_argument`); (arena bytes, sum of the tensors' bytes)."""
     lifetimes = _lifetimes(function)
     if not lifetimes:
         return 0, 0
@@ -113,16 +121,22 @@ def plan_function(function: tir.FuncOp, match_range: int) -> tuple[int, int]:
         planner.size, max(o + _aligned(tensor_bytes(d.result.type)) for d, o in offsets.items())
     )
     arena_type = tir.TirTensorType([arena_size], IntegerType(8))
-    arena = tir.DefineTensorOp.create(result_types=[arena_type])
-    arena.result.name_hint = "arena"
     block = function.body.block
-    Rewriter.insert_op(arena, InsertPoint.at_start(block))
+    if as_argument:
+        arena = block.insert_arg(arena_type, len(block.args))
+        function.function_type = FunctionType.from_lists(
+            [a.type for a in block.args], function.function_type.outputs.data
+        )
+    else:
+        arena = tir.DefineTensorOp.create(result_types=[arena_type]).result
+        Rewriter.insert_op(arena.owner, InsertPoint.at_start(block))
+    arena.name_hint = "arena"
     for define, offset in offsets.items():
         offset_op = tir.ConstOp.create(
             properties={"value": tir.IntegerAttr(offset, IndexType())}, result_types=[IndexType()]
         )
         view = tir.TensorPtrOp.create(
-            operands=[arena.result, offset_op.result], result_types=[define.result.type]
+            operands=[arena, offset_op.result], result_types=[define.result.type]
         )
         name = define.result.name_hint
         Rewriter.replace_op(define, [offset_op, view], [view.result])
@@ -136,11 +150,18 @@ class GraphPlanMemoryPass(ModulePass):
 
     name = "graph-plan-memory"
     match_range: int = 16
+    arena_argument: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         arena_total = tensors_total = 0
+        called = {
+            call.callee.string_value() for call in op.walk() if isinstance(call, tir.CallOp)
+        }
         for function in [f for f in op.ops if isinstance(f, tir.FuncOp) and not f.is_declaration]:
-            arena, tensors = plan_function(function, self.match_range)
+            entry = function.sym_name.data not in called
+            arena, tensors = plan_function(
+                function, self.match_range, self.arena_argument and entry
+            )
             arena_total += arena
             tensors_total += tensors
         statistics.record(self, "arena-bytes", arena_total, "bytes of the arenas")

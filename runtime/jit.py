@@ -14,10 +14,10 @@ import os
 
 import llvmlite.binding as llvm
 
-from graphcompiler.target import get_target
 from graphcompiler.runtime.microkernels import declared_microkernels, microkernel_module
 from graphcompiler.runtime.symbols import NATIVE_LIBRARIES, NUM_THREADS_GLOBAL, native_source
 from graphcompiler.runtime.threadpool import thread_pool
+from graphcompiler.target import get_target
 
 
 @functools.cache
@@ -97,8 +97,8 @@ def _optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine) -> None:
     builder.getModulePassManager().run(module, builder)
 
 
-def parse_llvm_ir(text: str, name: str = "program") -> llvm.ModuleRef:
-    module = llvm.parse_assembly(text)
+def parse_llvm_ir(text: str, name: str = "program", context=None) -> llvm.ModuleRef:
+    module = llvm.parse_assembly(text, context)
     module.name = name
     module.verify()
     return module
@@ -130,19 +130,34 @@ class JitEngine:
         num_threads = default_num_threads() if num_threads is None else num_threads
         check_num_threads(num_threads)  # before the costly compilation
         machine = _target_machine()
-        module = parse_llvm_ir(native_source(), "graphcompiler_runtime")
+        # A context of its own: LLVM keeps the types and constants a module
+        # creates for the life of its context, so programs compiled in the
+        # global one would never give that memory back.
+        self.context = llvm.create_context()
+        module = parse_llvm_ir(native_source(), "graphcompiler_runtime", self.context)
         microkernels = microkernel_module(declared_microkernels(llvm_ir))
         if microkernels:
-            module.link_in(parse_llvm_ir(microkernels, "graphcompiler_microkernels"))
-        module.link_in(parse_llvm_ir(llvm_ir))
+            module.link_in(parse_llvm_ir(microkernels, "graphcompiler_microkernels", self.context))
+        module.link_in(parse_llvm_ir(llvm_ir, context=self.context))
         _optimize(module, machine)
-        self.module = module
         self.engine = llvm.create_mcjit_compiler(module, machine)
         self.engine.finalize_object()
         for name, data in (external_data or {}).items():
             ctypes.memmove(self.global_address(name), data, len(data))
         self.engine.run_static_constructors()
         self.set_num_threads(num_threads)
+
+    def close(self) -> None:
+        """Free the machine code, then the context its modules lived in
+        (in that order: the engine's modules belong to the context)."""
+        engine, context = self.__dict__.pop("engine", None), self.__dict__.pop("context", None)
+        if engine is not None:
+            engine.close()
+        if context is not None:
+            context.close()
+
+    def __del__(self) -> None:
+        self.close()
 
     def function_address(self, name: str) -> int:
         return self.engine.get_function_address(name)

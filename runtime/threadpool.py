@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import atexit
 import ctypes
-import functools
 import os
 import platform
+import threading
 from importlib import resources
 
 import llvmlite.binding as llvm
@@ -35,9 +35,17 @@ def available_cpus() -> int:
         return os.cpu_count() or 1
 
 
-@functools.cache
+_pool: _ThreadPool | None = None
+_pool_lock = threading.Lock()
+
+
 def thread_pool() -> _ThreadPool:
-    return _ThreadPool()
+    """The process's pool, made on first use (once, whichever thread asks)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = _ThreadPool()
+    return _pool
 
 
 class _ThreadPool:

@@ -1,5 +1,6 @@
 // RUN: gc-opt %s --pass-pipeline='builtin.module(convert-graph-to-tir,graph-plan-memory)' --mlir-pass-statistics 2>%t.stats | filecheck %s
 // RUN: filecheck %s --check-prefix=STATS < %t.stats
+// RUN: gc-opt %s --pass-pipeline='builtin.module(convert-graph-to-tir,graph-plan-memory{arena-argument=true})' | filecheck %s --check-prefix=ARG
 // RUN: gc-opt %S/../../examples/transformer.mlir --pass-pipeline='builtin.module(convert-graph-to-tir{target=avx2},graph-plan-memory)' --mlir-pass-statistics 2>&1 >/dev/null | filecheck %s --check-prefix=TRANSFORMER
 
 // A chain a -> b -> c -> d of 4 KiB tensors: a and b are alive together,
@@ -15,6 +16,13 @@
 // CHECK:         %[[D_AT:.*]] = tir.const 4096 : index
 // CHECK-NEXT:    %relu_out = tir.tensor_ptr %arena[%[[D_AT]]]
 // CHECK-NOT:     tir.define_tensor
+
+// With arena-argument the entry takes the arena as its last argument (the
+// caller allocates it once); kernels it calls keep their own.
+// ARG-LABEL: tir.func @chain(
+// ARG-SAME:    %out: !tir.tensor<32x32xf32>, %arena: !tir.tensor<8192xi8>) {
+// ARG-NOT:     tir.define_tensor : !tir.tensor<8192xi8>
+// ARG:         %exp_out = tir.tensor_ptr %arena[%{{.*}}] : !tir.tensor<8192xi8> -> !tir.tensor<32x32xf32>
 // STATS:      graph-plan-memory
 // STATS-NEXT: (S) 8192 arena-bytes - bytes of the arenas
 // STATS-NEXT: (S) 16384 intermediate-bytes - bytes of the tensors placed in them
