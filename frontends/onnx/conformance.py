@@ -179,12 +179,31 @@ def skip_category(reason: str) -> str:
     return reason
 
 
+SKIP_KINDS = (
+    ("operator is not supported", "operator not supported (no graph op or composition)"),
+    ("operator domain", "operator not supported (no graph op or composition)"),
+    ("element type", "element type not supported (u16/u32/u64, float8, int4, string, ...)"),
+    ("opset", "opset older than 13, or no default-domain opset"),
+    ("imports no version", "opset older than 13, or no default-domain opset"),
+    ("must be a constant", "a value the static import needs is computed at run time"),
+    ("not a tensor", "sequence or optional values"),
+    ("attribute", "an attribute value not supported (training mode, dilated pooling, ...)"),
+)
+
+
+def skip_kind(reason: str) -> str:
+    """The README table's row for a skip reason."""
+    kind = next((k for text, k in SKIP_KINDS if text in reason), None)
+    return kind or "other (3-D windows, integer Pow, shapes inference cannot fix, ...)"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m graphcompiler.onnx.conformance")
     parser.add_argument("--compiled", action="store_true", help="only the compiled path")
     parser.add_argument("--reference", action="store_true", help="only the reference interpreter")
     parser.add_argument("--only", default="", help="a regex the case names must match")
     parser.add_argument("--verbose", "-v", action="store_true", help="list failures and skips")
+    parser.add_argument("--kinds", action="store_true", help="count the skips by kind")
     args = parser.parse_args(argv)
     cases = [c for c in node_cases() if re.search(args.only, c.name)]
     modes = [
@@ -210,6 +229,10 @@ def main(argv: list[str] | None = None) -> int:
             )
             for reason, count in skips.most_common():
                 print(f"  skip {count:4d}  {reason}")
+        if args.kinds:
+            kinds = Counter(skip_kind(o.detail) for o in outcomes.values() if o.status == "skip")
+            for kind, count in kinds.most_common():
+                print(f"  {count:4d}  {kind}")
     return 0
 
 
