@@ -93,7 +93,7 @@ def element_type(onnx_type: int, where: str) -> Attribute:
 
 def array_type(array: np.ndarray, where: str) -> Attribute:
     """The graph element type of a numpy array's dtype."""
-    return element_type(onnx.helper.np_dtype_to_tensor_dtype(array.dtype), where.rstrip(": "))
+    return element_type(onnx.helper.np_dtype_to_tensor_dtype(array.dtype), where)
 
 
 _SSA_NAME = re.compile(r"[A-Za-z_$.-][\w$.-]*")
@@ -139,8 +139,12 @@ class Node:
 
     # --- diagnostics
 
+    @property
+    def where(self) -> str:
+        return f"node '{self.label}' ({self.op_type})"
+
     def error(self, message: str) -> OnnxImportError:
-        return OnnxImportError(f"node '{self.label}' ({self.op_type}): {message}")
+        return OnnxImportError(f"{self.where}: {message}")
 
     def unsupported_attribute(self, name: str, detail: str = "") -> OnnxImportError:
         value = onnx.helper.get_attribute_value(self.attributes[name])
@@ -319,11 +323,11 @@ class Importer:
         node = Node(self, proto)
         if proto.domain not in DEFAULT_DOMAINS:
             raise node.error(f"operator domain '{proto.domain}' is not supported")
+        if self._fold(node):
+            return
         converter = self.converters.get(proto.op_type)
         if converter is None:
             raise node.error("operator is not supported")
-        if self._fold(node):
-            return
         results = converter(node)
         unread = sorted(set(node.attributes) - node.read)
         if unread:
@@ -335,7 +339,7 @@ class Importer:
             if not name:
                 continue
             if isinstance(result, np.ndarray):
-                self.define_constant(name, result, array_type(result, node.error("").args[0]))
+                self.define_constant(name, result, array_type(result, node.where))
                 continue
             self._check_type(node, name, result)
             if result.name_hint is None:  # not a value passed through (Identity)
@@ -373,7 +377,7 @@ class Importer:
         for name, array in zip(proto.output, results, strict=False):
             if name:
                 array = np.asarray(array)
-                self.define_constant(name, array, array_type(array, node.error("").args[0]))
+                self.define_constant(name, array, array_type(array, node.where))
         return True
 
 

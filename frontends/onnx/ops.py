@@ -107,28 +107,26 @@ def _identity(node: Node) -> list:
     return [x, np.ones(x.type.get_shape(), np.bool_)]  # inference keeps every element
 
 
-def _variadic(name: str) -> Callable[[Node], SSAValue]:
-    def fold(node: Node) -> SSAValue:
-        values = node.values()
-        result = values[0]
-        for value in values[1:]:
-            result = node.make(name, [result, value])
-        return result
-
-    return fold
+def _chain(node: Node, name: str) -> SSAValue:
+    """Variadic `name` over all inputs, left to right."""
+    values = node.values()
+    result = values[0]
+    for value in values[1:]:
+        result = node.make(name, [result, value])
+    return result
 
 
 _VARIADIC = {"Sum": "add", "Max": "maximum", "Min": "minimum"}
 
 
 @converter(*_VARIADIC)
-def _variadic_op(node: Node) -> list:
-    return [_variadic(_VARIADIC[node.op_type])(node)]
+def _variadic(node: Node) -> list:
+    return [_chain(node, _VARIADIC[node.op_type])]
 
 
 @converter("Mean")
 def _mean(node: Node) -> list:
-    total = _variadic("add")(node)
+    total = _chain(node, "add")
     return [node.make("div", [total, node.scalar(len(node.values()), total)])]
 
 

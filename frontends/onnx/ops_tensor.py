@@ -40,7 +40,7 @@ def _constant(node: Node) -> list:
             raise node.error("has no value attribute")
         raise node.unsupported_attribute(name)
     array = _CONSTANT_ATTRIBUTES[given[0]](node.attr(given[0]))
-    array_type(array, node.error("").args[0])  # an element type we can hold
+    array_type(array, node.where)  # an element type we can hold
     return [array]
 
 
@@ -137,9 +137,7 @@ def _eye_like(node: Node) -> list:
     if len(x.type.get_shape()) != 2:
         raise node.error("the input must have rank 2")
     dtype = node.attr("dtype")
-    type_ = (
-        element_type(dtype, node.error("").args[0]) if dtype is not None else x.type.element_type
-    )
+    type_ = element_type(dtype, node.where) if dtype is not None else x.type.element_type
     eye = np.eye(*x.type.get_shape(), k=int(node.attr("k", 0)))
     return [node.importer.constant_value(eye, type_, node.label)]
 
@@ -208,15 +206,6 @@ def _slice_op(node: Node) -> list:
         if step <= 0:
             raise node.error(f"step {step} is not supported (positive steps only)")
         full_starts[axis], full_ends[axis], full_steps[axis] = int(start), int(end), int(step)
-    limit = np.iinfo(np.int64)  # ONNX's 'to the end' is INT64_MAX: clamp like Python slices
-    full_starts = [
-        max(min(s, d), -d - 1) if s in (limit.max, limit.min) else s
-        for s, d in zip(full_starts, shape, strict=True)
-    ]
-    full_ends = [
-        max(min(e, d), -d - 1) if e in (limit.max, limit.min) else e
-        for e, d in zip(full_ends, shape, strict=True)
-    ]
     return [
         _slice(
             node, x, full_starts, full_ends, full_steps if any(s != 1 for s in full_steps) else None

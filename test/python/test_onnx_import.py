@@ -105,6 +105,18 @@ def test_shape_arithmetic_is_folded_at_import():
     assert ops.count("graph.reshape") == 1 and "graph.gather" not in ops
 
 
+def test_constant_subgraphs_fold_even_through_ops_without_a_converter():
+    """Mod has no graph counterpart, but on constants onnx's reference evaluates it."""
+    nodes = [helper.make_node("Mod", ["a", "b"], ["r"]), helper.make_node("Add", ["x", "r"], ["y"])]
+    initializers = [
+        ("a", np.array([7.0, 8.0], np.float32)),
+        ("b", np.array([4.0, 3.0], np.float32)),
+    ]
+    model = make_model(nodes, [("x", F, [2])], [("y", F, [2])], initializers)
+    module = import_onnx(model)
+    np.testing.assert_array_equal(reference.run(module, np.zeros(2, np.float32)), [3.0, 2.0])
+
+
 def test_large_initializer_is_held_once_as_bytes():
     weight = np.random.default_rng(2).standard_normal((256, 256)).astype(np.float32)
     node = helper.make_node("MatMul", ["x", "W"], ["y"])
