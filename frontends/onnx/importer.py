@@ -377,7 +377,8 @@ class Importer:
         for name, array in zip(proto.output, results, strict=False):
             if name:
                 array = np.asarray(array)
-                self.define_constant(name, array, array_type(array, node.where))
+                type_ = self.inferred[name].element_type if name in self.inferred else None
+                self.define_constant(name, array, type_ or array_type(array, node.where))
         return True
 
 
