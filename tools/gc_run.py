@@ -194,7 +194,6 @@ def _run_graph(module, registry, args: argparse.Namespace) -> int:
             check_pipeline_ends_in_llvm(registry, args.pass_pipeline)
         if args.graph_svg is not None:
             dot_executable()
-        inputs = _graph_inputs(functions[args.entry], args)
     except (ValueError, FileNotFoundError, PipelineError) as error:
         raise ToolError(str(error)) from None
     # then compile: what cannot be compiled is a located diagnostic
@@ -207,6 +206,7 @@ def _run_graph(module, registry, args: argparse.Namespace) -> int:
     )
     if args.graph_svg is not None:
         dot_to_svg(compiled.graph_dot(), args.graph_svg)
+    inputs = _graph_inputs(functions[args.entry], args)
     try:  # bad inputs (shape, dtype) are reported by the call boundary
         outputs = compiled(*inputs)
         expected = (

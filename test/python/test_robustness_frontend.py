@@ -76,7 +76,7 @@ def test_bad_thread_count_in_environment_is_named(monkeypatch, value):
         (["--threads", "100000"], "--threads/-threads: expected 1..4096"),
         (["--threads", "-1"], "--threads/-threads: expected 1..4096"),
         (["--threads", "2147483648"], "--threads/-threads: expected 1..4096"),
-        (["--bench", "-5"], "--bench/-bench: expected a count >= 0, got '-5'"),
+        (["--bench", "-5"], "--bench/-bench: expected a count >= 1, got '-5'"),
     ],
 )
 def test_gc_run_rejects_bad_counts(tmp_path, capsys, flags, message):
