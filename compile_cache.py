@@ -32,6 +32,7 @@ DEFAULT_DIRECTORY = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"
 @dataclass
 class CachedCompile:
     graph: str
+    graph_dot: str
     tir: str
     llvm_ir: str
     arena_bytes: int | None
@@ -87,7 +88,12 @@ def load(directory: Path, key: str) -> CachedCompile | None:
         with np.load(directory / f"{key}.npz") as blobs:
             external = {name: blobs[name].tobytes() for name in meta["external"]}
         return CachedCompile(
-            meta["graph"], meta["tir"], meta["llvm_ir"], meta["arena_bytes"], external
+            meta["graph"],
+            meta["graph_dot"],
+            meta["tir"],
+            meta["llvm_ir"],
+            meta["arena_bytes"],
+            external,
         )
     except (OSError, ValueError, KeyError):
         return None
@@ -97,6 +103,7 @@ def store(directory: Path, key: str, entry: CachedCompile) -> None:
     """Write the entry (best effort: a read-only or full disk only loses the cache)."""
     meta = {
         "graph": entry.graph,
+        "graph_dot": entry.graph_dot,
         "tir": entry.tir,
         "llvm_ir": entry.llvm_ir,
         "arena_bytes": entry.arena_bytes,

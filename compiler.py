@@ -83,14 +83,16 @@ class CompiledGraph:
         cached = load_cached(directory, key) if directory else None
         if cached is not None:
             self.graph, self.tir, self.llvm_ir = cached.graph, cached.tir, cached.llvm_ir
+            self._graph_dot = cached.graph_dot
             self.arena_bytes, external_data = cached.arena_bytes, cached.external_data
             self.cache_hit = True
         else:
             external_data = self._lower(module, pipeline)
             if directory:
                 entry_ = CachedCompile(
-                    self.graph, self.tir, self.llvm_ir, self.arena_bytes, external_data
-                )
+                    self.graph, self._graph_dot, self.tir, self.llvm_ir, self.arena_bytes,
+                    external_data,
+                )  # fmt: skip
                 store_cached(directory, key, entry_)
         self.engine = JitEngine(self.llvm_ir, num_threads, external_data)
         self._function = TirFunction(
@@ -118,14 +120,14 @@ class CompiledGraph:
 
         if pipeline is None:
             stage(GRAPH_STAGE, verify=True)
-            self.graph = str(module)
+            self.graph, self._graph_dot = _text(module), _dot(module)
             stage(ARENA_STAGE)
-            self.tir = str(module)
+            self.tir = _text(module)
             arguments = len(self.input_types) + len(self.output_types)
             self.arena_bytes = _arena_bytes(module, self.entry, arguments)
             stage(LLVM_STAGE)
         else:  # a user's pipeline (plugin passes, maybe): verified after each pass
-            self.graph = str(module)
+            self.graph, self._graph_dot = _text(module), _dot(module)
             graphcompiler.apply_pipeline(module, pipeline, registry=self.registry)
         external_data: dict[str, bytes] = {}
         self.llvm_ir = translate_to_llvm_ir(module, external_data)
@@ -234,10 +236,7 @@ class CompiledGraph:
     def graph_dot(self) -> str:
         """The graph after the graph passes as Graphviz DOT (see
         `gc-opt --view-op-graph`); `dot -Tsvg` draws it."""
-        import graphcompiler
-        from graphcompiler.tools.op_graph import graph_dot
-
-        return graph_dot(graphcompiler.parse(self.graph, registry=self.registry))
+        return self._graph_dot
 
     def set_num_threads(self, count: int) -> None:
         """Threads for parallel loops: 1..4096, or 0 for all cores (ValueError otherwise)."""
@@ -377,6 +376,24 @@ def _signature(
     for arg, name in zip(block.args, names, strict=True):
         arg.name_hint = name
     return tir.FuncOp(entry, types, None, Region(block))
+
+
+TEXT_ELIDE_ABOVE = 4096
+"""`compiled.graph` and `.tir` print constants of more elements as
+`dense_resource<__elided__>` (as --mlir-elide-elementsattrs-if-larger):
+printing a model's weights in full was a fifth of its compile time."""
+
+
+def _text(module: ModuleOp) -> str:
+    from graphcompiler.pass_manager import PrintOptions
+
+    return PrintOptions(elide_elements_above=TEXT_ELIDE_ABOVE).text(module)
+
+
+def _dot(module: ModuleOp) -> str:
+    from graphcompiler.tools.op_graph import graph_dot
+
+    return graph_dot(module)
 
 
 def _is_bf16(type_: TensorType) -> bool:
