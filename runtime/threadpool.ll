@@ -43,6 +43,7 @@
 @job_iterations = internal global i64 0
 @job_grain = internal global i64 0
 @job_grains = internal global i64 0
+@job_taken = internal global [256 x i64] zeroinitializer  ; a bit per grain (4 per thread, 4096 threads)
 
 declare i64 @syscall(i64, ...)
 declare i32 @pthread_create(ptr, ptr, ptr, ptr)
@@ -110,13 +111,20 @@ return:
 
 ; --- running a job ----------------------------------------------------------------
 
-; Claim and run grains of job %gen until none is left.
-define internal void @run_grains(i32 %gen) {
+; Claim and run grains of job %gen until none is left. A claim takes a
+; ticket from @job_next (which keeps a finished job from being touched),
+; then a grain: the first free one from the thread's home position, its
+; share of a static schedule (thread `slot` of `threads` starts at
+; slot * grains / threads, then goes on from its last grain). So a loop's
+; grains go to the same threads from one op to the next (and one call to
+; the next) while no thread lags, and data stays in that core's cache.
+define internal void @run_grains(i32 %gen, i64 %slot) {
 entry:
   %gen64 = zext i32 %gen to i64
   %tag = shl i64 %gen64, 32
   br label %claim
 claim:
+  %cursor = phi i64 [ -1, %entry ], [ %next_cursor, %finished ], [ %cursor, %try ]
   %word = load atomic i64, ptr @job_next monotonic, align 8
   %word_tag = and i64 %word, -4294967296
   %same = icmp eq i64 %word_tag, %tag
@@ -137,14 +145,37 @@ run:
   %step = load atomic i64, ptr @job_step monotonic, align 8
   %body = load atomic ptr, ptr @job_body monotonic, align 8
   %captures = load atomic ptr, ptr @job_captures monotonic, align 8
-  %index = sub i64 %grains, %left
-  %first = mul i64 %index, %grain
+  %helpers = load atomic i32, ptr @job_helpers monotonic, align 4
+  %helpers64 = zext i32 %helpers to i64
+  %threads = add i64 %helpers64, 1
+  %first_claim = icmp slt i64 %cursor, 0
+  %home_scaled = mul i64 %slot, %grains
+  %home = udiv i64 %home_scaled, %threads
+  %from = select i1 %first_claim, i64 %home, i64 %cursor
+  br label %scan
+scan:
+  %candidate_raw = phi i64 [ %from, %run ], [ %candidate_next, %taken ]
+  %wraps = icmp uge i64 %candidate_raw, %grains
+  %candidate = select i1 %wraps, i64 0, i64 %candidate_raw
+  %word_index = lshr i64 %candidate, 6
+  %bit_index = and i64 %candidate, 63
+  %bit = shl i64 1, %bit_index
+  %slot_word = getelementptr [256 x i64], ptr @job_taken, i64 0, i64 %word_index
+  %before = atomicrmw or ptr %slot_word, i64 %bit monotonic
+  %was = and i64 %before, %bit
+  %free = icmp eq i64 %was, 0
+  br i1 %free, label %chosen, label %taken
+taken:
+  %candidate_next = add i64 %candidate, 1
+  br label %scan
+chosen:
+  %first = mul i64 %candidate, %grain
   %end_unclamped = add i64 %first, %grain
   %over = icmp sgt i64 %end_unclamped, %iterations
   %end = select i1 %over, i64 %iterations, i64 %end_unclamped
   br label %loop
 loop:
-  %k = phi i64 [ %first, %run ], [ %k_next, %loop ]
+  %k = phi i64 [ %first, %chosen ], [ %k_next, %loop ]
   %offset = mul i64 %k, %step
   %i = add i64 %start, %offset
   call void %body(i64 %i, ptr %captures)
@@ -152,6 +183,7 @@ loop:
   %more = icmp slt i64 %k_next, %end
   br i1 %more, label %loop, label %finished
 finished:
+  %next_cursor = add i64 %candidate, 1
   atomicrmw sub ptr @job_remaining, i64 1 release
   br label %claim
 done:
@@ -203,7 +235,7 @@ wait:
   %wanted = icmp ule i64 %slot, %helpers64
   br i1 %wanted, label %help, label %loop_end
 help:
-  call void @run_grains(i32 %gen)
+  call void @run_grains(i32 %gen, i64 %slot)
   br label %loop_end
 loop_end:
   br label %loop
@@ -293,6 +325,17 @@ parallel:
   store atomic i64 %grains, ptr @job_grains monotonic, align 8
   store atomic i32 %helpers, ptr @job_helpers monotonic, align 4
   store atomic i64 %grains, ptr @job_remaining monotonic, align 8
+  %bitmap_words = add i64 %grains, 63
+  %words = lshr i64 %bitmap_words, 6
+  br label %clear
+clear:
+  %w = phi i64 [ 0, %parallel ], [ %w_next, %clear ]
+  %bitmap_word = getelementptr [256 x i64], ptr @job_taken, i64 0, i64 %w
+  store atomic i64 0, ptr %bitmap_word monotonic, align 8
+  %w_next = add i64 %w, 1
+  %cleared = icmp uge i64 %w_next, %words
+  br i1 %cleared, label %publish, label %clear
+publish:
   %old_gen = load atomic i32, ptr @generation monotonic, align 4
   %gen = add i32 %old_gen, 1
   %gen64 = zext i32 %gen to i64
@@ -307,7 +350,7 @@ wake_up:
   call void @futex_wake_all(ptr @generation)
   br label %work
 work:
-  call void @run_grains(i32 %gen)
+  call void @run_grains(i32 %gen, i64 0)
   call void @wait_until_done()
   store atomic i32 0, ptr @lock release, align 4
   br label %return
