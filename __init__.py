@@ -29,6 +29,7 @@ def compile(
     registry: Registry | None = None,
     cast_inputs: bool = False,
     cache=None,
+    verify_each: bool = False,
 ):
     """JIT-compile a graph function; see graphcompiler.compiler.compile."""
     from graphcompiler.compiler import compile as compile_graph
@@ -43,6 +44,7 @@ def compile(
         registry=registry,
         cast_inputs=cast_inputs,
         cache=cache,
+        verify_each=verify_each,
     )
 
 

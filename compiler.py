@@ -50,6 +50,7 @@ class CompiledGraph:
         registry: Registry | None = None,
         cast_inputs: bool = False,
         cache: bool | str | Path | None = None,
+        verify_each: bool = False,
     ):
         from graphcompiler.compile_cache import CachedCompile, cache_directory, cache_key
         from graphcompiler.compile_cache import load as load_cached
@@ -79,29 +80,31 @@ class CompiledGraph:
         self._arena_lock = threading.Lock()
         self.cache_hit = False
         directory = cache_directory(cache) if pipeline is None else None
-        key = cache_key(str(module), entry) if directory else ""
+        key = cache_key(module, entry) if directory else ""
         cached = load_cached(directory, key) if directory else None
         if cached is not None:
             self.graph, self.tir, self.llvm_ir = cached.graph, cached.tir, cached.llvm_ir
-            self._graph_dot = cached.graph_dot
-            self.arena_bytes, external_data = cached.arena_bytes, cached.external_data
+            self._graph_dot, self.arena_bytes = cached.graph_dot, cached.arena_bytes
+            self.engine = JitEngine(
+                self.llvm_ir, num_threads, cached.external_data, cached.object_code
+            )
             self.cache_hit = True
         else:
-            external_data = self._lower(module, pipeline)
-            if directory:
+            external_data = self._lower(module, pipeline, verify_each)
+            self.engine = JitEngine(self.llvm_ir, num_threads, external_data)
+            if directory and self.engine.object_code:
                 entry_ = CachedCompile(
                     self.graph, self._graph_dot, self.tir, self.llvm_ir, self.arena_bytes,
-                    external_data,
+                    external_data, self.engine.object_code,
                 )  # fmt: skip
                 store_cached(directory, key, entry_)
-        self.engine = JitEngine(self.llvm_ir, num_threads, external_data)
         self._function = TirFunction(
             self.engine,
             _signature(entry, names, self.input_types, self.output_types, self.arena_bytes),
             read_only=range(len(self.input_types)),  # inputs are never written
         )
 
-    def _lower(self, module: ModuleOp, pipeline: str | None) -> dict[str, bytes]:
+    def _lower(self, module: ModuleOp, pipeline: str | None, verify_each: bool) -> dict[str, bytes]:
         """Run the pipeline (the default one in stages, keeping each stage's
         text) and translate to LLVM IR; returns the constants set aside."""
         import graphcompiler
@@ -113,9 +116,12 @@ class CompiledGraph:
             (it was half of the compile time; gc-opt keeps MLIR's
             verify-each); `verify` checks the graph passes' output once."""
             graphcompiler.apply_pipeline(
-                module, f"builtin.module({pipeline})", registry=self.registry, verify_each=False
+                module,
+                f"builtin.module({pipeline})",
+                registry=self.registry,
+                verify_each=verify_each,
             )
-            if verify:
+            if verify and not verify_each:
                 verify_module(module)
 
         if pipeline is None:
@@ -462,6 +468,7 @@ def compile(
     registry: Registry | None = None,
     cast_inputs: bool = False,
     cache: bool | str | Path | None = None,
+    verify_each: bool = False,
 ) -> CompiledGraph:
     """Compile graph function `entry` of `source` (.mlir text, a path, or a
     module). `constants` binds arguments by name to arrays known at compile
@@ -471,9 +478,12 @@ def compile(
     `registry` (default: the installed dialects, passes and plugins), which
     parses `source` and resolves `pipeline`. `cast_inputs` converts inputs
     of another dtype (see `cast_input`); by default a wrong dtype is an error.
-    `cache`: a directory (True: ~/.cache/graphcompiler; None: $GC_CACHE_DIR
-    if set) where the default pipeline's results are kept and reused
-    (compile_cache.py); `compiled.cache_hit` says whether it was."""
+    `cache`: where the default pipeline's results and machine code are
+    kept and reused (compile_cache.py): None (default) or True for
+    $GC_CACHE_DIR or ~/.cache/graphcompiler (None: unless GC_DISABLE_CACHE
+    is set), a directory, or False; `compiled.cache_hit` says whether one
+    was used. `verify_each` runs the verifier after every pass (as gc-opt
+    does); by default the IR is verified once, after the graph passes."""
     from graphcompiler.runtime.program import load_module
 
     registry = registry or default_registry()
@@ -481,5 +491,5 @@ def compile(
         registry.load_plugin(str(plugin))
     module = load_module(source, registry)
     return CompiledGraph(
-        module, entry, pipeline, num_threads, constants, registry, cast_inputs, cache
+        module, entry, pipeline, num_threads, constants, registry, cast_inputs, cache, verify_each
     )

@@ -124,9 +124,13 @@ class JitEngine:
         llvm_ir: str,
         num_threads: int | None = None,
         external_data: dict[str, bytes] | None = None,
+        object_code: bytes | None = None,
     ):
         """`external_data`: initial bytes of globals the text zero-initializes
-        (see translate_to_llvm_ir), copied in once the code is loaded."""
+        (see translate_to_llvm_ir), copied in once the code is loaded.
+        `object_code`: the machine code an earlier engine made of the same
+        IR (its `.object_code`): loaded as is, skipping optimization and
+        code generation (the compile cache)."""
         num_threads = default_num_threads() if num_threads is None else num_threads
         check_num_threads(num_threads)  # before the costly compilation
         machine = _target_machine()
@@ -139,13 +143,19 @@ class JitEngine:
         if microkernels:
             module.link_in(parse_llvm_ir(microkernels, "graphcompiler_microkernels", self.context))
         module.link_in(parse_llvm_ir(llvm_ir, context=self.context))
-        _optimize(module, machine)
+        if object_code is None:
+            _optimize(module, machine)
+        self.object_code = object_code
         self.engine = llvm.create_mcjit_compiler(module, machine)
+        self.engine.set_object_cache(self._keep_object_code, lambda _module: object_code)
         self.engine.finalize_object()
         for name, data in (external_data or {}).items():
             ctypes.memmove(self.global_address(name), data, len(data))
         self.engine.run_static_constructors()
         self.set_num_threads(num_threads)
+
+    def _keep_object_code(self, _module, buffer: bytes) -> None:
+        self.object_code = buffer
 
     def close(self) -> None:
         """Free the machine code, then the context its modules lived in

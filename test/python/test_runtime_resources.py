@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import graphcompiler
+from graphcompiler import compile_cache
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 
@@ -182,8 +183,30 @@ def test_cached_constants_are_part_of_the_key(tmp_path):
     assert [hit for hit, _ in results] == [False, False, True]
 
 
+def test_a_cache_hit_from_disk_loads_the_machine_code(tmp_path):
+    """A new process finds the entry on disk: no pipeline, no LLVM
+    optimization or code generation, the same results."""
+    first = graphcompiler.compile(EXAMPLES / "mlp.mlir", cache=tmp_path)
+    compile_cache._memory.clear()  # as in a new process
+    again = graphcompiler.compile(EXAMPLES / "mlp.mlir", cache=tmp_path)
+    assert again.cache_hit and again.engine.object_code == first.engine.object_code
+    args = [np.random.default_rng(2).standard_normal(t.get_shape()).astype(np.float32)
+            for t in first.input_types]  # fmt: skip
+    np.testing.assert_array_equal(first(*args), again(*args))
+
+
+def test_the_cache_is_on_by_default_unless_disabled(monkeypatch, tmp_path):
+    monkeypatch.setenv("GC_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("GC_DISABLE_CACHE")
+    assert compile_cache.cache_directory(None) == tmp_path
+    monkeypatch.setenv("GC_DISABLE_CACHE", "1")
+    assert compile_cache.cache_directory(None) is None
+    assert compile_cache.cache_directory(tmp_path / "x") == tmp_path / "x"
+
+
 def test_a_damaged_cache_entry_is_compiled_again(tmp_path):
     graphcompiler.compile(EXAMPLES / "mlp.mlir", cache=tmp_path)
+    compile_cache._memory.clear()
     for entry in tmp_path.glob("*.json"):
         entry.write_text("{not json")
     again = graphcompiler.compile(EXAMPLES / "mlp.mlir", cache=tmp_path)
