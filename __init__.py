@@ -30,6 +30,7 @@ def compile(
     cast_inputs: bool = False,
     cache=None,
     verify_each: bool = False,
+    progress=None,
 ):
     """JIT-compile a graph function; see graphcompiler.compiler.compile."""
     from graphcompiler.compiler import compile as compile_graph
@@ -45,6 +46,7 @@ def compile(
         cast_inputs=cast_inputs,
         cache=cache,
         verify_each=verify_each,
+        progress=progress,
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,6 +51,7 @@ class CompiledGraph:
         cast_inputs: bool = False,
         cache: bool | str | Path | None = None,
         verify_each: bool = False,
+        progress: Callable[[str], None] | None = None,
     ):
         from graphcompiler.compile_cache import CachedCompile, cache_directory, cache_key
         from graphcompiler.compile_cache import load as load_cached
@@ -78,11 +79,13 @@ class CompiledGraph:
         self.arena_bytes: int | None = None  # the entry's arena argument, if it has one
         self._free_arenas: list[np.ndarray] = []
         self._arena_lock = threading.Lock()
+        self._progress = progress or (lambda stage: None)
         self.cache_hit = False
         directory = cache_directory(cache) if pipeline is None else None
         key = cache_key(module, entry) if directory else ""
         cached = load_cached(directory, key) if directory else None
         if cached is not None:
+            self._progress("loading the cached machine code")
             self.graph, self.tir, self.llvm_ir = cached.graph, cached.tir, cached.llvm_ir
             self._graph_dot, self.arena_bytes = cached.graph_dot, cached.arena_bytes
             self.engine = JitEngine(
@@ -91,6 +94,7 @@ class CompiledGraph:
             self.cache_hit = True
         else:
             external_data = self._lower(module, pipeline, verify_each)
+            self._progress("generating machine code (LLVM)")
             self.engine = JitEngine(self.llvm_ir, num_threads, external_data)
             if directory and self.engine.object_code:
                 entry_ = CachedCompile(
@@ -125,17 +129,22 @@ class CompiledGraph:
                 verify_module(module)
 
         if pipeline is None:
+            self._progress("graph passes")
             stage(GRAPH_STAGE, verify=True)
             self.graph, self._graph_dot = _text(module), _dot(module)
+            self._progress("lowering to Tensor IR")
             stage(ARENA_STAGE)
             self.tir = _text(module)
             arguments = len(self.input_types) + len(self.output_types)
             self.arena_bytes = _arena_bytes(module, self.entry, arguments)
+            self._progress("lowering to the llvm dialect")
             stage(LLVM_STAGE)
         else:  # a user's pipeline (plugin passes, maybe): verified after each pass
+            self._progress("the pass pipeline")
             self.graph, self._graph_dot = _text(module), _dot(module)
             graphcompiler.apply_pipeline(module, pipeline, registry=self.registry)
         external_data: dict[str, bytes] = {}
+        self._progress("translating to LLVM IR")
         self.llvm_ir = translate_to_llvm_ir(module, external_data)
         return external_data
 
@@ -528,6 +537,7 @@ def compile(
     cast_inputs: bool = False,
     cache: bool | str | Path | None = None,
     verify_each: bool = False,
+    progress: Callable[[str], None] | None = None,
 ) -> CompiledGraph:
     """Compile graph function `entry` of `source` (.mlir text, a path, or a
     module). `constants` binds arguments by name to arrays known at compile
@@ -542,7 +552,8 @@ def compile(
     $GC_CACHE_DIR or ~/.cache/graphcompiler (None: unless GC_DISABLE_CACHE
     is set), a directory, or False; `compiled.cache_hit` says whether one
     was used. `verify_each` runs the verifier after every pass (as gc-opt
-    does); by default the IR is verified once, after the graph passes."""
+    does); by default the IR is verified once, after the graph passes.
+    `progress(stage)` is called as each stage starts (tools/progress.py)."""
     from graphcompiler.runtime.program import load_module
 
     registry = registry or default_registry()
@@ -550,5 +561,6 @@ def compile(
         registry.load_plugin(str(plugin))
     module = load_module(source, registry)
     return CompiledGraph(
-        module, entry, pipeline, num_threads, constants, registry, cast_inputs, cache, verify_each
-    )
+        module, entry, pipeline, num_threads, constants, registry, cast_inputs, cache, verify_each,
+        progress,
+    )  # fmt: skip

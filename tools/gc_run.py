@@ -183,6 +183,7 @@ def _run_graph(module, registry, args: argparse.Namespace) -> int:
     from graphcompiler.compiler import check_pipeline_ends_in_llvm
     from graphcompiler.pipeline import PipelineError
     from graphcompiler.tools.op_graph import dot_executable, dot_to_svg
+    from graphcompiler.tools.progress import CompileProgress
 
     functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
     if args.entry not in functions:
@@ -197,13 +198,18 @@ def _run_graph(module, registry, args: argparse.Namespace) -> int:
     except (ValueError, FileNotFoundError, PipelineError) as error:
         raise ToolError(str(error)) from None
     # then compile: what cannot be compiled is a located diagnostic
-    compiled = graphcompiler.compile(
-        module,
-        entry=args.entry,
-        pipeline=args.pass_pipeline,
-        num_threads=_threads(args),
-        registry=registry,
-    )
+    progress = CompileProgress()
+    try:
+        compiled = graphcompiler.compile(
+            module,
+            entry=args.entry,
+            pipeline=args.pass_pipeline,
+            num_threads=_threads(args),
+            registry=registry,
+            progress=progress,
+        )
+    finally:
+        progress.done()
     if args.graph_svg is not None:
         dot_to_svg(compiled.graph_dot(), args.graph_svg)
     inputs = _graph_inputs(functions[args.entry], args)

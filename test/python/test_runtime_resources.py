@@ -4,8 +4,10 @@ compiles from several Python threads at once, the compile cache, and the
 memory given back when a compiled graph is dropped."""
 
 import gc
+import io
 import os
 import threading
+import time
 import weakref
 from pathlib import Path
 
@@ -14,6 +16,7 @@ import pytest
 
 import graphcompiler
 from graphcompiler import compile_cache
+from graphcompiler.tools.progress import CompileProgress
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 
@@ -253,3 +256,30 @@ def test_compiled_texts_elide_big_constants():
     assert len(compiled.graph) < 4000 and len(compiled.tir) < 40000
     assert "digraph" in compiled.graph_dot()
     np.testing.assert_array_equal(compiled(np.zeros((4, 8192), np.float32))[0], bias)
+
+
+def test_compile_reports_its_stages_and_gc_run_draws_them():
+    stages = []
+    graphcompiler.compile(_small_graph(8), progress=stages.append)
+    assert stages == [
+        "graph passes",
+        "lowering to Tensor IR",
+        "lowering to the llvm dialect",
+        "translating to LLVM IR",
+        "generating machine code (LLVM)",
+    ]
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    terminal = Terminal()
+    progress = CompileProgress(terminal, after=0.0, period=0.01)
+    progress("lowering to Tensor IR")
+    time.sleep(0.1)
+    progress.done()
+    assert "compiling (" in terminal.getvalue() and "lowering to Tensor IR" in terminal.getvalue()
+    assert terminal.getvalue().endswith("\r\x1b[K")  # the status line is erased
+    quiet = io.StringIO()  # not a terminal: nothing is drawn
+    CompileProgress(quiet, after=0.0, period=0.01).done()
+    assert quiet.getvalue() == ""
