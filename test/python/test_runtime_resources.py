@@ -283,3 +283,28 @@ def test_compile_reports_its_stages_and_gc_run_draws_them():
     quiet = io.StringIO()  # not a terminal: nothing is drawn
     CompileProgress(quiet, after=0.0, period=0.01).done()
     assert quiet.getvalue() == ""
+
+
+def test_big_outputs_reuse_memory_nobody_holds():
+    """An output of 1 MiB or more reuses the memory of an earlier result
+    only when no reference or view of it is left."""
+    compiled = graphcompiler.compile(
+        """func.func @main(%x: tensor<512x1024xf32>) -> tensor<512x1024xf32> {
+  %0 = graph.relu %x : tensor<512x1024xf32>
+  func.return %0 : tensor<512x1024xf32>
+}"""
+    )
+    x = np.linspace(-1, 1, 512 * 1024, dtype=np.float32).reshape(512, 1024)
+    first, second = compiled(x), compiled(-x)
+    assert first.ctypes.data != second.ctypes.data  # both alive
+    address = first.ctypes.data
+    del first
+    third = compiled(x)
+    assert third.ctypes.data == address  # nobody held it: reused
+    row = third[0]
+    del third
+    fourth = compiled(-x)
+    assert fourth.ctypes.data != address  # a view keeps it
+    np.testing.assert_array_equal(row, np.maximum(x[0], 0))
+    np.testing.assert_array_equal(second, np.maximum(-x, 0))
+    np.testing.assert_array_equal(fourth, np.maximum(-x, 0))
