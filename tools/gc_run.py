@@ -13,7 +13,6 @@ to stdout, then its return value if it has one.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 
@@ -249,7 +248,7 @@ def _run_graph(module, registry, args: argparse.Namespace) -> int:
             compiled(*inputs)
             times.append(time.perf_counter() - start)
         print(
-            f"bench: {args.bench} calls, median {statistics.median(times) * 1e3:.3f} ms, min {min(times) * 1e3:.3f} ms"
+            f"bench: {args.bench} calls, median {float(np.median(times)) * 1e3:.3f} ms, min {min(times) * 1e3:.3f} ms"
         )
     return status
 

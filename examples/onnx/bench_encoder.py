@@ -11,7 +11,6 @@ onnxruntime and the median run time of both. Never run by CI.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
 import time
@@ -36,7 +35,7 @@ def median_ms(run, repeats: int = 10) -> float:
         start = time.perf_counter()
         run()
         times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
+    return float(np.median(times)) * 1e3
 
 
 def main() -> int:

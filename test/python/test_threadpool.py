@@ -145,3 +145,19 @@ def test_default_thread_count_is_the_affinity_mask():
     result = _run(script, {"GC_NUM_THREADS": "", "OMP_NUM_THREADS": ""})
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[0].split() == ["0"] * 8
+
+
+def test_gc_run_bench_from_the_repository_root():
+    """`python -m graphcompiler.tools.gc_run ... --bench` run from the
+    repository root (its statistics.py then shadows the standard library's)
+    with OMP_WAIT_POLICY=active: exits cleanly every time."""
+    root = Path(__file__).parents[2]
+    for _ in range(3):
+        result = subprocess.run(
+            [sys.executable, "-m", "graphcompiler.tools.gc_run", "examples/mlp.mlir",
+             "--random-inputs", "--bench", "5"],
+            cwd=root, capture_output=True, text=True, timeout=120, check=False,
+            env={**os.environ, "OMP_WAIT_POLICY": "active"},
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        assert "bench: 5 calls, median" in result.stdout
