@@ -210,6 +210,14 @@ def op_markdown(op: type[IRDLOperation], shared: set[type]) -> str:
     return "\n".join(lines)
 
 
+def _home(module: str, name: str) -> str:
+    """The module whose docstring introduces the dialect: the package named
+    after it when the dialect is split into one (`dialects/tir/`), else the
+    module defining its first op."""
+    parts = module.split(".")
+    return ".".join(parts[: parts.index(name) + 1]) if name in parts else module
+
+
 def dialect_markdown(dialect: Dialect) -> str:
     """The whole reference: the dialect's module docstring, an index, then
     every op in definition order."""
@@ -219,7 +227,8 @@ def dialect_markdown(dialect: Dialect) -> str:
         (cls.__module__ for op in operations for cls in op.__mro__ if cls.__module__ != "abc"),
         None,
     )
-    intro = inspect.cleandoc(sys.modules[module].__doc__ or "") if module else ""
+    home = _home(module, dialect.name) if module else None
+    intro = inspect.cleandoc(sys.modules[home].__doc__ or "") if home else ""
     if dialect.name in NUMERICS:
         numerics = importlib.import_module(NUMERICS[dialect.name])
         intro += "\n\n## Numerics\n\n" + inspect.cleandoc(numerics.__doc__ or "")
