@@ -298,11 +298,12 @@ def f32_attr(value: float) -> FloatAttr:
 
 
 class GraphCanonicalization(HasCanonicalizationPatternsTrait):
-    """Gives `canonicalize` the graph patterns (passes/graph_canonicalize.py)."""
+    """Gives `canonicalize` the graph patterns (dialects/graph_canonicalization.py)."""
 
     @classmethod
     def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
-        from graphcompiler.passes.graph_canonicalize import PATTERNS
+        # imported on first use: the patterns are written with this module's ops
+        from graphcompiler.dialects.graph_canonicalization import PATTERNS
 
         return PATTERNS
 
