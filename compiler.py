@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import BFloat16Type, Float32Type, IntegerType, Module
 from xdsl.ir import Block, Region
 
 from graphcompiler.dialects import tir
+from graphcompiler.loading import load_module
 from graphcompiler.lowering.graph_to_tir.kernel import tir_tensor_type
 from graphcompiler.passes import GRAPH_STAGE, LLVM_STAGE, TIR_STAGE
 from graphcompiler.reference import round_to_bf16
@@ -581,8 +582,6 @@ def compile(
     was used. `verify_each` runs the verifier after every pass (as gc-opt
     does); by default the IR is verified once, after the graph passes.
     `progress(stage)` is called as each stage starts (tools/progress.py)."""
-    from graphcompiler.runtime.program import load_module
-
     registry = registry or default_registry()
     for plugin in plugins:
         registry.load_plugin(str(plugin))

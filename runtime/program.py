@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -35,10 +34,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 
 from graphcompiler.dialects import tir
+from graphcompiler.loading import load_module
 from graphcompiler.runtime.jit import JitEngine, assembly
-
-if TYPE_CHECKING:
-    from graphcompiler.registry import Registry
 
 TIR_TO_LLVM = "builtin.module(tir-to-llvm)"
 
@@ -176,29 +173,6 @@ def check_array(
     if written and not value.flags.writeable:
         raise ValueError(f"{label} is read-only; the native code may write it")
     return value
-
-
-def load_module(source: str | Path | ModuleOp, registry: Registry | None = None) -> ModuleOp:
-    """A fresh module from .mlir text, a path to one, or a module (cloned);
-    text is parsed with `registry`'s dialects (default: the installed ones).
-    An .onnx path or an onnx.ModelProto is imported (graphcompiler.onnx)."""
-    import graphcompiler
-
-    if isinstance(source, ModuleOp):
-        return source.clone()
-    onnx = sys.modules.get("onnx")  # a ModelProto exists only once onnx is imported
-    is_path = isinstance(source, str | Path)
-    if (is_path and str(source).endswith(".onnx")) or (
-        onnx and isinstance(source, onnx.ModelProto)
-    ):
-        from graphcompiler.onnx import import_onnx
-
-        return import_onnx(source)
-    text, filename = str(source), "<string>"
-    if isinstance(source, Path) or (("\n" not in text) and text.endswith(".mlir")):
-        filename = str(source)
-        text = Path(source).read_text()
-    return graphcompiler.parse(text, filename=filename, registry=registry)
 
 
 def lower_to_llvm_ir(module: ModuleOp) -> str:
