@@ -19,7 +19,7 @@ at compile time, so no tap is ever bounds-checked:
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import TensorType, VectorType
+from xdsl.dialects.builtin import Signedness, TensorType, VectorType
 from xdsl.ir import Operation, SSAValue
 
 from graphcompiler.dialects import graph, tir
@@ -51,9 +51,7 @@ class _Pool:
         self.pt, self.pl = (graph.int_list(props, "padding") or [0, 0, 0, 0])[:2]
         self.is_max = isinstance(op, graph.MaxPool2dOp)
         self.element = compute_type(x.element)
-        self.lowest = (
-            float("-inf") if tir.is_float(self.element) else -(2 ** (self.element.width.data - 1))
-        )
+        self.lowest = _lowest(self.element)
         self.planes = x.shape[0] * x.shape[1]  # plain layouts: convert-graph-to-tir
         self.source, self.target = (_planes(kernel, o, self.planes) for o in (x, out))
         self.lanes = kernel.lanes if self.sw == 1 and is_vectorizable(x, out) else 1
@@ -171,3 +169,13 @@ def _planes(kernel: Kernel, operand: Operand, planes: int) -> Operand:
     _, _, h, w = operand.shape
     view = kernel.b.tensor_ptr(operand.value, [0, 0, 0, 0], [planes, h, w])
     return Operand(view, TensorType(operand.element, [planes, h, w]))
+
+
+def _lowest(element) -> float | int:
+    """The identity of max: -inf, the signed minimum, or 0 for unsigned
+    integers (a ui8 window started at -128 read as 128)."""
+    if tir.is_float(element):
+        return float("-inf")
+    if element.signedness.data == Signedness.UNSIGNED:
+        return 0
+    return -(2 ** (element.width.data - 1))

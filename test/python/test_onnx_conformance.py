@@ -24,10 +24,7 @@ from graphcompiler.onnx import conformance  # noqa: E402
 
 F16_ULP = "f16 output one ulp (4.9e-4 at 0.49) past rtol 1e-3; onnxruntime is off by the same ulp"
 EXPECTED_FAILURES_REFERENCE = {"test_attention_4d_causal_fp16_expanded": F16_ULP}
-EXPECTED_FAILURES_COMPILED = {
-    **EXPECTED_FAILURES_REFERENCE,
-    "test_maxpool_2d_uint8": "the max_pool2d lowering starts ui8 windows at -128, which ui8 cannot hold",
-}
+EXPECTED_FAILURES_COMPILED = EXPECTED_FAILURES_REFERENCE
 
 CASES = conformance.node_cases()
 ALL_COMPILED = os.environ.get("GC_ONNX_CONFORMANCE") == "all"

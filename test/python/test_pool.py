@@ -136,3 +136,20 @@ def test_interior_columns():
             p for p in range(outputs) if p * stride - pad >= 0 and p * stride - pad + window <= size
         ]
         assert list(range(lo, hi)) == inside
+
+
+@pytest.mark.parametrize("dtype, element", [(np.uint8, "ui8"), (np.int8, "i8"), (np.int16, "i16")])
+def test_integer_max_pool_starts_at_the_type_minimum(dtype, element):
+    """A window of zeros pools to 0 for unsigned types (the window used to
+    start at -128, which ui8 reads as 128) and keeps negatives for signed."""
+    text = f"""func.func @main(%x: tensor<1x1x4x4x{element}>) -> tensor<1x1x2x2x{element}> {{
+  %0 = graph.max_pool2d %x {{kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>}} : tensor<1x1x4x4x{element}> -> tensor<1x1x2x2x{element}>
+  func.return %0 : tensor<1x1x2x2x{element}>
+}}"""
+    info = np.iinfo(dtype)
+    x = np.zeros((1, 1, 4, 4), dtype)
+    x[0, 0, 0, 0], x[0, 0, 3, 3] = info.min, info.max
+    x[0, 0, 2:, :2] = info.min  # a window of minima
+    got = graphcompiler.compile(text)(x)
+    np.testing.assert_array_equal(got, reference.run(text, x))
+    np.testing.assert_array_equal(got[0, 0], [[0, 0], [info.min, info.max]])
