@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FunctionType, ModuleOp, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import SymbolTable
@@ -218,9 +218,52 @@ def convert_graph_to_tir(module: ModuleOp, target: Target | None = None) -> None
         _FunctionLowering(builder, function, counter, target).lower()
         function.detach()
         function.erase()
+    _drop_unread_constants(module)
     for op in module.walk():
         if op.dialect_name() == "graph":
             raise _fail(op, "is left after convert-graph-to-tir")
+
+
+def _drop_unread_constants(module: ModuleOp) -> None:
+    """A kernel that packed a constant at compile time (matmul, conv) never
+    reads the argument carrying the constant: drop such parameters, then
+    the globals nothing refers to any more. Each weight was otherwise
+    emitted twice, unpacked and unread beside its packed copy."""
+    kernels = {
+        f.sym_name.data: f
+        for f in module.ops
+        if isinstance(f, tir.FuncOp) and not f.is_declaration
+    }
+    for call in [op for op in module.walk() if isinstance(op, tir.CallOp)]:
+        kernel = kernels.get(call.callee.root_reference.data)
+        if kernel is None:
+            continue
+        block = kernel.body.block
+        unread = {
+            index
+            for index, (argument, value) in enumerate(zip(block.args, call.args, strict=True))
+            if not argument.uses and isinstance(value.owner, tir.GlobalRefOp)
+        }
+        if not unread:
+            continue
+        for index in sorted(unread, reverse=True):
+            block.erase_arg(block.args[index])
+        kernel.function_type = FunctionType.from_lists(
+            [a.type for a in block.args], kernel.function_type.outputs.data
+        )
+        call.operands = [v for index, v in enumerate(call.args) if index not in unread]
+    referenced = set()
+    for op in list(module.walk()):
+        if isinstance(op, tir.GlobalRefOp):
+            if op.result.uses:
+                referenced.add(op.global_name.root_reference.data)
+            else:
+                op.detach()
+                op.erase()
+    for op in list(module.ops):
+        if isinstance(op, tir.GlobalOp) and op.sym_name.data not in referenced:
+            op.detach()
+            op.erase()
 
 
 @dataclass(frozen=True)

@@ -152,3 +152,21 @@ func.func @columns(%x: tensor<300x128xf32>) -> tensor<128xf32> {
   %0 = graph.reduce_max %x {axes = array<i64: 0>} : tensor<300x128xf32> -> tensor<128xf32>
   func.return %0 : tensor<128xf32>
 }
+
+// -----
+
+// A constant weight is packed at compile time: the matmul kernel reads only
+// its packed global, so the unpacked constant is neither a kernel argument
+// nor a global (each weight used to be emitted twice).
+// CHECK-LABEL: tir.global @matmul__{{[0-9]+}}_packed_b : !tir.tensor<
+// CHECK-NOT:   tir.global
+// CHECK-LABEL: tir.func @weights(%x: !tir.tensor<8x64xf32>, %out: !tir.tensor<8x16xf32>) {
+// CHECK-NOT:     tir.global_ref
+// CHECK:         tir.call @matmul__{{[0-9]+}}(%out, %x) : (!tir.tensor<8x16xf32>, !tir.tensor<8x64xf32>) -> none
+// CHECK-LABEL: tir.func @matmul__{{[0-9]+}}(%out0: !tir.tensor<8x16xf32>, %in0: !tir.tensor<8x64xf32>) {
+// CHECK:         tir.global_ref @matmul__{{[0-9]+}}_packed_b
+func.func @weights(%x: tensor<8x64xf32>) -> tensor<8x16xf32> {
+  %w = graph.constant dense<0.5> : tensor<64x16xf32>
+  %y = graph.matmul %x, %w : (tensor<8x64xf32>, tensor<64x16xf32>) -> tensor<8x16xf32>
+  func.return %y : tensor<8x16xf32>
+}
