@@ -12,7 +12,8 @@
 The entry takes the graph inputs, then the outputs as out-parameters; each
 op becomes a kernel function (templates.py) called with its outputs first,
 then its inputs; intermediate tensors are local tensors of the entry;
-constants become globals. Ops are called in block order (the scheduler
+constants become globals. Kernels identical but for the globals they read
+(a model's repeated layers) are kept once (dedupe.py). Ops are called in block order (the scheduler
 decides that order). An output that is also an input, or returned twice,
 is copied. Anything that is not a graph op (or func.return) is left for the
 diagnostic: the graph dialect is illegal after this pass.
@@ -33,6 +34,7 @@ from xdsl.traits import SymbolTable
 from graphcompiler.diagnostics import Diagnostic, DiagnosticError, Severity, op_diagnostic
 from graphcompiler.dialects import graph, tir
 from graphcompiler.dialects.tir_builder import TirBuilder
+from graphcompiler.lowering.graph_to_tir.dedupe import dedupe_kernels
 from graphcompiler.lowering.graph_to_tir.kernel import Kernel, Operand, tir_tensor_type
 from graphcompiler.lowering.graph_to_tir.templates import (
     BLOCKED_FORMAT_OPS,
@@ -219,6 +221,7 @@ def convert_graph_to_tir(module: ModuleOp, target: Target | None = None) -> None
         function.detach()
         function.erase()
     _drop_unread_constants(module)
+    dedupe_kernels(module, {f.sym_name.data for f in functions})
     for op in module.walk():
         if op.dialect_name() == "graph":
             raise _fail(op, "is left after convert-graph-to-tir")

@@ -70,14 +70,16 @@ func.func @main_entry(%in0: tensor<1024x1024xf32>, %in1: tensor<1024x1024xf32>) 
 
 // A scalar tail after the vector part; broadcasting a row vector; a small
 // tensor stays serial; constants become globals; an input returned as an
-// output, and a value returned twice, are copied.
+// output, and a value returned twice, are copied (by one kernel: the two
+// 4x11 copies are the same function).
 // CHECK:       tir.global @twice_constant_1 : !tir.tensor<3xf32> = dense<[1.000000e+00, 2.000000e+00, 3.000000e+00]> : tensor<3xf32>
 // CHECK-LABEL: tir.func @twice(%x: !tir.tensor<4x11xf32>, %out0: !tir.tensor<4x11xf32>, %out1: !tir.tensor<4x11xf32>, %out2: !tir.tensor<4x11xf32>, %out3: !tir.tensor<3xf32>) {
 // CHECK-NEXT:    %[[C:.*]] = tir.global_ref @twice_constant_1 : !tir.tensor<3xf32>
 // CHECK:         tir.call @relu__2(%out0, %x)
 // CHECK:         tir.call @copy__3(%out1, %out0)
-// CHECK:         tir.call @copy__4(%out2, %x)
+// CHECK:         tir.call @copy__3(%out2, %x)
 // CHECK:         tir.call @copy__5(%out3, %[[C]])
+// CHECK-NOT:   tir.func @copy__4(
 // CHECK-LABEL: tir.func @relu__2(
 // CHECK-NOT:     parallel
 // CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
@@ -169,4 +171,25 @@ func.func @weights(%x: tensor<8x64xf32>) -> tensor<8x16xf32> {
   %w = graph.constant dense<0.5> : tensor<64x16xf32>
   %y = graph.matmul %x, %w : (tensor<8x64xf32>, tensor<64x16xf32>) -> tensor<8x16xf32>
   func.return %y : tensor<8x16xf32>
+}
+
+// -----
+
+// Two layers of the same shape with different weights: one matmul kernel,
+// taking its packed weights as an argument; each call passes its own.
+// CHECK-LABEL: tir.func @layers(
+// CHECK:         %[[W1:.*]] = tir.global_ref @[[P1:matmul__[0-9]+_packed_b]]
+// CHECK-NEXT:    tir.call @[[K:matmul__[0-9]+]](%{{.*}}, %x, %[[W1]])
+// CHECK:         %[[W2:.*]] = tir.global_ref @[[P2:matmul__[0-9]+_packed_b]]
+// CHECK-NEXT:    tir.call @[[K]](%out, %{{.*}}, %[[W2]])
+// CHECK:       tir.func @[[K]](%out0: !tir.tensor<8x64xf32>, %in0: !tir.tensor<8x64xf32>, %global0: !tir.tensor<
+// CHECK-NOT:     tir.global_ref
+// CHECK:         tir.return
+// CHECK-NOT:   tir.func @matmul__
+func.func @layers(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
+  %w1 = graph.constant dense<0.5> : tensor<64x64xf32>
+  %w2 = graph.constant dense<0.25> : tensor<64x64xf32>
+  %h = graph.matmul %x, %w1 : (tensor<8x64xf32>, tensor<64x64xf32>) -> tensor<8x64xf32>
+  %y = graph.matmul %h, %w2 : (tensor<8x64xf32>, tensor<64x64xf32>) -> tensor<8x64xf32>
+  func.return %y : tensor<8x64xf32>
 }
