@@ -427,17 +427,7 @@ def fused(kernel: Kernel, op: graph.FusedOp) -> None:
         shape = [math.prod(shape)]
 
     def body(indices: list[SSAValue], lanes: int) -> None:
-        values: dict[SSAValue, SSAValue] = {}
-
-        def value(v: SSAValue) -> SSAValue:
-            if v not in values:
-                values[v] = kernel.load(argument[v], indices, lanes, shape)
-            return values[v]
-
-        for member in members:
-            values[member.results[0]] = ELEMENTWISE_COMPUTE[type(member)](
-                kernel, member, [value(o) for o in member.operands]
-            )
+        value = _chain_values(kernel, argument, members, {}, indices, lanes, shape)
         for result, out in zip(yielded, outputs, strict=True):
             if out is not destination or result is not anchor.results[0]:
                 kernel.store(out, indices, value(result))
@@ -461,6 +451,23 @@ def fused(kernel: Kernel, op: graph.FusedOp) -> None:
     into(kernel, anchor, *anchor_inputs, destination, epilogue)
 
 
+def _chain_values(kernel: Kernel, argument: dict, chain: list, values: dict, index, lanes, shape):
+    """Compute the element-wise ops of `chain` on the element(s) at `index`
+    into `values`; an operand not there yet is loaded from the kernel input
+    `argument` maps it to (once). Returns the lookup `value(v)`."""
+
+    def value(v: SSAValue) -> SSAValue:
+        if v not in values:
+            values[v] = kernel.load(argument[v], index, lanes, shape)
+        return values[v]
+
+    for member in chain:
+        values[member.results[0]] = ELEMENTWISE_COMPUTE[type(member)](
+            kernel, member, [value(o) for o in member.operands]
+        )
+    return value
+
+
 def _fused_rows(kernel: Kernel, op: graph.FusedOp, anchor: Operation) -> None:
     """A row anchor's group (softmax, log_softmax, layer_norm over the
     innermost axis): the ops before it run on each element the anchor's
@@ -475,18 +482,7 @@ def _fused_rows(kernel: Kernel, op: graph.FusedOp, anchor: Operation) -> None:
 
     def evaluate(chain: list[Operation], known: dict, row: SSAValue, j, lanes: int):
         index = [*unflatten(b, row, shape[:-1]), j]
-        values = dict(known)
-
-        def value(v: SSAValue) -> SSAValue:
-            if v not in values:
-                values[v] = kernel.load(argument[v], index, lanes, shape)
-            return values[v]
-
-        for member in chain:
-            values[member.results[0]] = ELEMENTWISE_COMPUTE[type(member)](
-                kernel, member, [value(o) for o in member.operands]
-            )
-        return value, index
+        return _chain_values(kernel, argument, chain, dict(known), index, lanes, shape), index
 
     def load(row: SSAValue, j, lanes: int) -> SSAValue:
         return evaluate(before, {}, row, j, lanes)[0](anchor.operands[0])
