@@ -69,13 +69,17 @@ def cache_directory(cache: bool | str | Path | None) -> Path | None:
 
 @functools.cache
 def compiler_fingerprint() -> str:
-    """A hash of the package's source files (names, sizes, mtimes)."""
+    """A hash of the package's source files (names, sizes, mtimes), its
+    tests and hidden folders (.git) left out."""
     root = Path(__file__).parent
     digest = hashlib.sha256()
-    for path in sorted(root.rglob("*")):
-        if path.suffix in (".py", ".ll") and "test" not in path.relative_to(root).parts[:1]:
+    for pattern in ("*.py", "*.ll"):
+        for path in sorted(root.rglob(pattern)):
+            parts = path.relative_to(root).parts
+            if parts[0] == "test" or any(part.startswith(".") for part in parts):
+                continue
             stat = path.stat()
-            digest.update(f"{path.relative_to(root)}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+            digest.update(f"{'/'.join(parts)}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
     return digest.hexdigest()
 
 
