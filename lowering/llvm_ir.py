@@ -213,6 +213,8 @@ def _convert_module(module: ModuleOp) -> ir.Module:
     for op in module.ops:
         if isinstance(op, llvm.GlobalOp):
             xdsl_convert._convert_global(op, llvm_module)
+            if op.alignment is not None:  # xDSL's translation drops it
+                llvm_module.get_global(op.sym_name.data).align = op.alignment.value.data
         elif isinstance(op, llvm.FuncOp):
             functions.append(op)
         else:
@@ -259,7 +261,10 @@ def _values_set_aside(module: ModuleOp, external_data: dict[str, bytes] | None) 
     if external_data is not None:
         for op in module.ops:
             value = op.value if isinstance(op, llvm.GlobalOp) else None
-            if isinstance(value, DenseIntOrFPElementsAttr) and len(value.data.data) >= EXTERNAL_DATA_MIN_BYTES:
+            if (
+                isinstance(value, DenseIntOrFPElementsAttr)
+                and len(value.data.data) >= EXTERNAL_DATA_MIN_BYTES
+            ):
                 external_data[op.sym_name.data] = value.data.data
                 set_aside.append((op, value))
                 del op.properties["value"]
