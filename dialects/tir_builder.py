@@ -31,6 +31,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     SymbolRefAttr,
     VectorType,
+    i32,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -185,11 +186,13 @@ class TirBuilder:
         c: SSAValue,
         offsets: Sequence[tuple[int, int]] = ((0, 0),),
         accumulate_if: SSAValue | None = None,
+        prefetch_b: SSAValue | None = None,
         **sizes: int | bool,
     ) -> None:
         """One register tile C (+)= sum_b A_b x B_b; sizes: m n k lanes a_row
         a_k ldb ldc [accumulate]; offsets: (A, B) element offsets per b;
-        accumulate_if: an i1 deciding at run time whether C is added to."""
+        accumulate_if: an i1 deciding at run time whether C is added to;
+        prefetch_b: B rows to prefetch, one line per K step."""
         properties: dict[str, Attribute] = {
             name: tir.BoolAttr.from_bool(value)
             if isinstance(value, bool)
@@ -199,7 +202,11 @@ class TirBuilder:
         if tuple(offsets) != ((0, 0),):
             flat = [x for pair in offsets for x in pair]
             properties["offsets"] = DenseArrayBase.from_list(i64, flat)
-        operands = [a, b, c, *([accumulate_if] if accumulate_if is not None else [])]
+        optional = [accumulate_if, prefetch_b]
+        properties["operandSegmentSizes"] = DenseArrayBase.from_list(
+            i32, [1, 1, 1, *(int(x is not None) for x in optional)]
+        )
+        operands = [a, b, c, *(x for x in optional if x is not None)]
         self.insert(tir.BrgemmTileOp.create(operands=operands, properties=properties))
 
     # --- expressions -----------------------------------------------------------

@@ -55,8 +55,8 @@ from graphcompiler.diagnostics import DiagnosticError, op_diagnostic
 from graphcompiler.dialects import tir
 from graphcompiler.lowering.llvm_ir import VectorFCmpOp, VectorSelectOp
 from graphcompiler.runtime.microkernels import Microkernel
-from graphcompiler.target import get_target
 from graphcompiler.runtime.symbols import PARALLEL_CALL, RUNTIME_SYMBOLS
+from graphcompiler.target import get_target
 
 LEGAL_DIALECTS = ("llvm", "builtin")
 HEAP_THRESHOLD_BYTES = 16 * 1024
@@ -486,14 +486,17 @@ def _lower_list_brgemm(fl: FunctionLowering, op: tir.ListBrgemmOp) -> None:
 
 def _lower_brgemm_tile(fl: FunctionLowering, op: tir.BrgemmTileOp) -> None:
     sizes = (op.size(name) for name in ("m", "n", "lanes", "a_row", "a_k", "ldb", "ldc"))
-    kernel = Microkernel(*sizes, offsets=op.offset_pairs())
-    fl.module.require_microkernel(kernel.name)
+    prefetch = op.prefetch_b is not None
+    kernel = Microkernel(*sizes, offsets=op.offset_pairs(), prefetch=prefetch)
+    fl.module.require_microkernel(kernel)
     k = fl.constant(op.size("k"), i64)
     if op.accumulate_if is not None:
         accumulate = fl.value(op.accumulate_if)
     else:
         accumulate = fl.constant(bool(op.accumulate.value.data), i1)
     args = [fl.value(op.a), fl.value(op.b), fl.value(op.c), k, accumulate]
+    if prefetch:
+        args.append(fl.value(op.prefetch_b))
     fl.emit(llvm.CallOp(kernel.name, *args))
 
 
@@ -598,7 +601,9 @@ def _safe_divisor(divisor: SSAValue) -> bool:
     if not isinstance(divisor.owner, tir.ConstOp):
         return False
     value = divisor.owner.value
-    values = value.get_values() if isinstance(value, DenseIntOrFPElementsAttr) else [value.value.data]
+    values = (
+        value.get_values() if isinstance(value, DenseIntOrFPElementsAttr) else [value.value.data]
+    )
     return all(v not in (0, -1) for v in values)
 
 
@@ -1158,13 +1163,14 @@ class ModuleLowering:
             llvm.FuncOp(name, llvm.LLVMFunctionType(inputs, result), llvm.LinkageAttr("external"))
         )
 
-    def require_microkernel(self, name: str) -> None:
-        """Declare generated microkernel `name`; the JIT defines it."""
-        if name in self.declared:
+    def require_microkernel(self, kernel: Microkernel) -> None:
+        """Declare generated microkernel `kernel`; the JIT defines it."""
+        if kernel.name in self.declared:
             return
-        self.declared.add(name)
-        signature = llvm.LLVMFunctionType([_ptr, _ptr, _ptr, i64, i1])
-        self.extra.append(llvm.FuncOp(name, signature, llvm.LinkageAttr("external")))
+        self.declared.add(kernel.name)
+        prefetch = [_ptr] if kernel.prefetch else []
+        signature = llvm.LLVMFunctionType([_ptr, _ptr, _ptr, i64, i1, *prefetch])
+        self.extra.append(llvm.FuncOp(kernel.name, signature, llvm.LinkageAttr("external")))
 
     def parallel_wrapper(self, body: str, capture_types: list[Attribute]) -> str:
         """`body__parallel(i64 i, ptr captures)`, calling `body(i, captures...)`."""
@@ -1204,7 +1210,9 @@ class ModuleLowering:
                 and len(initial) == type_.element_count()
             ):  # the same bytes, seen flat: no per-element Python work for big tensors
                 value = DenseIntOrFPElementsAttr(flat, initial.data)
-                return llvm.GlobalOp(global_type, op.sym_name, "external", value=value, alignment=64)
+                return llvm.GlobalOp(
+                    global_type, op.sym_name, "external", value=value, alignment=64
+                )
             if op.initial_value is not None:
                 values = _llvm_values(op.initial_value.get_values(), type_.element_type)
             else:

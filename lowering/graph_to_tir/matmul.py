@@ -50,6 +50,8 @@ from graphcompiler.target import Target
 f32 = Float32Type()
 MAX_TILE_ROWS = 14
 FULL_TILE_FMAS = 24
+FLOATS_PER_LINE = 16
+"""f32 values in a 64-byte cache line."""
 """Accumulators past this many hide no more FMA latency (measured)."""
 
 Epilogue = Callable[[list, list[int]], None]
@@ -434,8 +436,8 @@ class PackedMatmul:
             b_view = b.tensor_ptr(packed, [*b_batch, panel, depth, 0], [(kc - 1) * s.nr + s.nr])
             c_view = b.tensor_ptr(c.value, [*batch_index, row, col], [(m - 1) * self.n + n])
             b.make_brgemm_tile(
-                a_view, b_view, c_view, m=m, n=n, k=kc, lanes=s.lanes,
-                a_row=a_row, a_k=a_k, ldb=s.nr, ldc=self.n, **flags,
+                a_view, b_view, c_view, prefetch_b=self._next_panel(packed, b_batch, panel, row, depth, kc),
+                m=m, n=n, k=kc, lanes=s.lanes, a_row=a_row, a_k=a_k, ldb=s.nr, ldc=self.n, **flags,
             )  # fmt: skip
 
         def panel_column(col, n: int) -> None:
@@ -450,6 +452,18 @@ class PackedMatmul:
                 panel_column(b.add(col0, b.mul(p, s.nr)), s.nr)
         if tail_cols:
             panel_column(b.add(col0, full_panels * s.nr), tail_cols)
+
+    def _next_panel(self, packed, b_batch, panel, row, depth, kc: int) -> SSAValue:
+        """Where the tile at `row` prefetches from: the same K block of the
+        next panel (the last panel: its own), one column of cache lines of it,
+        the column chosen by the tile's row group, so that consecutive row
+        groups bring in every line of the block the next panel's tiles read."""
+        b, s = self.b, self.schedule
+        panels, lines = math.ceil(self.n / s.nr), math.ceil(s.nr / FLOATS_PER_LINE)
+        has_next = b.binary(tir.LtOp, panel, panels - 1)
+        following = b.select(has_next, b.add(panel, 1), panel)
+        line = b.mul(b.mod(b.div(row, s.mr), lines), FLOATS_PER_LINE)
+        return b.tensor_ptr(packed, [*b_batch, following, depth, line], [(kc - 1) * s.nr + 1])
 
     def _convert_block(self, c: Operand, batch_index, row0, col0, rows: int, cols: int) -> None:
         origin = [*batch_index, row0, col0]

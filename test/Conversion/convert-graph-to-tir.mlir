@@ -23,7 +23,8 @@
 // vectors) and reads A where it is (row stride 1024), then runs parallel
 // blocks of the output; in each, one loop over the 2 K blocks of 512 runs
 // 6x16 register tiles (the first block writes C, the second adds to it:
-// accumulate_if), with 4 rows left over.
+// accumulate_if), with 4 rows left over. Each tile prefetches one column of
+// cache lines of the next panel's K block (512 rows of 16, one line a row).
 // CHECK-LABEL: tir.func @matmul__1(%out0: !tir.tensor<1024x1024xf32>, %in0: !tir.tensor<1024x1024xf32>, %in1: !tir.tensor<1024x1024xf32>) {
 // CHECK:         tir.define_tensor : !tir.tensor<64x1024x16xf32>
 // CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
@@ -32,8 +33,8 @@
 // CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
 // CHECK:           tir.for %[[KB:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK:             %[[FIRST:.*]] = tir.ne %[[KB]], %{{.*}} : (index, index) -> i1
-// CHECK:             tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} accumulate_if %[[FIRST]] {m = 6 : i64, n = 16 : i64, k = 512 : i64, lanes = 8 : i64, a_row = 1024 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 1024 : i64}
-// CHECK:             tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} accumulate_if %[[FIRST]] {m = 4 : i64, n = 16 : i64, k = 512 : i64, lanes = 8 : i64, a_row = 1024 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 1024 : i64}
+// CHECK:             tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} accumulate_if %[[FIRST]] prefetch %{{.*}} : !tir.tensor<8177xf32> {m = 6 : i64, n = 16 : i64, k = 512 : i64, lanes = 8 : i64, a_row = 1024 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 1024 : i64}
+// CHECK:             tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} accumulate_if %[[FIRST]] prefetch %{{.*}} : !tir.tensor<8177xf32> {m = 4 : i64, n = 16 : i64, k = 512 : i64, lanes = 8 : i64, a_row = 1024 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 1024 : i64}
 // The add kernel walks its contiguous operands as one flat range: a
 // parallel loop over 256 chunks of 4096 elements (enough for every thread,
 // whatever the outer dimension), 8-lane (AVX2) vectors within a chunk.
@@ -198,8 +199,8 @@ func.func @layers(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
 // CHECK-LABEL: tir.func @matmul__1(%out0: !tir.tensor<12x16xf32>, %in0: !tir.tensor<12x1001xf32>
 // CHECK:         tir.define_tensor : !tir.tensor<1x1001x16xf32>
 // CHECK-NOT:     tir.define_tensor
-// CHECK:         tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} {m = 6 : i64, n = 16 : i64, k = 501 : i64, lanes = 8 : i64, a_row = 1001 : i64
-// CHECK:         tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} {m = 6 : i64, n = 16 : i64, k = 500 : i64, {{.*}}accumulate = true
+// CHECK:         tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} prefetch %{{.*}} : !tir.tensor<8001xf32> {m = 6 : i64, n = 16 : i64, k = 501 : i64, lanes = 8 : i64, a_row = 1001 : i64
+// CHECK:         tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} prefetch %{{.*}} : !tir.tensor<7985xf32> {m = 6 : i64, n = 16 : i64, k = 500 : i64, {{.*}}accumulate = true
 func.func @ktail(%a: tensor<12x1001xf32>, %b: tensor<1001x16xf32>) -> tensor<12x16xf32> {
   %0 = graph.matmul %a, %b : (tensor<12x1001xf32>, tensor<1001x16xf32>) -> tensor<12x16xf32>
   func.return %0 : tensor<12x16xf32>

@@ -29,8 +29,9 @@ tir.func @main() {
   %p = tir.addr_of %C : !tir.tensor<8xf32>
   %r0 = tir.call @print_tensor(%p, %c8) : (!tir.ptr, index) -> none
   tir.evaluate %r0 : none
-  // accumulate = true adds to what C holds
-  tir.brgemm_tile %A, %P, %C {m = 2 : i64, n = 3 : i64, k = 4 : i64, lanes = 4 : i64, a_row = 4 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 4 : i64, accumulate = true} : !tir.tensor<8xf32>, !tir.tensor<64xf32>, !tir.tensor<8xf32>
+  // accumulate = true adds to what C holds; a prefetch (of B itself here)
+  // changes nothing in the result
+  tir.brgemm_tile %A, %P, %C prefetch %P : !tir.tensor<64xf32> {m = 2 : i64, n = 3 : i64, k = 4 : i64, lanes = 4 : i64, a_row = 4 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 4 : i64, accumulate = true} : !tir.tensor<8xf32>, !tir.tensor<64xf32>, !tir.tensor<8xf32>
   %r1 = tir.call @print_tensor(%p, %c8) : (!tir.ptr, index) -> none
   tir.evaluate %r1 : none
   %W = tir.global_ref @W : !tir.tensor<2xf32>

@@ -398,6 +398,22 @@ tir.func @huge_vector(%a: vector<2147483648xf32>) {
 
 // -----
 
+tir.func @brgemm_tile_prefetch_footprint(%A: !tir.tensor<64xf32>, %P: !tir.tensor<64xf32>, %C: !tir.tensor<64xf32>, %next: !tir.tensor<16xf32>) {
+  // expected-error @+1 {{prefetch needs 17 elements but !tir.tensor<16xf32> has 16}}
+  tir.brgemm_tile %A, %P, %C prefetch %next : !tir.tensor<16xf32> {m = 2 : i64, n = 4 : i64, k = 2 : i64, lanes = 8 : i64, a_row = 8 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 4 : i64} : !tir.tensor<64xf32>, !tir.tensor<64xf32>, !tir.tensor<64xf32>
+  tir.return
+}
+
+// -----
+
+tir.func @brgemm_tile_prefetch_taps(%A: !tir.tensor<64xf32>, %P: !tir.tensor<64xf32>, %C: !tir.tensor<64xf32>) {
+  // expected-error @+1 {{prefetch is for one (A, B) offset pair: a matmul tile}}
+  tir.brgemm_tile %A, %P, %C prefetch %P : !tir.tensor<64xf32> {m = 1 : i64, n = 3 : i64, k = 1 : i64, lanes = 4 : i64, a_row = 1 : i64, a_k = 1 : i64, ldb = 3 : i64, ldc = 3 : i64, offsets = array<i64: 0, 0, 1, 1>} : !tir.tensor<64xf32>, !tir.tensor<64xf32>, !tir.tensor<64xf32>
+  tir.return
+}
+
+// -----
+
 tir.func @brgemm_tile_accumulate_twice(%A: !tir.tensor<64xf32>, %P: !tir.tensor<64xf32>, %C: !tir.tensor<64xf32>, %flag: i1) {
   // expected-error @+1 {{accumulate and accumulate_if are exclusive}}
   tir.brgemm_tile %A, %P, %C accumulate_if %flag {m = 2 : i64, n = 4 : i64, k = 2 : i64, lanes = 8 : i64, a_row = 8 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 4 : i64, accumulate = true} : !tir.tensor<64xf32>, !tir.tensor<64xf32>, !tir.tensor<64xf32>
