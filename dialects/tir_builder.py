@@ -127,6 +127,15 @@ class TirBuilder:
             )
         )
 
+    def make_prefetch(
+        self, tensor: SSAValue, indices: Sequence[Value], locality: int = 3, write: bool = False
+    ) -> None:
+        """Hint that tensor[indices] is read (or written) soon."""
+        properties = {"locality": IntegerAttr(locality, 64), "write": tir.BoolAttr.from_bool(write)}
+        self.insert(
+            tir.PrefetchOp.create(operands=[tensor, *self.indices(indices)], properties=properties)
+        )
+
     def make_evaluate(self, value: SSAValue) -> None:
         self.insert(tir.EvaluateOp.create(operands=[value]))
 

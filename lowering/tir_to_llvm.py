@@ -407,6 +407,13 @@ def _lower_store(fl: FunctionLowering, op: tir.StoreOp) -> None:
     )
 
 
+def _lower_prefetch(fl: FunctionLowering, op: tir.PrefetchOp) -> None:
+    address = fl.element_address(op.tensor, op.indices)
+    flags = (int(bool(op.write.value.data)), op.locality.value.data, 1)  # 1: a data (not code) line
+    arguments = [address, *(fl.constant(flag, i32) for flag in flags)]
+    fl.emit(llvm.CallIntrinsicOp("llvm.prefetch.p0", arguments, []))
+
+
 def _lower_evaluate(fl: FunctionLowering, op: tir.EvaluateOp) -> None:
     """The expression was emitted where it stands; nothing is left to do."""
 
@@ -672,6 +679,17 @@ _FLOAT_UNARY = {
 }
 
 
+def _is_zmm(type_: Attribute) -> bool:
+    """A vector of 16 f32 on an AVX-512 target: what the x86 512-bit
+    intrinsics take."""
+    return (
+        get_target().f32_lanes >= 16
+        and isinstance(type_, VectorType)
+        and type_.get_shape() == (16,)
+        and isinstance(type_.element_type, Float32Type)
+    )
+
+
 def _exp_f32(fl: FunctionLowering, x: SSAValue, type_: Attribute) -> SSAValue:
     """e**x in f32 without a libm call, so that vectors stay vectors (LLVM
     scalarizes llvm.exp into expf calls): x = n ln2 + r, a degree-6
@@ -681,8 +699,9 @@ def _exp_f32(fl: FunctionLowering, x: SSAValue, type_: Attribute) -> SSAValue:
     exponent bits. 2**n is applied as two normal factors 2**(n>>1) and
     2**(n - (n>>1)), so results near overflow stay finite and small ones
     round once into the denormals (exp(-100) = 3.8e-44, exp(-inf) = 0,
-    exp(89) = inf, as numpy); with AVX-512 the scaling is one llvm.ldexp
-    (vscalefps), same values. The input clamp keeps NaN (exp(NaN) is NaN)."""
+    exp(89) = inf, as numpy); with AVX-512 the scaling is one vscalefps
+    (16 lanes: by the float n directly), same values. The input clamp keeps
+    NaN (exp(NaN) is NaN)."""
 
     def emit(op: Operation) -> SSAValue:
         return fl.emit(op).results[0]
@@ -710,6 +729,14 @@ def _exp_f32(fl: FunctionLowering, x: SSAValue, type_: Attribute) -> SSAValue:
     ):
         p = fmuladd(p, r, c(coefficient))
     y = emit(llvm.FAddOp(fmuladd(p, emit(llvm.FMulOp(r, r)), r), c(1.0)))
+    if _is_zmm(type_):  # vscalefps y * 2**floor(n), n already a float: no conversion
+        rounding = fl.constant(4, IntegerType(32))  # the current rounding mode
+        mask = fl.constant(-1, IntegerType(16))
+        return fl.emit(
+            llvm.CallIntrinsicOp(
+                "llvm.x86.avx512.mask.scalef.ps.512", [y, n, y, mask, rounding], [type_]
+            )
+        ).results[0]
     int_type = tir.with_element(type_, IntegerType(32))
     magic = emit(llvm.BitcastOp(shifted, int_type))
     exponent = emit(llvm.SubOp(magic, fl.constant(0x4B400000, int_type)))  # -150..128
@@ -1105,6 +1132,7 @@ PATTERNS: dict[type[Operation], Callable[[FunctionLowering, Operation], None]] =
     tir.DefineTensorOp: _lower_define_tensor,
     tir.AssignOp: _lower_assign,
     tir.StoreOp: _lower_store,
+    tir.PrefetchOp: _lower_prefetch,
     tir.EvaluateOp: _lower_evaluate,
     tir.StmtsOp: _lower_stmts,
     tir.IfOp: _lower_if,

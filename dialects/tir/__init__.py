@@ -117,6 +117,7 @@ from graphcompiler.dialects.tir.statements import (
     GlobalOp,
     GlobalRefOp,
     IfOp,
+    PrefetchOp,
     ReturnOp,
     StatementOp,
     StmtsOp,
@@ -143,7 +144,7 @@ from graphcompiler.dialects.tir.verify import parse_access, print_access
 
 TIR_OPS = [
     FuncOp, GlobalOp, GlobalRefOp, StmtsOp, DefineVarOp, DefineTensorOp, AssignOp,
-    StoreOp, EvaluateOp, IfOp, ForOp, ReturnOp, ConstOp,
+    StoreOp, PrefetchOp, EvaluateOp, IfOp, ForOp, ReturnOp, ConstOp,
     AddOp, SubOp, MulOp, DivOp, ModOp, MinOp, MaxOp, IntAndOp, IntOrOp, IntXorOp, ShlOp, ShrOp,
     GtOp, LtOp, GeOp, LeOp, EqOp, NeOp, AndOp, OrOp, NotOp,
     AbsOp, RoundOp, FloorOp, CeilOp, ExpOp, SqrtOp, RsqrtOp, LogOp, TanhOp, PowOp,
@@ -168,7 +169,7 @@ __all__ = [
     "IntAndOp", "IntOrOp", "IntXorOp", "IntegerAttr", "IntegerBinaryExpression", "IsnanOp",
     "LeOp", "ListBrgemmOp", "LoadOp", "LogOp", "LogicExpression", "LtOp", "MAX_LANES",
     "MAX_TILE_ACCUMULATORS", "MaxOp", "MinOp", "ModOp", "MulOp", "NeOp", "NoneType", "NotOp",
-    "OrOp", "PermuteOp", "Permutex2varOp", "PowOp", "PtrType", "ReadOp", "ReduceAddOp",
+    "OrOp", "PermuteOp", "Permutex2varOp", "PowOp", "PrefetchOp", "PtrType", "ReadOp", "ReduceAddOp",
     "ReduceMaxOp", "ReduceMinOp", "ReduceMulOp", "ReinterpretOp", "ReturnOp", "RoundAndCastOp",
     "RoundOp", "RsqrtOp", "SaturatedCastOp", "SelectOp", "ShlOp", "ShrOp", "ShuffleOp",
     "SqrtOp", "StatementOp", "StmtsOp", "StoreOp", "SubOp", "TIR_OPS", "TanhOp", "TensorPtrOp",

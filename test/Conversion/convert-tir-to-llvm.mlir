@@ -109,6 +109,28 @@ tir.func @packed(%A: !tir.tensor<8xf32>, %P: !tir.tensor<64xf32>, %C: !tir.tenso
 
 // -----
 
+// With a prefetch operand the microkernel (name ending _pf) takes one more
+// pointer; tir.prefetch is llvm.prefetch (rw, locality, data).
+// CHECK-LABEL: llvm.func @prefetching(
+// CHECK:         llvm.call @gc_ukernel_f32_m2_n3_l4_ar4_ak1_ldb16_ldc4_pf(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i1, !llvm.ptr) -> ()
+// CHECK:         %[[READ:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:    %[[L3:.*]] = llvm.mlir.constant(3 : i32) : i32
+// CHECK-NEXT:    %[[DATA:.*]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK-NEXT:    llvm.call_intrinsic "llvm.prefetch.p0"(%{{.*}}, %[[READ]], %[[L3]], %[[DATA]])
+// CHECK:         %[[WRITE:.*]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK-NEXT:    %[[L2:.*]] = llvm.mlir.constant(2 : i32) : i32
+// CHECK:         llvm.call_intrinsic "llvm.prefetch.p0"(%{{.*}}, %[[WRITE]], %[[L2]], %{{.*}})
+// CHECK:       llvm.func @gc_ukernel_f32_m2_n3_l4_ar4_ak1_ldb16_ldc4_pf(!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i1, !llvm.ptr)
+tir.func @prefetching(%A: !tir.tensor<8xf32>, %P: !tir.tensor<64xf32>, %C: !tir.tensor<8xf32>) {
+  tir.brgemm_tile %A, %P, %C prefetch %P : !tir.tensor<64xf32> {m = 2 : i64, n = 3 : i64, k = 4 : i64, lanes = 4 : i64, a_row = 4 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 4 : i64} : !tir.tensor<8xf32>, !tir.tensor<64xf32>, !tir.tensor<8xf32>
+  %i = tir.const 5 : index
+  tir.prefetch %P[%i] : !tir.tensor<64xf32>
+  tir.prefetch %C[%i] {write = true, locality = 2 : i64} : !tir.tensor<8xf32>
+  tir.return
+}
+
+// -----
+
 // Float max/min propagate NaN like numpy: `b > a ? b : a`, then a NaN `b`.
 // CHECK-LABEL: llvm.func @nan_max_min(
 // CHECK-SAME:      %[[A:[^:]*]]: vector<8xf32>, %[[B:[^:]*]]: vector<8xf32>)
@@ -191,10 +213,12 @@ tir.func @bf16_constant(%A: !tir.tensor<4xbf16>) {
 // -----
 
 // f32 exp, log and tanh are expanded inline (LLVM would scalarize their
-// intrinsics into one libm call per lane): vectors stay vectors.
+// intrinsics into one libm call per lane): vectors stay vectors. With
+// AVX-512, exp scales by 2**n with one vscalefps taking the float n.
 // AVX512-LABEL: llvm.func @vector_math(
-// AVX512:         llvm.call_intrinsic "llvm.ldexp.v16f32.v16i32"
+// AVX512:         llvm.call_intrinsic "llvm.x86.avx512.mask.scalef.ps.512"
 // AVX2-LABEL:   llvm.func @vector_math(
+// AVX2-NOT:       llvm.x86.avx512
 // AVX2-NOT:       llvm.ldexp
 // AVX2:         llvm.return
 // CHECK-LABEL: llvm.func @vector_math(

@@ -414,6 +414,24 @@ tir.func @brgemm_tile_prefetch_taps(%A: !tir.tensor<64xf32>, %P: !tir.tensor<64x
 
 // -----
 
+tir.func @prefetch_locality(%A: !tir.tensor<64xf32>) {
+  %i = tir.const 0 : index
+  // expected-error @+1 {{locality 4 is not 0 to 3}}
+  tir.prefetch %A[%i] {locality = 4 : i64} : !tir.tensor<64xf32>
+  tir.return
+}
+
+// -----
+
+tir.func @prefetch_rank(%A: !tir.tensor<8x8xf32>) {
+  %i = tir.const 0 : index
+  // expected-error @+1 {{1 indices for a tensor of rank 2}}
+  tir.prefetch %A[%i] : !tir.tensor<8x8xf32>
+  tir.return
+}
+
+// -----
+
 tir.func @brgemm_tile_accumulate_twice(%A: !tir.tensor<64xf32>, %P: !tir.tensor<64xf32>, %C: !tir.tensor<64xf32>, %flag: i1) {
   // expected-error @+1 {{accumulate and accumulate_if are exclusive}}
   tir.brgemm_tile %A, %P, %C accumulate_if %flag {m = 2 : i64, n = 4 : i64, k = 2 : i64, lanes = 8 : i64, a_row = 8 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 4 : i64, accumulate = true} : !tir.tensor<64xf32>, !tir.tensor<64xf32>, !tir.tensor<64xf32>

@@ -205,6 +205,10 @@ tir.func @everything(%n: i64, %f: f32, %T: !tir.tensor<4x8xf32>, %I: !tir.tensor
   %element = tir.load %T[%c0, %c0] : !tir.tensor<4x8xf32>
   %row = tir.load %T[%c0, %c0 lanes 8] : !tir.tensor<4x8xf32>
   tir.store %row, %T[%c0, %c0 lanes 8] : !tir.tensor<4x8xf32>
+  // CHECK: tir.prefetch %T[%c0, %c0] {write = false, locality = 3 : i64} : !tir.tensor<4x8xf32>
+  // CHECK-NEXT: tir.prefetch %T[%c0, %c0] {write = true, locality = 1 : i64} : !tir.tensor<4x8xf32>
+  tir.prefetch %T[%c0, %c0] : !tir.tensor<4x8xf32>
+  tir.prefetch %T[%c0, %c0] {write = true, locality = 1 : i64} : !tir.tensor<4x8xf32>
   %from_global = tir.load %t[%c0] : !tir.tensor<4xf32>
   // CHECK: %fptr = tir.func_addr @twice : !tir.ptr
   // CHECK-NEXT: %direct = tir.call @twice(%c1i) : (i32) -> i32
