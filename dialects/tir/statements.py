@@ -416,7 +416,8 @@ class PrefetchOp(StatementOp):
 
     Example:
 
-        tir.prefetch %A[%i, %j] {locality = 2 : i64} : !tir.tensor<4x8xf32>
+        %i = tir.const 0 : index
+        tir.prefetch %A[%i, %i] {locality = 2 : i64} : !tir.tensor<4x8xf32>
     """
 
     name = "tir.prefetch"
