@@ -64,6 +64,9 @@ CASES = [
     ([2, 3, 17, 19], [19, 23], False, False),  # batch, B broadcast
     ([3, 17, 19], [1, 19, 23], False, False),
     ([1, 17, 19], [4, 23, 19], False, True),  # A broadcast over B's batch
+    ([13, 1001], [1001, 50], False, False),  # K blocks, then one of the rest of K
+    ([1001, 13], [1001, 50], True, False),  # a transposed A is copied; K tail
+    ([7, 2048], [2048, 33], False, False),  # A rows 8 KiB apart, read in place
 ]
 
 
@@ -155,6 +158,17 @@ def test_microkernel_names_round_trip_and_are_found_in_llvm_ir():
     assert text.count("@llvm.fmuladd.v16f32") == 3 * 2
     program = f"declare void @{kernel.name}(ptr, ptr, ptr, i64, i1)\ndeclare void @other(ptr)\n"
     assert declared_microkernels(program) == [kernel]
+
+
+def test_prefetching_microkernels_take_the_next_panel():
+    kernel = Microkernel(m=6, n=64, lanes=16, a_row=512, a_k=1, ldb=64, ldc=512, prefetch=True)
+    assert kernel.name.endswith("_pf") and Microkernel.from_name(kernel.name) == kernel
+    text = kernel.llvm_ir()
+    assert "i1 %accumulate, ptr %pf)" in text
+    assert text.count("@llvm.prefetch.p0(ptr") == 1  # one line per K step
+    schedule = MatmulSchedule.for_shape(targets.get_target("avx512"), 1, 256, 512, 2047)
+    (full, kc), (last, rest) = schedule.k_blocks(2047)  # no zero padding: a shorter last block
+    assert kc == schedule.kc and last == 1 and 0 < rest < kc and full * kc + rest == 2047
 
 
 def test_microkernel_taps_round_trip():
