@@ -786,18 +786,19 @@ def fused_row_anchor(
     store: Callable,
     parked: Operand | None,
     parameters: list[Operand],
+    prefetch: Callable[[SSAValue, SSAValue | int], None] | None = None,
 ) -> None:
     """A softmax, log_softmax or layer_norm over the innermost axis inside a
     graph.fused group: `load`/`store` (RowIO's) evaluate the group's
     producers and consumers; `parked` is an f32 output of the anchor's shape
     softmax may park exp(x - max) in (None: the online form); `parameters`
-    are layer_norm's gamma and beta."""
+    are layer_norm's gamma and beta; `prefetch` as RowIO's."""
     shape = list(anchor.results[0].type.get_shape())
     rows, length = math.prod(shape[:-1]), shape[-1]
     if rows * length == 0:
         return
     scratch = _view(kernel, parked, [rows, length]) if parked is not None else None
-    io = RowIO(load, store, scratch)
+    io = RowIO(load, store, scratch, prefetch)
     if isinstance(anchor, graph.LayerNormOp):
         gamma, beta = (_view(kernel, p, [length]) for p in parameters)
         layer_norm_rows(kernel, anchor, f32, rows, length, lanes, io, gamma, beta)

@@ -493,10 +493,21 @@ def _fused_rows(kernel: Kernel, op: graph.FusedOp, anchor: Operation) -> None:
         for v, out in zip(yielded, kernel.outputs, strict=True):
             kernel.store(out, index, value(v))
 
+    def prefetch(row: SSAValue, j) -> None:
+        """The row's elements in every input and output of the anchor's
+        shape (broadcast operands are small and stay cached)."""
+        index = [*unflatten(b, row, shape[:-1]), j]
+        for operand, write in [
+            *((i, False) for i in kernel.inputs),
+            *((o, True) for o in kernel.outputs),
+        ]:
+            if operand.shape == shape and not operand.blocked:
+                b.make_prefetch(operand.value, index, write=write)
+
     parked = next((out for out in kernel.outputs if out.type == anchor.results[0].type), None)
     lanes = kernel.lanes if is_vectorizable(*kernel.outputs, *kernel.inputs) else 1
     parameters = [argument[v] for v in anchor.operands[1:]]
-    fused_row_anchor(kernel, anchor, lanes, load, store, parked, parameters)
+    fused_row_anchor(kernel, anchor, lanes, load, store, parked, parameters, prefetch)
 
 
 def _anchor_destination(kernel: Kernel, anchor: Operation, yielded: list[SSAValue]) -> Operand:
