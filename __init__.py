@@ -33,6 +33,12 @@ def compile(
     progress=None,
 ):
     """JIT-compile a graph function; see graphcompiler.compiler.compile."""
+    if pipeline is None and not plugins and registry is None and not cast_inputs:
+        from graphcompiler.warm_start import cached_graph
+
+        cached = cached_graph(source, entry, num_threads, constants, cache)
+        if cached is not None:  # a cache hit by the arguments as given: no compiler import
+            return cached
     from graphcompiler.compiler import compile as compile_graph
 
     return compile_graph(

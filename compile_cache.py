@@ -9,7 +9,9 @@ result depends on: the graph with its bound constants, the entry, the
 target (ISA, CPU, LLVM features), and a fingerprint of the compiler's own
 source files (so an edited or upgraded compiler never reads an old entry).
 A hit skips the pass pipeline, LLVM's optimization and code generation:
-the machine code is loaded as it was made.
+the machine code is loaded as it was made. A source alias
+(`source-<hash>.json`, keyed by the compile's arguments as given) points
+at an entry so that warm_start.py finds it without parsing the graph.
 
 On disk an entry is JSON plus one .npz of raw bytes (no pickle). Writes go
 through a temporary file and a rename, so concurrent compiles never see
@@ -27,9 +29,14 @@ import tempfile
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from xdsl.dialects.builtin import ModuleOp
 
 DEFAULT_DIRECTORY = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "graphcompiler"
 
@@ -70,16 +77,21 @@ def cache_directory(cache: bool | str | Path | None) -> Path | None:
 @functools.cache
 def compiler_fingerprint() -> str:
     """A hash of the package's source files (names, sizes, mtimes), its
-    tests and hidden folders (.git) left out."""
+    tests, caches and hidden folders (.git) left out (not even walked: a
+    cache hit in a new process computes this first)."""
     root = Path(__file__).parent
     digest = hashlib.sha256()
-    for pattern in ("*.py", "*.ll"):
-        for path in sorted(root.rglob(pattern)):
-            parts = path.relative_to(root).parts
-            if parts[0] == "test" or any(part.startswith(".") for part in parts):
-                continue
-            stat = path.stat()
-            digest.update(f"{'/'.join(parts)}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+    for folder, subfolders, files in sorted(os.walk(root)):
+        relative = Path(folder).relative_to(root)
+        subfolders[:] = [
+            name for name in subfolders
+            if not name.startswith(".") and name != "__pycache__" and not (relative == Path() and name == "test")
+        ]  # fmt: skip
+        for name in sorted(files):
+            if name.endswith((".py", ".ll")):
+                stat = os.stat(os.path.join(folder, name))
+                path = (relative / name).as_posix()
+                digest.update(f"{path}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
     return digest.hexdigest()
 
 
@@ -87,21 +99,12 @@ def cache_key(module: ModuleOp, entry: str) -> str:
     """A hash of what the compiled code depends on. The module is printed
     with big constants elided (printing a model's weights costs seconds)
     and their bytes are hashed directly, in the order they appear."""
-    import llvmlite.binding as llvm
+    from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
 
     from graphcompiler.compiler import TEXT_ELIDE_ABOVE, _text
-    from graphcompiler.runtime.jit import _machine_features
-    from graphcompiler.target import get_target
 
     digest = hashlib.sha256()
-    for part in (
-        compiler_fingerprint(),
-        get_target().name,
-        llvm.get_host_cpu_name(),
-        _machine_features(),
-        entry,
-        _text(module),
-    ):
+    for part in (*_machine_parts(), entry, _text(module)):
         digest.update(part.encode())
         digest.update(b"\0")
     for op in module.walk():
@@ -112,6 +115,57 @@ def cache_key(module: ModuleOp, entry: str) -> str:
             ):
                 digest.update(hashlib.sha256(attribute.data.data).digest())
     return digest.hexdigest()
+
+
+def _machine_parts() -> tuple[str, ...]:
+    """The compiler and the target a key depends on besides the graph."""
+    import llvmlite.binding as llvm
+
+    from graphcompiler.runtime.jit import _machine_features
+    from graphcompiler.target import get_target
+
+    return (
+        compiler_fingerprint(),
+        get_target().name,
+        llvm.get_host_cpu_name(),
+        _machine_features(),
+    )
+
+
+def source_key(text: str, entry: str, constants: Mapping[str, Any] | None) -> str:
+    """A hash of a compile's arguments as given: the .mlir text, the entry
+    and the bound constants (names, dtypes, shapes, bytes), with the
+    compiler and target. It finds a source alias (see store_alias) without
+    parsing anything."""
+    digest = hashlib.sha256()
+    for part in (*_machine_parts(), entry, text):
+        digest.update(part.encode())
+        digest.update(b"\0")
+    for name, value in sorted((constants or {}).items()):
+        array = np.ascontiguousarray(value)
+        digest.update(f"{name}:{array.dtype.str}:{array.shape}\0".encode())
+        digest.update(hashlib.sha256(array.view(np.uint8).reshape(-1)).digest())
+    return digest.hexdigest()
+
+
+def store_alias(directory: Path, source: str, record: dict) -> None:
+    """Remember, for the source key `source`, the entry's key and the
+    compiled entry's signature (JSON-able): a later compile of the same
+    arguments loads the machine code without the compiler (warm_start.py)."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        data = json.dumps(record).encode()
+        _write_atomically(directory / f"source-{source}.json", lambda f: f.write(data))
+    except OSError:
+        pass
+
+
+def load_alias(directory: Path, source: str) -> dict | None:
+    try:
+        record = json.loads((directory / f"source-{source}.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
 
 
 def load(directory: Path, key: str) -> CachedCompile | None:

@@ -11,9 +11,6 @@ text is kept; a custom `pipeline` must end in the llvm dialect.
 from __future__ import annotations
 
 import functools
-import math
-import sys
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +27,7 @@ from graphcompiler.lowering.graph_to_tir.kernel import tir_tensor_type
 from graphcompiler.passes import GRAPH_STAGE, LLVM_STAGE, TIR_STAGE
 from graphcompiler.reference import round_to_bf16
 from graphcompiler.registry import Registry, default_registry
+from graphcompiler.runtime.direct_call import DirectCall, aligned_empty
 
 ARENA_STAGE = TIR_STAGE.replace("graph-plan-memory", "graph-plan-memory{arena-argument=true}")
 """The default pipeline's Tensor IR stage: the entry takes its intermediates'
@@ -80,13 +78,11 @@ class CompiledGraph:
         self.input_names = names
         self.tir: str | None = None
         self.arena_bytes: int | None = None  # the entry's arena argument, if it has one
-        self._free_arenas: list[np.ndarray] = []
-        self._kept_outputs: dict[int, list[np.ndarray]] = {}
-        self._arena_lock = threading.Lock()
         self._progress = progress or (lambda stage: None)
         self.cache_hit = False
         directory = cache_directory(cache) if pipeline is None else None
         key = cache_key(module, entry) if directory else ""
+        self.cache_key = key  # "" when the cache is off
         cached = load_cached(directory, key) if directory else None
         if cached is not None:
             self._progress("loading the cached machine code")
@@ -111,6 +107,8 @@ class CompiledGraph:
             _signature(entry, names, self.input_types, self.output_types, self.arena_bytes),
             read_only=range(len(self.input_types)),  # inputs are never written
         )
+        plain = self._plain_signature or (None, None)
+        self._direct = DirectCall(self.engine, entry, *plain, self.arena_bytes)
 
     def _lower(self, module: ModuleOp, pipeline: str | None, verify_each: bool) -> dict[str, bytes]:
         """Run the pipeline (the default one in stages, keeping each stage's
@@ -158,8 +156,8 @@ class CompiledGraph:
         """Run on `inputs` (by position or by name). `out`: an array (one
         output) or a tuple of arrays to write the outputs into, of the
         outputs' shapes and dtypes (checked like inputs); they are returned."""
-        if not named:
-            fast = self._fast_call(inputs, out)
+        if not named and not self.cast_inputs:
+            fast = self._direct.try_call(inputs, out)
             if fast is not None:
                 return fast
         inputs = self.bind_inputs(inputs, named)
@@ -180,11 +178,11 @@ class CompiledGraph:
         if self.arena_bytes is None:
             self._function(*native_inputs, *outputs)
         else:
-            arena = self._take_arena()
+            arena = self._direct.take_arena()
             try:
                 self._function(*native_inputs, *outputs, arena)
             finally:
-                self._free_arenas.append(arena)
+                self._direct.give_arena(arena)
         results = [_from_native(o, t) for o, t in zip(outputs, self.output_types, strict=True)]
         if out is not None:
             for result, array, type_ in zip(results, given, self.output_types, strict=True):
@@ -196,78 +194,12 @@ class CompiledGraph:
     @functools.cached_property
     def _plain_signature(self) -> tuple[list, list] | None:
         """((shape, dtype) of each input, of each output) when every tensor
-        travels as is (no bf16 bits, no rank 0): what `_fast_call` checks."""
+        travels as is (no bf16 bits, no rank 0): what DirectCall checks."""
         types = [*self.input_types, *self.output_types]
         if any(_is_bf16(t) or not t.get_shape() for t in types):
             return None
         specs = [(tuple(t.get_shape()), _native_dtype(t)) for t in types]
         return specs[: len(self.input_types)], specs[len(self.input_types) :]
-
-    def _fast_call(self, inputs: tuple, out: Any) -> Any:
-        """The common call (arrays of exactly the right dtype and shape,
-        C-contiguous and aligned) without the general path's conversions
-        and messages: about 3x less overhead for a small graph. None when
-        any check fails: the general path then converts or explains."""
-        plain = self._plain_signature
-        if plain is None or self.cast_inputs or len(inputs) != len(plain[0]):
-            return None
-        input_specs, output_specs = plain
-        if out is None:
-            outputs = [self._new_output(i, *spec) for i, spec in enumerate(output_specs)]
-        else:
-            outputs = [out] if isinstance(out, np.ndarray) else list(out)
-            if len(outputs) != len(output_specs) or not all(
-                isinstance(o, np.ndarray) and o.flags.writeable for o in outputs
-            ):
-                return None
-        addresses = []
-        for array, (shape, dtype) in zip(
-            [*inputs, *outputs], [*input_specs, *output_specs], strict=True
-        ):
-            if not (
-                type(array) is np.ndarray
-                and array.dtype == dtype
-                and array.shape == shape
-                and array.flags.c_contiguous
-            ):
-                return None
-            address = array.__array_interface__["data"][0]
-            if address % dtype.alignment:
-                return None
-            addresses.append(address)
-        if self.arena_bytes is None:
-            self._function.call_with_addresses(addresses)
-        else:
-            try:
-                arena = self._free_arenas.pop()
-            except IndexError:
-                arena = _aligned_bytes(self.arena_bytes)
-            try:
-                self._function.call_with_addresses([*addresses, arena.ctypes.data])
-            finally:
-                self._free_arenas.append(arena)
-        return outputs[0] if len(outputs) == 1 else tuple(outputs)
-
-    def _new_output(self, index: int, shape: tuple, dtype: np.dtype) -> np.ndarray:
-        """A fresh output array; a big one reuses the memory of an earlier
-        result nobody holds any more (no view, no reference: its reference
-        count is ours alone), as a caching allocator would: a new 64 MiB
-        array costs ~16k page faults, a third of a bandwidth-bound call."""
-        if math.prod(shape) * dtype.itemsize < RECYCLE_OUTPUTS_FROM_BYTES:
-            return aligned_empty(shape, dtype)
-        kept = self._kept_outputs.setdefault(index, [])
-        for position in range(len(kept)):
-            # the list's and the argument's references, to the array and to the
-            # aligned memory it views (a user's views refer to that memory)
-            if sys.getrefcount(kept[position]) == 2 and sys.getrefcount(kept[position].base) == 2:
-                array = kept.pop(position)
-                kept.append(array)  # most recently used last
-                return array
-        array = aligned_empty(shape, dtype)
-        kept.append(array)
-        if len(kept) > KEPT_OUTPUTS:
-            kept.pop(0)
-        return array
 
     def _checked_out(self, out: Any) -> list[Any]:
         """`out=` as one array per output (None each when not given): an
@@ -292,13 +224,6 @@ class CompiledGraph:
                 raise ValueError(f"{label} must be an array of shape {list(shape)}, got {got}")
             check_array(array.reshape(expected.get_shape()), expected, label)
         return arrays
-
-    def _take_arena(self) -> np.ndarray:
-        """A free arena (64-byte aligned), or a new one when all are in use."""
-        with self._arena_lock:
-            if self._free_arenas:
-                return self._free_arenas.pop()
-        return _aligned_bytes(self.arena_bytes)
 
     def bind_inputs(self, positional: tuple[Any, ...], named: Mapping[str, Any]) -> list[Any]:
         """The inputs in argument order: positional ones first, then those
@@ -477,11 +402,6 @@ def _signature(
     return tir.FuncOp(entry, types, None, Region(block))
 
 
-RECYCLE_OUTPUTS_FROM_BYTES = 1 << 20
-KEPT_OUTPUTS = 2
-"""Big outputs: the last KEPT_OUTPUTS results per output are kept, and one
-no longer referenced elsewhere is handed out again (see _new_output)."""
-
 TEXT_ELIDE_ABOVE = 4096
 """`compiled.graph` and `.tir` print constants of more elements as
 `dense_resource<__elided__>` (as --mlir-elide-elementsattrs-if-larger):
@@ -517,21 +437,6 @@ def _arena_bytes(module: ModuleOp, entry: str, arguments: int) -> int | None:
             params = op.function_type.inputs.data
             return params[-1].get_shape()[0] if len(params) > arguments else None
     return None
-
-
-def aligned_empty(shape: tuple, dtype: np.dtype) -> np.ndarray:
-    """np.empty on a 64-byte boundary: numpy gives 16, and a kernel's vector
-    stores into a 16-byte-aligned output each straddle two cache lines
-    (measured 5-7% on matmuls, varying with where the array landed)."""
-    dtype = np.dtype(dtype)
-    return _aligned_bytes(math.prod(shape) * dtype.itemsize).view(dtype).reshape(shape)
-
-
-def _aligned_bytes(count: int) -> np.ndarray:
-    """`count` bytes starting on a 64-byte boundary (what the planner assumes)."""
-    raw = np.empty(count + 64, np.int8)
-    offset = -raw.ctypes.data % 64
-    return raw[offset : offset + count]
 
 
 def _native_dtype(type_: TensorType) -> np.dtype:
@@ -592,11 +497,17 @@ def compile(
     was used. `verify_each` runs the verifier after every pass (as gc-opt
     does); by default the IR is verified once, after the graph passes.
     `progress(stage)` is called as each stage starts (tools/progress.py)."""
+    default = pipeline is None and not plugins and registry is None and not cast_inputs
     registry = registry or default_registry()
     for plugin in plugins:
         registry.load_plugin(str(plugin))
     module = load_module(source, registry)
-    return CompiledGraph(
+    compiled = CompiledGraph(
         module, entry, pipeline, num_threads, constants, registry, cast_inputs, cache, verify_each,
         progress,
     )  # fmt: skip
+    if default:  # a later compile of the same arguments can skip the compiler (warm_start.py)
+        from graphcompiler.warm_start import remember
+
+        remember(compiled, source, entry, constants, cache)
+    return compiled

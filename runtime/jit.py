@@ -15,7 +15,7 @@ import os
 import llvmlite.binding as llvm
 
 from graphcompiler.runtime.microkernels import declared_microkernels, microkernel_module
-from graphcompiler.runtime.symbols import NATIVE_LIBRARIES, NUM_THREADS_GLOBAL, native_source
+from graphcompiler.runtime.native import NATIVE_LIBRARIES, NUM_THREADS_GLOBAL, native_source
 from graphcompiler.runtime.threadpool import thread_pool
 from graphcompiler.target import get_target
 

@@ -10,17 +10,16 @@ entry here and its body in `native.ll`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import resources
 
 from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType, i1, i32
 from xdsl.ir import Attribute
 
 from graphcompiler.dialects import tir
-
-NATIVE_LIBRARIES = ("libgcc_s.so.1",)
-"""Shared libraries the native runtime calls into: libgcc (__extendhfsf2 /
-__truncsfhf2, which LLVM calls for f16 conversions on CPUs, or targets,
-without F16C). The thread pool is our own (threadpool.ll): no libgomp."""
+from graphcompiler.runtime.native import (  # noqa: F401 - the table's implementation
+    NATIVE_LIBRARIES,
+    NUM_THREADS_GLOBAL,
+    native_source,
+)
 
 
 @dataclass(frozen=True)
@@ -92,14 +91,6 @@ RUNTIME_SYMBOLS: dict[str, RuntimeSymbol] = {
 PARALLEL_CALL = "sc_parallel_call_cpu"
 """The runtime function parallel loops are outlined into calls of."""
 
-NUM_THREADS_GLOBAL = "sc_num_threads"
-"""The i32 global of the native runtime holding the thread count (0 = all cores)."""
-
 
 def declaration(name: str) -> tir.FuncOp:
     return RUNTIME_SYMBOLS[name].declaration()
-
-
-def native_source() -> str:
-    """The LLVM IR implementing every symbol of the table."""
-    return resources.files("graphcompiler.runtime").joinpath("native.ll").read_text()

@@ -65,7 +65,7 @@ def test_the_arena_is_an_argument_reused_across_calls(chain):
     for seed in range(3):  # a stale arena from the previous call changes nothing
         x, b = _chain_inputs(seed)
         np.testing.assert_allclose(chain(x, b), _chain_expected(x, b), rtol=1e-5, atol=1e-7)
-    assert len(chain._free_arenas) == 1
+    assert len(chain._direct.free_arenas) == 1
 
 
 def test_concurrent_calls_each_get_an_arena(chain):
@@ -84,7 +84,7 @@ def test_concurrent_calls_each_get_an_arena(chain):
     for thread in threads:
         thread.join()
     assert not failures
-    assert 1 <= len(chain._free_arenas) <= 4
+    assert 1 <= len(chain._direct.free_arenas) <= 4
 
 
 def test_outputs_written_into_out(chain):
@@ -196,6 +196,43 @@ def test_a_cache_hit_from_disk_loads_the_machine_code(tmp_path):
     args = [np.random.default_rng(2).standard_normal(t.get_shape()).astype(np.float32)
             for t in first.input_types]  # fmt: skip
     np.testing.assert_array_equal(first(*args), again(*args))
+
+
+WARM_PROCESS = """
+import sys, numpy as np, graphcompiler
+inputs = list(np.load(sys.argv[1]).values())
+compiled = graphcompiler.compile(sys.argv[2], cache=sys.argv[3], constants={"b": inputs.pop()})
+plain = compiled(*inputs)
+loaded = [m for m in ("xdsl", "graphcompiler.dialects", "graphcompiler.compiler") if m in sys.modules]
+named = compiled(**dict(zip(compiled.input_names, inputs)))  # the full graph, built now
+print(compiled.cache_hit, type(compiled).__name__, loaded, compiled.signature)
+np.save(sys.argv[4], np.stack([plain, named]))
+"""
+
+
+def test_a_new_process_compiling_the_same_arguments_skips_the_compiler(tmp_path):
+    """The text, entry and constants as given find the cached machine code
+    (warm_start.py): no xDSL import, the same results; a call the plain
+    path cannot serve (named inputs) builds the full graph and agrees."""
+    import subprocess
+    import sys
+
+    source = tmp_path / "small.mlir"
+    source.write_text(_small_graph(64))
+    rng = np.random.default_rng(5)
+    x, b = rng.standard_normal((4, 64), np.float32), rng.standard_normal(64, np.float32)
+    first = graphcompiler.compile(source, cache=tmp_path / "cache", constants={"b": b})
+    np.savez(tmp_path / "inputs.npz", x=x, b=b)
+    script = tmp_path / "warm.py"
+    script.write_text(WARM_PROCESS)
+    arguments = [tmp_path / "inputs.npz", source, tmp_path / "cache", tmp_path / "out.npy"]
+    done = subprocess.run(
+        [sys.executable, script, *map(str, arguments)], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.startswith("True WarmGraph [] main(x: tensor<4x64xf32>)"), done.stdout
+    plain, named = np.load(tmp_path / "out.npy")
+    np.testing.assert_array_equal(plain, first(x))
+    np.testing.assert_array_equal(named, first(x))
 
 
 def test_the_cache_is_on_by_default_unless_disabled(monkeypatch, tmp_path):
