@@ -128,12 +128,20 @@ class DirectCall:
         return array
 
 
+ALIGN_FROM_BYTES = 4096
+"""Smaller outputs take numpy's 16-byte alignment: aligning costs ~2 us a
+call, more than the straddling stores of a few cache lines."""
+
+
 def aligned_empty(shape: tuple, dtype: np.dtype) -> np.ndarray:
     """np.empty on a 64-byte boundary: numpy gives 16, and a kernel's vector
     stores into a 16-byte-aligned output each straddle two cache lines
     (measured 5-7% on matmuls, varying with where the array landed)."""
     dtype = np.dtype(dtype)
-    return aligned_bytes(math.prod(shape) * dtype.itemsize).view(dtype).reshape(shape)
+    size = math.prod(shape) * dtype.itemsize
+    if size < ALIGN_FROM_BYTES:
+        return np.empty(shape, dtype)
+    return aligned_bytes(size).view(dtype).reshape(shape)
 
 
 def aligned_bytes(count: int) -> np.ndarray:
