@@ -106,7 +106,14 @@ from graphcompiler.dialects.tir.intrinsics import (
     VectorPairExpression,
     VectorReduceExpression,
 )
-from graphcompiler.dialects.tir.memory import AddrOfOp, LoadOp, ReadOp, TensorPtrOp, _tensor_bytes
+from graphcompiler.dialects.tir.memory import (
+    AddrOfOp,
+    LoadOp,
+    PrefetchOp,
+    ReadOp,
+    TensorPtrOp,
+    _tensor_bytes,
+)
 from graphcompiler.dialects.tir.statements import (
     AssignOp,
     DefineTensorOp,
@@ -117,7 +124,6 @@ from graphcompiler.dialects.tir.statements import (
     GlobalOp,
     GlobalRefOp,
     IfOp,
-    PrefetchOp,
     ReturnOp,
     StatementOp,
     StmtsOp,

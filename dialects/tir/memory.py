@@ -1,9 +1,10 @@
 """Memory access expressions: reading a var, loading from a tensor, and
-taking the address of an element (`&A[i, j]`) or a global."""
+taking the address of an element (`&A[i, j]`) or a global; and the
+prefetch hint statement."""
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import I64, IntegerAttr, IntegerType
+from xdsl.dialects.builtin import I64, BoolAttr, IntegerAttr, IntegerType
 from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
@@ -17,7 +18,7 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 
 from graphcompiler.dialects.tir.expressions import ExpressionOp
-from graphcompiler.dialects.tir.statements import _access_type, _parse_var_type
+from graphcompiler.dialects.tir.statements import StatementOp, _access_type, _parse_var_type
 from graphcompiler.dialects.tir.types import PtrType, TirTensorType, VarType, _require, bit_width
 from graphcompiler.dialects.tir.verify import (
     _check_access,
@@ -183,3 +184,50 @@ class AddrOfOp(ExpressionOp):
     result = result_def(PtrType)
     traits = traits_def(Pure())
     assembly_format = "$tensor attr-dict `:` type($tensor)"
+
+
+@irdl_op_definition
+class PrefetchOp(StatementOp):
+    """A hint that A[i, j] is read (`write`: written) soon, so that its cache
+    line is fetched ahead: into every cache level with locality 3, from L2
+    outward with 2, L3 with 1 (0: no reuse). Results never depend on it.
+
+    Example:
+
+        %i = tir.const 0 : index
+        tir.prefetch %A[%i, %i] {locality = 2 : i64} : !tir.tensor<4x8xf32>
+    """
+
+    name = "tir.prefetch"
+    tensor = operand_def(TirTensorType)
+    indices = var_operand_def()
+    write = prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
+    locality = prop_def(IntegerAttr[I64], default_value=IntegerAttr(3, 64))
+
+    @classmethod
+    def parse(cls, parser: Parser) -> PrefetchOp:
+        access = parse_access(parser)
+        if access[2] != 1:
+            parser.raise_error("a prefetch names one element, not lanes")
+        attributes = parser.parse_optional_attr_dict()
+        properties = {
+            name: attributes.pop(name) for name in ("write", "locality") if name in attributes
+        }
+        parser.parse_punctuation(":")
+        tensor, indices = _resolve_access(parser, access, parser.parse_type())
+        return cls.create(operands=[tensor, *indices], properties=properties, attributes=attributes)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        print_access(printer, self.tensor, self.indices, 1)
+        shown = {
+            name: self.properties[name] for name in ("write", "locality") if name in self.properties
+        }
+        printer.print_op_attributes({**shown, **self.attributes})
+        printer.print_string(" : ")
+        printer.print_attribute(self.tensor.type)
+
+    def verify_(self) -> None:
+        _check_access(self, self.tensor, self.indices, 1)
+        locality = self.locality.value.data
+        _require(0 <= locality <= 3, f"locality {locality} is not 0 to 3")

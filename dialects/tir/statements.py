@@ -408,53 +408,6 @@ class StoreOp(StatementOp):
         )
 
 
-@irdl_op_definition
-class PrefetchOp(StatementOp):
-    """A hint that A[i, j] is read (`write`: written) soon, so that its cache
-    line is fetched ahead: into every cache level with locality 3, from L2
-    outward with 2, L3 with 1 (0: no reuse). Results never depend on it.
-
-    Example:
-
-        %i = tir.const 0 : index
-        tir.prefetch %A[%i, %i] {locality = 2 : i64} : !tir.tensor<4x8xf32>
-    """
-
-    name = "tir.prefetch"
-    tensor = operand_def(TirTensorType)
-    indices = var_operand_def()
-    write = prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
-    locality = prop_def(IntegerAttr[I64], default_value=IntegerAttr(3, 64))
-
-    @classmethod
-    def parse(cls, parser: Parser) -> PrefetchOp:
-        access = parse_access(parser)
-        if access[2] != 1:
-            parser.raise_error("a prefetch names one element, not lanes")
-        attributes = parser.parse_optional_attr_dict()
-        properties = {
-            name: attributes.pop(name) for name in ("write", "locality") if name in attributes
-        }
-        parser.parse_punctuation(":")
-        tensor, indices = _resolve_access(parser, access, parser.parse_type())
-        return cls.create(operands=[tensor, *indices], properties=properties, attributes=attributes)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        print_access(printer, self.tensor, self.indices, 1)
-        shown = {
-            name: self.properties[name] for name in ("write", "locality") if name in self.properties
-        }
-        printer.print_op_attributes({**shown, **self.attributes})
-        printer.print_string(" : ")
-        printer.print_attribute(self.tensor.type)
-
-    def verify_(self) -> None:
-        _check_access(self, self.tensor, self.indices, 1)
-        locality = self.locality.value.data
-        _require(0 <= locality <= 3, f"locality {locality} is not 0 to 3")
-
-
 def _access_type(tensor_type: Attribute, lanes: int) -> Attribute:
     element = tensor_type.element_type if isinstance(tensor_type, TirTensorType) else tensor_type
     return VectorType(element, [lanes]) if lanes > 1 else element

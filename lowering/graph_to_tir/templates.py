@@ -31,16 +31,16 @@ from graphcompiler.lowering.graph_to_tir.kernel import (
     is_vectorizable,
 )
 from graphcompiler.lowering.graph_to_tir.matmul import matmul, matmul_into
-from graphcompiler.lowering.graph_to_tir.normalization import instance_norm, rms_norm
-from graphcompiler.lowering.graph_to_tir.pool import pool
-from graphcompiler.lowering.graph_to_tir.reductions import (
+from graphcompiler.lowering.graph_to_tir.normalization import (
     batch_norm,
     fused_row_anchor,
+    instance_norm,
     layer_norm,
-    reduction,
+    rms_norm,
     softmax,
-    unflatten,
 )
+from graphcompiler.lowering.graph_to_tir.pool import pool
+from graphcompiler.lowering.graph_to_tir.reductions import reduction, unflatten
 
 Template = Callable[[Kernel, Operation], None]
 f32 = Float32Type()

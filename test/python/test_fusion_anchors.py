@@ -69,9 +69,9 @@ def _check(text: str, inputs: list[np.ndarray], rtol: float, atol: float) -> Non
 @pytest.mark.parametrize("op", ["softmax", "log_softmax"])
 @pytest.mark.parametrize("n", [1, 7, 16, 37, 100])
 def test_softmax_of_scaled_masked_scores(op, n, cached, monkeypatch):
-    from graphcompiler.lowering.graph_to_tir import reductions
+    from graphcompiler.lowering.graph_to_tir import normalization
 
-    monkeypatch.setattr(reductions, "fits_in_cache", lambda kernel, element, length: cached)
+    monkeypatch.setattr(normalization, "fits_in_cache", lambda kernel, element, length: cached)
     x = (rng.standard_normal([2, 3, n, n]) * 8).astype(np.float32)
     mask = np.where(np.tril(np.ones([n, n])) > 0, 0.0, -np.inf).astype(np.float32)
     x[0, 0, 0, 0] = np.nan  # one row all NaN

@@ -1,4 +1,4 @@
-"""Reductions and normalizations (lowering/graph_to_tir/reductions.py)
+"""Reductions and normalizations (lowering/graph_to_tir/reductions.py, normalization.py)
 against the reference interpreter and float64 numpy, at the three vector
 widths (avx512: 16 lanes when the host has it, avx2: 8, generic: 4), with 1
 and 2 threads (bitwise identical: a reduction never spans threads).
@@ -160,9 +160,9 @@ def test_softmax_forms_nan_and_inf_as_numpy(cached, monkeypatch):
     """Both softmax schedules (rows in cache: max, exp-and-sum, rescale;
     longer rows: online max and sum, then normalize) keep the reference's
     NaN/inf semantics, for f32 and for an f16 output (never parked)."""
-    from graphcompiler.lowering.graph_to_tir import reductions
+    from graphcompiler.lowering.graph_to_tir import normalization
 
-    monkeypatch.setattr(reductions, "fits_in_cache", lambda kernel, element, length: cached)
+    monkeypatch.setattr(normalization, "fits_in_cache", lambda kernel, element, length: cached)
     b = GraphBuilder()
     x = b.make_input([10, 127])
     x16 = b.make("cast", [x], tensor_type([10, 127], "f16"))
