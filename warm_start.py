@@ -48,8 +48,9 @@ def cached_graph(
     text = source_text(source) if directory else None
     if text is None:
         return None
-    record = compile_cache.load_alias(directory, compile_cache.source_key(text, entry, constants))
     try:
+        source_key = compile_cache.source_key(text, entry, constants)
+        record = compile_cache.load_alias(directory, source_key)
         cached = compile_cache.load(directory, record["key"]) if record else None
         if cached is None:
             return None
@@ -60,7 +61,7 @@ def cached_graph(
             lambda: _full_compile(source, entry, constants, cache, num_threads),
         )
     except (KeyError, TypeError, ValueError):
-        return None  # an alias of another version: compile as usual
+        return None  # odd constants, an alias of another version: the compiler says or does it
 
 
 def remember(

@@ -145,17 +145,20 @@ class JitEngine:
         module.link_in(parse_llvm_ir(llvm_ir, context=self.context))
         if object_code is None:
             _optimize(module, machine)
-        self.object_code = object_code
         self.engine = llvm.create_mcjit_compiler(module, machine)
-        self.engine.set_object_cache(self._keep_object_code, lambda _module: object_code)
+        # The callbacks must not refer to self: a cycle through the engine
+        # would leave the engine, its modules and their context to the cyclic
+        # garbage collector, which may free the context first (a segfault).
+        made: list[bytes] = []
+        self.engine.set_object_cache(
+            lambda _module, buffer: made.append(buffer), lambda _module: object_code
+        )
         self.engine.finalize_object()
+        self.object_code = object_code if object_code is not None else (made[0] if made else None)
         for name, data in (external_data or {}).items():
             ctypes.memmove(self.global_address(name), data, len(data))
         self.engine.run_static_constructors()
         self.set_num_threads(num_threads)
-
-    def _keep_object_code(self, _module, buffer: bytes) -> None:
-        self.object_code = buffer
 
     def close(self) -> None:
         """Free the machine code, then the context its modules lived in

@@ -105,11 +105,6 @@ class TirFunction:
             raise ValueError(f"@{self.name} cannot be called from Python: {error}") from None
         return prototype(self._engine.function_address(self.name))
 
-    def call_with_addresses(self, addresses: list[int]) -> Any:
-        """Call with every argument already checked and given as an address
-        (CompiledGraph's fast path)."""
-        return self._call(*addresses)
-
     def label(self, index: int) -> str:
         name = self.param_names[index]
         return f"argument #{index}" + (f" ('%{name}')" if name else "") + f" of @{self.name}"
