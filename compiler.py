@@ -58,6 +58,7 @@ class CompiledGraph:
         from graphcompiler.compile_cache import load as load_cached
         from graphcompiler.compile_cache import store as store_cached
         from graphcompiler.runtime.jit import JitEngine, check_num_threads, default_num_threads
+        from graphcompiler.runtime.optimizer import prestart as prestart_optimizer
         from graphcompiler.runtime.program import TirFunction
 
         # a bad count fails before the pipeline runs, not after
@@ -93,6 +94,7 @@ class CompiledGraph:
             )
             self.cache_hit = True
         else:
+            prestart_optimizer()  # starts while the graph is lowered
             external_data = self._lower(module, pipeline, verify_each)
             self._progress("generating machine code (LLVM)")
             self.engine = JitEngine(self.llvm_ir, num_threads, external_data)

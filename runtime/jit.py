@@ -16,6 +16,7 @@ import llvmlite.binding as llvm
 
 from graphcompiler.runtime.microkernels import declared_microkernels, microkernel_module
 from graphcompiler.runtime.native import NATIVE_LIBRARIES, NUM_THREADS_GLOBAL, native_source
+from graphcompiler.runtime.optimizer import optimize_here, optimized
 from graphcompiler.runtime.threadpool import thread_pool
 from graphcompiler.target import get_target
 
@@ -91,12 +92,6 @@ def default_num_threads() -> int:
     return 0
 
 
-def _optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine) -> None:
-    options = llvm.create_pipeline_tuning_options(speed_level=3)
-    builder = llvm.create_pass_builder(machine, options)
-    builder.getModulePassManager().run(module, builder)
-
-
 def parse_llvm_ir(text: str, name: str = "program", context=None) -> llvm.ModuleRef:
     module = llvm.parse_assembly(text, context)
     module.name = name
@@ -112,7 +107,7 @@ def assembly(llvm_ir: str) -> str:
     microkernels = microkernel_module(declared_microkernels(llvm_ir))
     if microkernels:
         module.link_in(parse_llvm_ir(microkernels, "graphcompiler_microkernels"))
-    _optimize(module, machine)
+    optimize_here(module, machine)
     return machine.emit_assembly(module)
 
 
@@ -144,7 +139,9 @@ class JitEngine:
             module.link_in(parse_llvm_ir(microkernels, "graphcompiler_microkernels", self.context))
         module.link_in(parse_llvm_ir(llvm_ir, context=self.context))
         if object_code is None:
-            _optimize(module, machine)
+            module = optimized(
+                module, machine, llvm.get_host_cpu_name(), _machine_features(), self.context
+            )
         self.engine = llvm.create_mcjit_compiler(module, machine)
         # The callbacks must not refer to self: a cycle through the engine
         # would leave the engine, its modules and their context to the cyclic

@@ -182,7 +182,9 @@ def test_cached_constants_are_part_of_the_key(tmp_path):
         bias = np.linspace(-1, 1, 4096, dtype=np.float32) * scale
         compiled = graphcompiler.compile(text, constants={"b": bias}, cache=tmp_path)
         results.append((compiled.cache_hit, compiled(np.zeros((4, 4096), np.float32))))
-        np.testing.assert_array_equal(results[-1][1], np.maximum(np.broadcast_to(bias, (4, 4096)), 0))
+        np.testing.assert_array_equal(
+            results[-1][1], np.maximum(np.broadcast_to(bias, (4, 4096)), 0)
+        )
     assert [hit for hit, _ in results] == [False, False, True]
 
 
@@ -260,11 +262,14 @@ def _rss_mb() -> float:
 
 @pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="needs /proc")
 def test_dropped_graphs_give_their_memory_back():
-    """The engine (machine code, LLVM context) dies with the compiled graph.
-    What stays is llvmlite's: its optimization pipeline keeps ~60 KB per run
-    plus some per module (llvmlite 0.50, reproduced without graphcompiler),
-    ~150 KB per compile here; the bound leaves room for allocator noise."""
-    compiles = 200 if os.environ.get("GC_FULL_SWEEP") else 40
+    """The engine (machine code, LLVM context) dies with the compiled graph,
+    and no compile leaves memory behind: each graph here is a new one (the
+    cache is off in the tests), so each runs LLVM's optimizer, whose leak
+    stays in the helper process (runtime/optimizer.py). The issue's bound is
+    5 MB over 200 compiles; over 30, the heap's steps (~1 MB) would hide a
+    leak under 80 KB a compile, and llvmlite's was 165 KB."""
+    full_sweep = bool(os.environ.get("GC_FULL_SWEEP"))
+    compiles, bound_mb = (200, 5.0) if full_sweep else (30, 2.5)
     x, b = _chain_inputs(0)
     probe = graphcompiler.compile(CHAIN)
     engine = weakref.ref(probe.engine)
@@ -272,15 +277,26 @@ def test_dropped_graphs_give_their_memory_back():
     del probe
     gc.collect()
     assert engine() is None
-    for _ in range(5):
-        graphcompiler.compile(CHAIN)(x, b)
+    warm_up = 30  # the process's caches and heap settle (~10 MB, then flat)
+    for scale in range(warm_up):
+        graphcompiler.compile(_scaled_chain(scale))(x, b)
     gc.collect()
     before = _rss_mb()
-    for _ in range(compiles):
-        graphcompiler.compile(CHAIN)(x, b)
+    for scale in range(warm_up, warm_up + compiles):
+        graphcompiler.compile(_scaled_chain(scale))(x, b)
     gc.collect()
-    per_compile_kb = (_rss_mb() - before) * 1000 / compiles
-    assert per_compile_kb < 400, f"{per_compile_kb:.0f} KB per compile"
+    growth_mb = _rss_mb() - before
+    assert growth_mb < bound_mb, f"{growth_mb:.1f} MB over {compiles} compiles"
+
+
+def _scaled_chain(scale: int) -> str:
+    """CHAIN with one more op, a multiply by a constant: a new module each time."""
+    return CHAIN.replace(
+        "  func.return %4",
+        f"  %c = graph.constant dense<{scale}.5> : tensor<f32>\n"
+        "  %5 = graph.mul %4, %c : (tensor<64x256xf32>, tensor<f32>) -> tensor<64x256xf32>\n"
+        "  func.return %5",
+    )
 
 
 def test_compiled_texts_elide_big_constants():

@@ -1,0 +1,104 @@
+"""LLVM's optimizer runs in a helper process (runtime/optimizer.py), whose
+leak (llvmlite's pass builders) is freed when the helper is replaced: the
+helper's code is the same as the in-process one, a failing helper falls
+back to optimizing here, and helpers are recycled and never shared with a
+forked child."""
+
+import re
+
+import llvmlite.binding as llvm
+import numpy as np
+import pytest
+
+import graphcompiler
+from graphcompiler.runtime import jit, optimizer
+
+GRAPH = """
+func.func @main(%x: tensor<64x256xf32>, %w: tensor<256x128xf32>) -> tensor<64x128xf32> {
+  %0 = graph.matmul %x, %w : (tensor<64x256xf32>, tensor<256x128xf32>) -> tensor<64x128xf32>
+  %1 = graph.tanh %0 : tensor<64x128xf32>
+  func.return %1 : tensor<64x128xf32>
+}
+"""
+
+
+def _inputs():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((64, 256), np.float32)
+    return x, rng.standard_normal((256, 128), np.float32) / 16
+
+
+def _expected(x, w):
+    return np.tanh(x.astype(np.float64) @ w).astype(np.float32)
+
+
+def _live_helpers():
+    return [h for h in optimizer._helpers.idle if h.process.poll() is None]
+
+
+def _definitions(module) -> list[str]:
+    """The module's function bodies, without comments (use-list orders,
+    which bitcode does not keep) and attribute group numbers."""
+    text = re.sub(r";.*|#\d+", "", str(module))
+    return sorted(re.findall(r"^define .*?^}", text, re.S | re.M))
+
+
+def test_the_helper_optimizes_as_this_process_does():
+    compiled = graphcompiler.compile(GRAPH)
+    assert _live_helpers(), "the compile left its helper idle for the next one"
+    x, w = _inputs()
+    np.testing.assert_allclose(compiled(x, w), _expected(x, w), rtol=1e-5, atol=1e-5)
+    machine = jit._target_machine()
+    here = jit.parse_llvm_ir(compiled.llvm_ir)
+    optimizer.optimize_here(here, machine)
+    by_helper = optimizer.optimized(
+        jit.parse_llvm_ir(compiled.llvm_ir),
+        machine,
+        llvm.get_host_cpu_name(),
+        jit._machine_features(),
+        context=None,
+    )
+    assert _definitions(by_helper) == _definitions(here)
+
+
+def test_a_failing_helper_falls_back_to_optimizing_here(monkeypatch):
+    monkeypatch.setattr(optimizer._helpers, "broken", False)  # set by the failure
+    dead = optimizer._helpers.take()
+    dead.process.kill()
+    dead.process.wait()
+    monkeypatch.setattr(optimizer._helpers, "take", lambda: dead)
+    x, w = _inputs()
+    np.testing.assert_allclose(
+        graphcompiler.compile(GRAPH)(x, w), _expected(x, w), rtol=1e-5, atol=1e-5
+    )
+    assert optimizer._helpers.broken, "no new helper is tried after a failure"
+    assert dead not in optimizer._helpers.idle
+
+
+def test_helpers_are_replaced_after_their_quota(monkeypatch):
+    monkeypatch.setattr(optimizer, "REQUESTS_PER_HELPER", 1)
+    optimizer._helpers.stop_all()
+    graphcompiler.compile(GRAPH)
+    assert not optimizer._helpers.idle, "a helper past its quota is stopped, not kept"
+    graphcompiler.compile(GRAPH.replace("tanh", "sigmoid"))
+    assert not optimizer._helpers.idle
+
+
+def test_a_forked_child_does_not_use_its_parents_helpers(monkeypatch):
+    optimizer.prestart()
+    parents = list(optimizer._helpers.idle)
+    assert parents
+    monkeypatch.setattr(optimizer._helpers, "pid", -1)  # as if this were the child
+    taken = optimizer._helpers.take()
+    assert taken is not None and taken not in parents
+    taken.stop()
+
+
+@pytest.mark.parametrize("value", ["1", "yes"])
+def test_optimizing_in_process_on_request(monkeypatch, value):
+    monkeypatch.setenv("GC_OPTIMIZE_IN_PROCESS", value)
+    monkeypatch.setattr(optimizer._Helpers, "take", lambda self: pytest.fail("used a helper"))
+    x, w = _inputs()
+    np.testing.assert_allclose(
+        graphcompiler.compile(GRAPH)(x, w), _expected(x, w), rtol=1e-5, atol=1e-5
+    )
