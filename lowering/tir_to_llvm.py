@@ -1124,7 +1124,8 @@ def _lower_parallel_call(fl: FunctionLowering, op: tir.CallOp) -> None:
         fl.emit(llvm.StoreOp(fl.value(capture), slot))
     wrapper_address = fl.emit(llvm.AddressOfOp(wrapper, _ptr)).result
     bounds = [fl.convert_value(fl.value(v), v.type, IndexType()) for v in (start, end, step)]
-    fl.call(PARALLEL_CALL, [wrapper_address, *bounds, packed])
+    packed_bytes = fl.constant(CAPTURE_SLOT_BYTES * len(captures), i64)
+    fl.call(PARALLEL_CALL, [wrapper_address, *bounds, packed, packed_bytes])
 
 
 PATTERNS: dict[type[Operation], Callable[[FunctionLowering, Operation], None]] = {

@@ -20,6 +20,7 @@ PASSES = {
     "graph-schedule-ops": ("graphcompiler.passes.graph_schedule_ops", "GraphScheduleOpsPass"),
     "graph-constant-fold": ("graphcompiler.passes.graph_constant_fold", "GraphConstantFoldPass"),
     "tir-outline-parallel": ("graphcompiler.passes.tir_outline_parallel", "TirOutlineParallelPass"),
+    "tir-parallel-regions": ("graphcompiler.passes.tir_parallel_regions", "TirParallelRegionsPass"),
     "convert-tir-to-llvm": ("graphcompiler.lowering.tir_to_llvm", "ConvertTirToLlvmPass"),
     "convert-graph-to-tir": ("graphcompiler.lowering.graph_to_tir", "ConvertGraphToTirPass"),
 }
@@ -36,7 +37,7 @@ GRAPH_PASSES = (
 )
 GRAPH_STAGE = ",".join(GRAPH_PASSES)
 TIR_STAGE = "convert-graph-to-tir,graph-plan-memory"
-LLVM_STAGE = "tir-outline-parallel,convert-tir-to-llvm"
+LLVM_STAGE = "tir-outline-parallel,tir-parallel-regions,convert-tir-to-llvm"
 
 # name -> (pipeline elements, description)
 PIPELINES = {
@@ -46,7 +47,7 @@ PIPELINES = {
     ),
     "tir-to-llvm": (
         LLVM_STAGE,
-        "Tensor IR to the llvm dialect: outline parallel loops, then convert",
+        "Tensor IR to the llvm dialect: outline parallel loops, group them in regions, then convert",
     ),
 }
 

@@ -71,18 +71,35 @@ define void @sc_aligned_free(ptr %memory) {
 
 ; --- parallel for ----------------------------------------------------------------
 ;
-; sc_parallel_call_cpu(body, start, end, step, captures) runs
+; sc_parallel_call_cpu(body, start, end, step, captures, capture_bytes) runs
 ; body(i, captures) for i = start, start + step, ... < end on the process's
 ; thread pool (runtime/threadpool.ll: grains claimed dynamically, the caller
 ; waits for the work, not for the threads), with this program's thread count.
-; `captures` points at the packed values the outlined body needs.
+; `captures` points at the packed values the outlined body needs. Between
+; sc_region_begin and sc_region_end (around consecutive kernels made only
+; of parallel loops, see passes/tir_parallel_regions.py) the loops are
+; queued and run as the stages of one job at the region's end.
 
-declare void @gc_pool_run(ptr, i64, i64, i64, ptr, i32)
+declare void @gc_pool_run_or_queue(ptr, i64, i64, i64, ptr, i64, i32)
+declare void @gc_region_begin(i32)
+declare void @gc_region_end(i32)
 declare i32 @gc_pool_thread_index()
 
-define void @sc_parallel_call_cpu(ptr %body, i64 %start, i64 %end, i64 %step, ptr %captures) {
+define void @sc_parallel_call_cpu(ptr %body, i64 %start, i64 %end, i64 %step, ptr %captures, i64 %capture_bytes) {
   %threads = load i32, ptr @sc_num_threads
-  call void @gc_pool_run(ptr %body, i64 %start, i64 %end, i64 %step, ptr %captures, i32 %threads)
+  call void @gc_pool_run_or_queue(ptr %body, i64 %start, i64 %end, i64 %step, ptr %captures, i64 %capture_bytes, i32 %threads)
+  ret void
+}
+
+define void @sc_region_begin() {
+  %threads = load i32, ptr @sc_num_threads
+  call void @gc_region_begin(i32 %threads)
+  ret void
+}
+
+define void @sc_region_end() {
+  %threads = load i32, ptr @sc_num_threads
+  call void @gc_region_end(i32 %threads)
   ret void
 }
 

@@ -71,7 +71,19 @@ RUNTIME_SYMBOLS: dict[str, RuntimeSymbol] = {
             None,
             "run body(i, captures...) for i in range(start, end, step) on the thread pool (dynamic grains)",
             variadic=True,
-            native_params=(_ptr, _index, _index, _index, _ptr),
+            native_params=(_ptr, _index, _index, _index, _ptr, _index),
+        ),
+        RuntimeSymbol(
+            "sc_region_begin",  # REGION_BEGIN
+            (),
+            None,
+            "queue this thread's parallel loops until sc_region_end (tir-parallel-regions)",
+        ),
+        RuntimeSymbol(
+            "sc_region_end",  # REGION_END
+            (),
+            None,
+            "run the queued parallel loops as the stages of one job: one fork, one join",
         ),
         RuntimeSymbol(
             "sc_brgemm_f32",
@@ -90,6 +102,9 @@ RUNTIME_SYMBOLS: dict[str, RuntimeSymbol] = {
 
 PARALLEL_CALL = "sc_parallel_call_cpu"
 """The runtime function parallel loops are outlined into calls of."""
+
+REGION_BEGIN, REGION_END = "sc_region_begin", "sc_region_end"
+"""The runtime functions around a parallel region (tir-parallel-regions)."""
 
 
 def declaration(name: str) -> tir.FuncOp:

@@ -19,7 +19,13 @@ from importlib import resources
 
 import llvmlite.binding as llvm
 
-POOL_SYMBOLS = ("gc_pool_run", "gc_pool_thread_index")
+POOL_SYMBOLS = (
+    "gc_pool_run",
+    "gc_pool_run_or_queue",
+    "gc_region_begin",
+    "gc_region_end",
+    "gc_pool_thread_index",
+)
 """The pool functions programs call (see native.ll)."""
 
 _FUTEX_SYSCALL = {"x86_64": 202, "amd64": 202, "aarch64": 98, "arm64": 98}

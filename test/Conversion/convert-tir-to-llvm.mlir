@@ -60,13 +60,15 @@ tir.func @intrinsics(%v: vector<8xf32>, %x: f32) -> f32 {
 // -----
 
 // A parallel call packs its captures into 64-byte stack slots and calls
-// the runtime with a wrapper that unpacks them for the outlined body.
+// the runtime with a wrapper that unpacks them for the outlined body, and
+// the slots' size (a region queues a copy of them).
 // CHECK-LABEL: llvm.func @run(
 // CHECK:         llvm.alloca %{{.*}} x i8 {alignment = 64 : i64}
 // CHECK:         llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr
 // CHECK:         %[[WRAPPER:.*]] = llvm.mlir.addressof @body__parallel : !llvm.ptr
-// CHECK:         llvm.call @sc_parallel_call_cpu(%[[WRAPPER]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, i64, i64, i64, !llvm.ptr) -> ()
-// CHECK:       llvm.func @sc_parallel_call_cpu(!llvm.ptr, i64, i64, i64, !llvm.ptr)
+// CHECK:         %[[BYTES:.*]] = llvm.mlir.constant(128) : i64
+// CHECK:         llvm.call @sc_parallel_call_cpu(%[[WRAPPER]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[BYTES]]) : (!llvm.ptr, i64, i64, i64, !llvm.ptr, i64) -> ()
+// CHECK:       llvm.func @sc_parallel_call_cpu(!llvm.ptr, i64, i64, i64, !llvm.ptr, i64)
 // CHECK:       llvm.func internal @body__parallel(%[[I:.*]]: i64, %[[SLOTS:.*]]: !llvm.ptr) {
 // CHECK-NEXT:    %[[SLOT:.*]] = llvm.getelementptr %[[SLOTS]][0] : (!llvm.ptr) -> !llvm.ptr, f32
 // CHECK-NEXT:    %[[VALUE:.*]] = llvm.load %[[SLOT]] : !llvm.ptr -> f32

@@ -13,7 +13,7 @@
 // LLVM: define void @"for_body"(i64 %".1", ptr noalias %".2")
 // LLVM: define void @"fill"(ptr noalias %".1")
 // LLVM: call {{.*}}@"sc_parallel_call_cpu"
-// LLVM: declare void @"sc_parallel_call_cpu"(ptr %".1", i64 %".2", i64 %".3", i64 %".4", ptr %".5")
+// LLVM: declare void @"sc_parallel_call_cpu"(ptr %".1", i64 %".2", i64 %".3", i64 %".4", ptr %".5", i64 %".6")
 // ASM: fill:
 // ASM: sc_parallel_call_cpu
 // MODE: error: one of the arguments --mlir-to-llvmir/-mlir-to-llvmir --emit-asm/-emit-asm --import-onnx/-import-onnx is required

@@ -10,7 +10,7 @@
 // CHECK-NEXT:   toy-scale-constants  -  Multiply every toy.constant by `factor`.
 // CHECK-NEXT:     factor=<int> (default: 2)
 // CHECK:      Pass Pipelines:
-// CHECK:        tir-to-llvm  -  Tensor IR to the llvm dialect: outline parallel loops, then convert
-// CHECK-NEXT:     expands to: tir-outline-parallel,convert-tir-to-llvm
+// CHECK:        tir-to-llvm  -  Tensor IR to the llvm dialect: outline parallel loops, group them in regions, then convert
+// CHECK-NEXT:     expands to: tir-outline-parallel,tir-parallel-regions,convert-tir-to-llvm
 // CHECK-NEXT:   toy-pipeline  -  Triple the toy constants, then CSE each function
 // CHECK-NEXT:     expands to: toy-scale-constants{factor=3},func.func(cse)

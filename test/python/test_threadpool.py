@@ -161,3 +161,59 @@ def test_gc_run_bench_from_the_repository_root():
         )  # fmt: skip
         assert result.returncode == 0, result.stderr
         assert "bench: 5 calls, median" in result.stdout
+
+
+def _softmax_transpose_chain(rounds: int) -> str:
+    """rounds x (softmax, scale by 50, transpose): each kernel reads what the
+    one before wrote, and the scale keeps the values apart."""
+    t, u = "tensor<256x192xf32>", "tensor<192x256xf32>"
+    lines = [f"func.func @main(%x: {t}) -> {t} {{"]
+    lines.append("  %c = graph.constant dense<50.0> : tensor<f32>")
+    value, shape = "%x", t
+    for i in range(rounds):
+        other = u if shape == t else t
+        lines += [
+            f"  %s{i} = graph.softmax {value} {{axis = -1 : i64}} : {shape}",
+            f"  %m{i} = graph.mul %s{i}, %c : ({shape}, tensor<f32>) -> {shape}",
+            f"  %t{i} = graph.transpose %m{i} {{perm = array<i64: 1, 0>}} : {shape} -> {other}",
+        ]
+        value, shape = f"%t{i}", other
+    lines.append(f"  func.return {value} : {shape}\n}}")
+    return "\n".join(lines)
+
+
+def _softmax_transpose_expected(x, rounds):
+    value = x.astype(np.float64)
+    for _ in range(rounds):
+        e = np.exp(value - value.max(-1, keepdims=True))
+        value = (e / e.sum(-1, keepdims=True) * 50).T
+    return value
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_a_parallel_region_runs_its_loops_in_order(threads):
+    """40 kernels of one parallel loop each, every one reading what the one
+    before wrote, run as one region (tir-parallel-regions): the queue fills
+    at 32 loops and runs, then takes the rest; two Python threads calling at
+    once each have their own queue."""
+    rounds = 20
+    compiled = graphcompiler.compile(_softmax_transpose_chain(rounds), num_threads=threads)
+    main = compiled.tir[compiled.tir.index("tir.func @main") :]
+    assert main.count("tir.call @") >= 2 * rounds
+    assert "sc_region_begin" in compiled.llvm_ir
+    x = np.random.default_rng(1).standard_normal((256, 192), np.float32)
+    expected = _softmax_transpose_expected(x, rounds)
+    results = {}
+
+    def call(slot):
+        results[slot] = [compiled(x) for _ in range(20)]
+
+    workers = [threading.Thread(target=call, args=(slot,)) for slot in range(2)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert len(results) == 2
+    for outputs in results.values():
+        for output in outputs:
+            np.testing.assert_allclose(output, expected, rtol=2e-4, atol=1e-5)
