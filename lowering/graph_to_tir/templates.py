@@ -343,14 +343,15 @@ def _slice_vectorizable(op: graph.SliceOp) -> bool:
 
 
 def reshape(kernel: Kernel, op: Operation) -> None:
-    """The same elements in the same order: a flat copy."""
+    """The same elements in the same order: a flat copy (in parallel chunks
+    when it is big enough, as an element-wise op)."""
     count = math.prod(kernel.out.shape)
     source, out = (_flat_buffer(kernel, o, count) for o in (kernel.inputs[0], kernel.out))
 
     def body(index: list[SSAValue], lanes: int) -> None:
         kernel.store(out, index, kernel.load(source, index, lanes))
 
-    kernel.for_each([count], body, is_vectorizable(out, source))
+    kernel.for_each_flat(count, body, is_vectorizable(out, source))
 
 
 def _flat_buffer(kernel: Kernel, operand: Operand, count: int) -> Operand:
