@@ -97,7 +97,7 @@ class CompiledGraph:
             prestart_optimizer()  # starts while the graph is lowered
             external_data = self._lower(module, pipeline, verify_each)
             self._progress("generating machine code (LLVM)")
-            self.engine = JitEngine(self.llvm_ir, num_threads, external_data)
+            self.engine = JitEngine(self.llvm_ir, num_threads, external_data, entry=entry)
             if directory and self.engine.object_code:
                 entry_ = CachedCompile(
                     self.graph, self._graph_dot, self.tir, self.llvm_ir, self.arena_bytes,

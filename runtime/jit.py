@@ -111,6 +111,13 @@ def assembly(llvm_ir: str) -> str:
     return machine.emit_assembly(module)
 
 
+def _internalize_all_but(module: llvm.ModuleRef, entry: str) -> None:
+    for function in module.functions:
+        defined_here = not function.is_declaration
+        if defined_here and function.name != entry and function.linkage == llvm.Linkage.external:
+            function.linkage = llvm.Linkage.internal
+
+
 class JitEngine:
     """Compiles `llvm_ir` with the runtime and keeps the machine code alive."""
 
@@ -120,9 +127,13 @@ class JitEngine:
         num_threads: int | None = None,
         external_data: dict[str, bytes] | None = None,
         object_code: bytes | None = None,
+        entry: str | None = None,
     ):
         """`external_data`: initial bytes of globals the text zero-initializes
         (see translate_to_llvm_ir), copied in once the code is loaded.
+        `entry`: the one function callers look up; the program's other
+        functions become internal, so LLVM drops those it inlines instead
+        of also compiling them on their own (None: all stay callable).
         `object_code`: the machine code an earlier engine made of the same
         IR (its `.object_code`): loaded as is, skipping optimization and
         code generation (the compile cache)."""
@@ -134,10 +145,18 @@ class JitEngine:
         # global one would never give that memory back.
         self.context = llvm.create_context()
         module = parse_llvm_ir(native_source(), "graphcompiler_runtime", self.context)
+        for function in module.functions:
+            if function.linkage == llvm.Linkage.external and not function.is_declaration:
+                # dropped when this program does not call it (the brgemm
+                # routines are most of the runtime's optimization time)
+                function.linkage = llvm.Linkage.linkonce_odr
         microkernels = microkernel_module(declared_microkernels(llvm_ir))
         if microkernels:
             module.link_in(parse_llvm_ir(microkernels, "graphcompiler_microkernels", self.context))
-        module.link_in(parse_llvm_ir(llvm_ir, context=self.context))
+        program = parse_llvm_ir(llvm_ir, context=self.context)
+        if entry is not None:
+            _internalize_all_but(program, entry)
+        module.link_in(program)
         if object_code is None:
             module = optimized(
                 module, machine, llvm.get_host_cpu_name(), _machine_features(), self.context
