@@ -82,7 +82,8 @@ class ArenaPlanner:
 
 
 def _lifetimes(function: tir.FuncOp) -> dict[tir.DefineTensorOp, tuple[int, int]]:
-    """[first, last] top-level op positions using each top-level local tensor."""
+    """[first, last] top-level op positions using each top-level local tensor
+    (directly or through views of it)."""
     ops = list(function.body.block.ops)
     position = {op: index for index, op in enumerate(ops)}
 
@@ -91,11 +92,25 @@ def _lifetimes(function: tir.FuncOp) -> dict[tir.DefineTensorOp, tuple[int, int]
             op = op.parent_op()
         return op
 
+    def last_use(value) -> int | None:
+        """The last top-level op using `value`, or a view of it (a
+        top-level tir.tensor_ptr, such as a reshape's)."""
+        last = None
+        for use in value.uses:
+            user = use.operation
+            if isinstance(user, tir.TensorPtrOp) and user.parent_op() is function:
+                later = last_use(user.result)
+                if later is not None:
+                    last = later if last is None else max(last, later)
+            where = position[top_level(user)]
+            last = where if last is None else max(last, where)
+        return last
+
     lifetimes = {}
     for op in ops:
         if isinstance(op, tir.DefineTensorOp):
-            uses = [position[top_level(use.operation)] for use in op.result.uses]
-            lifetimes[op] = (position[op], max(uses, default=position[op]))
+            last = last_use(op.result)
+            lifetimes[op] = (position[op], position[op] if last is None else last)
     return lifetimes
 
 

@@ -169,6 +169,8 @@ class _FunctionLowering:
             b.module.body.block.insert_op_before(constant, b.module.body.block.first_op)
             values[op.result] = b.global_ref(constant)
             return
+        if self._as_view(op, values, destination):
+            return
         template = ZEROS if empty_contraction(op) else TEMPLATES.get(type(op))
         if template is None:
             raise _fail(
@@ -197,6 +199,26 @@ class _FunctionLowering:
             outputs.append((target, result.type))
         inputs = [(values[o], o.type) for o in op.operands]
         self.call_kernel(self.kernel_name(base), template, op, outputs, inputs)
+
+
+    def _as_view(
+        self, op: Operation, values: dict[SSAValue, SSAValue], destination: dict[SSAValue, SSAValue]
+    ) -> bool:
+        """A reshape of a plain buffer is a view of it (the same elements in
+        the same order), not a copy; graph-plan-memory keeps the buffer live
+        while the view is used. A returned reshape is still copied into its
+        out-param."""
+        if not isinstance(op, graph.ReshapeOp) or op.result in destination:
+            return False
+        types = (op.operands[0].type, op.result.type)
+        if any(isinstance(t.encoding, graph.FormatAttr) for t in types):
+            return False
+        source = values[op.operands[0]]
+        shape = tir_tensor_type(op.result.type).get_shape()
+        view = self.builder.tensor_ptr(source, [0] * len(source.type.get_shape()), shape)
+        view.name_hint = "reshape_view"
+        values[op.result] = view
+        return True
 
 
 def _buffer_value(

@@ -271,3 +271,28 @@ def test_blocked_format_elementwise():
     compiled = graphcompiler.compile(b.module())
     np.testing.assert_allclose(compiled(blocked, bias), plain + bias, rtol=RTOL)
     assert "tir.div" in compiled.tir and "tir.mod" in compiled.tir
+
+
+def test_reshapes_are_views_unless_returned():
+    """A reshape of an input or an intermediate is a view of its buffer (no
+    kernel); the intermediate stays live while the view is read, even after
+    other tensors are placed; a returned reshape is copied to the output."""
+    text = """
+func.func @main(%x: tensor<64x48xf32>) -> (tensor<48x64xf32>, tensor<3072xf32>) {
+  %v = graph.reshape %x : tensor<64x48xf32> -> tensor<48x64xf32>
+  %a = graph.exp %x : tensor<64x48xf32>
+  %av = graph.reshape %a : tensor<64x48xf32> -> tensor<48x64xf32>
+  %b = graph.tanh %v : tensor<48x64xf32>
+  %c = graph.add %av, %b : (tensor<48x64xf32>, tensor<48x64xf32>) -> tensor<48x64xf32>
+  %d = graph.mul %c, %av : (tensor<48x64xf32>, tensor<48x64xf32>) -> tensor<48x64xf32>
+  %r = graph.reshape %a : tensor<64x48xf32> -> tensor<3072xf32>
+  func.return %d, %r : tensor<48x64xf32>, tensor<3072xf32>
+}
+"""
+    compiled = graphcompiler.compile(text, pipeline=None)
+    kernels = compiled.tir[compiled.tir.index("tir.func @main") :]
+    assert kernels.count("tir.call @copy") + kernels.count("tir.call @reshape") == 1
+    x = np.random.default_rng(0).standard_normal((64, 48), np.float32)
+    d, r = compiled(x)
+    np.testing.assert_allclose(d, reference.run(text, x)[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(r, np.exp(x).reshape(-1), rtol=1e-6)
