@@ -111,6 +111,32 @@ def assembly(llvm_ir: str) -> str:
     return machine.emit_assembly(module)
 
 
+def _linked_module(llvm_ir: str, context, entry: str | None) -> llvm.ModuleRef:
+    """The program with the runtime and its microkernels, in `context`."""
+    parts: list[llvm.ModuleRef] = []
+    try:
+        module = parse_llvm_ir(native_source(), "graphcompiler_runtime", context)
+        parts.append(module)
+        for function in module.functions:
+            if function.linkage == llvm.Linkage.external and not function.is_declaration:
+                # dropped when this program does not call it (the brgemm
+                # routines are most of the runtime's optimization time)
+                function.linkage = llvm.Linkage.linkonce_odr
+        microkernels = microkernel_module(declared_microkernels(llvm_ir))
+        if microkernels:
+            parts.append(parse_llvm_ir(microkernels, "graphcompiler_microkernels", context))
+            module.link_in(parts[-1])
+        parts.append(parse_llvm_ir(llvm_ir, context=context))
+        if entry is not None:
+            _internalize_all_but(parts[-1], entry)
+        module.link_in(parts[-1])
+        return module
+    except BaseException:
+        for part in parts:  # freed before their context is (a linked part is already)
+            part.close()
+        raise
+
+
 def _internalize_all_but(module: llvm.ModuleRef, entry: str) -> None:
     for function in module.functions:
         defined_here = not function.is_declaration
@@ -144,24 +170,19 @@ class JitEngine:
         # creates for the life of its context, so programs compiled in the
         # global one would never give that memory back.
         self.context = llvm.create_context()
-        module = parse_llvm_ir(native_source(), "graphcompiler_runtime", self.context)
-        for function in module.functions:
-            if function.linkage == llvm.Linkage.external and not function.is_declaration:
-                # dropped when this program does not call it (the brgemm
-                # routines are most of the runtime's optimization time)
-                function.linkage = llvm.Linkage.linkonce_odr
-        microkernels = microkernel_module(declared_microkernels(llvm_ir))
-        if microkernels:
-            module.link_in(parse_llvm_ir(microkernels, "graphcompiler_microkernels", self.context))
-        program = parse_llvm_ir(llvm_ir, context=self.context)
-        if entry is not None:
-            _internalize_all_but(program, entry)
-        module.link_in(program)
-        if object_code is None:
-            module = optimized(
-                module, machine, llvm.get_host_cpu_name(), _machine_features(), self.context
-            )
-        self.engine = llvm.create_mcjit_compiler(module, machine)
+        module = None
+        try:
+            module = _linked_module(llvm_ir, self.context, entry)
+            if object_code is None:
+                module = optimized(
+                    module, machine, llvm.get_host_cpu_name(), _machine_features(), self.context
+                )
+            self.engine = llvm.create_mcjit_compiler(module, machine)
+        except BaseException:
+            if module is not None:
+                module.close()  # before the context it lives in (a segfault otherwise)
+            self.close()
+            raise
         # The callbacks must not refer to self: a cycle through the engine
         # would leave the engine, its modules and their context to the cyclic
         # garbage collector, which may free the context first (a segfault).

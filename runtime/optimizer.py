@@ -14,7 +14,9 @@ compile, so Python and LLVM start while the graph is lowered) and kept idle
 between compiles, one per thread compiling at once. If a helper cannot be
 started or fails, the module is optimized here instead: the same code, with
 the leak. `GC_OPTIMIZE_IN_PROCESS=1` always does that (a profiler sees the
-passes then).
+passes then). A helper that dies while optimizing a module (an LLVM abort)
+is reported as OptimizerCrash rather than retried here, where the same
+abort would end the caller's process.
 
 Run as a script, this module is the helper: requests on stdin, replies on
 stdout, until stdin closes.
@@ -25,6 +27,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import select
 import struct
 import subprocess
 import sys
@@ -69,21 +72,45 @@ def prestart() -> None:
     _helpers.prestart()
 
 
+class OptimizerCrash(RuntimeError):
+    """LLVM's optimizer died on a module (an LLVM abort, say): reported as
+    an error instead of taking the caller's process down with it."""
+
+
+HELPER_COMMAND = [sys.executable, __file__]
+"""How a helper is started (a test starts a failing one instead)."""
+
+HANDSHAKE = b"graphcompiler-optimizer 1\n"
+"""What a helper writes once it is ready: a process that does not (not a
+Python, no llvmlite) is not used."""
+
+HANDSHAKE_SECONDS = 30.0
+
+
 class _Helper:
     """One helper process and its pipes."""
 
     def __init__(self):
         self.process = subprocess.Popen(
-            [sys.executable, __file__],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            HELPER_COMMAND, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
         )
         self.requests = 0
+        self.ready = False
+
+    def wait_ready(self) -> bool:
+        """Whether the helper said it is ready within HANDSHAKE_SECONDS."""
+        if not self.ready:
+            stdout = self.process.stdout
+            readable, _, _ = select.select([stdout], [], [], HANDSHAKE_SECONDS)
+            self.ready = bool(readable) and stdout.readline() == HANDSHAKE
+        return self.ready
 
     def optimize(self, bitcode: bytes, cpu: str, features: str) -> bytes | None:
-        """The optimized bitcode, or None if the helper failed (then it is
-        stopped and will not be reused)."""
+        """The optimized bitcode, or None if the helper is not working (then
+        it is stopped). Raises OptimizerCrash if it died on this module."""
+        if not self.wait_ready():
+            self.stop()
+            return None
         header = json.dumps({"cpu": cpu, "features": features}).encode()
         try:
             stdin = self.process.stdin
@@ -93,7 +120,12 @@ class _Helper:
             ok = self.process.stdout.read(1)
             payload = _read_exactly(self.process.stdout, _read_length(self.process.stdout))
         except (OSError, ValueError, struct.error):
-            self.stop()
+            code = self.stop()
+            if code is not None and code < 0:  # killed by a signal while optimizing
+                raise OptimizerCrash(
+                    f"LLVM's optimizer crashed on this program (signal {-code}); "
+                    "GC_OPTIMIZE_IN_PROCESS=1 runs it in this process, e.g. under a debugger"
+                ) from None
             return None
         self.requests += 1
         if ok != b"\x01":
@@ -105,17 +137,18 @@ class _Helper:
     def usable(self) -> bool:
         return self.process.poll() is None and self.requests < REQUESTS_PER_HELPER
 
-    def stop(self) -> None:
-        """Close its stdin (it exits at end of input) and reap it."""
+    def stop(self) -> int | None:
+        """Close its stdin (it exits at end of input), reap it, and return
+        its exit status."""
         try:
             self.process.stdin.close()
         except OSError:
             pass
         try:
-            self.process.wait(timeout=5)
+            return self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             self.process.kill()
-            self.process.wait()
+            return self.process.wait()
 
 
 class _Helpers:
@@ -139,10 +172,12 @@ class _Helpers:
         helper = self.take()
         if helper is None:
             return None
-        reply = helper.optimize(bitcode, cpu, features)
+        try:
+            reply = helper.optimize(bitcode, cpu, features)
+        finally:
+            self.give_back(helper)
         if reply is None:
             self.broken = True
-        self.give_back(helper)
         return reply
 
     def take(self) -> _Helper | None:
@@ -211,6 +246,8 @@ def _serve() -> None:
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     requests, replies = sys.stdin.buffer, sys.stdout.buffer
+    replies.write(HANDSHAKE)
+    replies.flush()
     while True:
         raw_length = requests.read(_LENGTH.size)
         if len(raw_length) < _LENGTH.size:

@@ -1,10 +1,11 @@
 """LLVM's optimizer runs in a helper process (runtime/optimizer.py), whose
 leak (llvmlite's pass builders) is freed when the helper is replaced: the
-helper's code is the same as the in-process one, a failing helper falls
-back to optimizing here, and helpers are recycled and never shared with a
-forked child."""
+helper's code is the same as the in-process one, a helper that does not
+start falls back to optimizing here, one that crashes on a module is an
+error, and helpers are recycled and never shared with a forked child."""
 
 import re
+import sys
 
 import llvmlite.binding as llvm
 import numpy as np
@@ -61,18 +62,37 @@ def test_the_helper_optimizes_as_this_process_does():
     assert _definitions(by_helper) == _definitions(here)
 
 
-def test_a_failing_helper_falls_back_to_optimizing_here(monkeypatch):
-    monkeypatch.setattr(optimizer._helpers, "broken", False)  # set by the failure
-    dead = optimizer._helpers.take()
-    dead.process.kill()
-    dead.process.wait()
-    monkeypatch.setattr(optimizer._helpers, "take", lambda: dead)
+@pytest.mark.parametrize(
+    "command",
+    [
+        [sys.executable, "-c", "pass"],  # exits at once
+        ["echo", "not a helper"],  # says something else
+        [sys.executable, "-c", "import sys; sys.stdin.read()"],  # says nothing
+    ],
+)
+def test_a_helper_that_does_not_start_falls_back_to_optimizing_here(monkeypatch, command):
+    monkeypatch.setattr(optimizer, "HELPER_COMMAND", command)
+    monkeypatch.setattr(optimizer, "HANDSHAKE_SECONDS", 1.0)
+    monkeypatch.setattr(optimizer, "_helpers", optimizer._Helpers())
     x, w = _inputs()
     np.testing.assert_allclose(
         graphcompiler.compile(GRAPH)(x, w), _expected(x, w), rtol=1e-5, atol=1e-5
     )
     assert optimizer._helpers.broken, "no new helper is tried after a failure"
-    assert dead not in optimizer._helpers.idle
+    assert not optimizer._helpers.idle
+
+
+def test_a_helper_crashing_on_a_module_is_an_error_not_a_dead_process(monkeypatch):
+    """An LLVM abort while optimizing ends the helper, not the caller."""
+    crash = (
+        f"import os, sys; sys.stdout.buffer.write({optimizer.HANDSHAKE!r}); "
+        "sys.stdout.flush(); sys.stdin.buffer.read(8); os.abort()"
+    )
+    monkeypatch.setattr(optimizer, "HELPER_COMMAND", [sys.executable, "-c", crash])
+    monkeypatch.setattr(optimizer, "_helpers", optimizer._Helpers())
+    with pytest.raises(optimizer.OptimizerCrash, match="crashed on this program .signal 6."):
+        graphcompiler.compile(GRAPH)
+    assert not optimizer._helpers.broken and not optimizer._helpers.idle
 
 
 def test_helpers_are_replaced_after_their_quota(monkeypatch):
