@@ -25,6 +25,7 @@ import functools
 import hashlib
 import json
 import os
+import struct
 import tempfile
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -179,6 +180,7 @@ def load(directory: Path, key: str) -> CachedCompile | None:
         with np.load(directory / f"{key}.npz") as blobs:
             external = {name: blobs[name].tobytes() for name in meta["external"]}
             object_code = blobs[OBJECT_CODE].tobytes()
+        unpack_objects(object_code)  # a damaged blob: compile again
         entry = CachedCompile(
             meta["graph"], meta["graph_dot"], meta["tir"], meta["llvm_ir"], meta["arena_bytes"],
             external, object_code,
@@ -191,6 +193,26 @@ def load(directory: Path, key: str) -> CachedCompile | None:
 
 OBJECT_CODE = "__object_code__"
 """The .npz member holding the machine code (global names never start with __)."""
+
+_OBJECTS_MAGIC = b"GCOBJ2\0\0"
+_OBJECT_LENGTHS = struct.Struct("<QQ")
+
+
+def pack_objects(program: bytes, runtime: bytes) -> bytes:
+    """A compiled graph's machine code as one blob: the program's object and
+    its runtime's (runtime/jit.py builds them apart, at once)."""
+    return _OBJECTS_MAGIC + _OBJECT_LENGTHS.pack(len(program), len(runtime)) + program + runtime
+
+
+def unpack_objects(blob: bytes) -> tuple[bytes, bytes]:
+    """The two objects of `pack_objects`; ValueError for anything else."""
+    header = len(_OBJECTS_MAGIC) + _OBJECT_LENGTHS.size
+    if not blob.startswith(_OBJECTS_MAGIC) or len(blob) < header:
+        raise ValueError("not graphcompiler's object code")
+    program, runtime = _OBJECT_LENGTHS.unpack_from(blob, len(_OBJECTS_MAGIC))
+    if len(blob) != header + program + runtime:
+        raise ValueError("truncated object code")
+    return blob[header : header + program], blob[header + program :]
 
 
 def _remember(directory: Path, key: str, entry: CachedCompile) -> None:

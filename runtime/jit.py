@@ -1,8 +1,11 @@
 """The JIT engine: LLVM IR -> host machine code with llvmlite (MCJIT, O3,
 host CPU name and features), linked with the native runtime.
 
-Symbols are resolved against the native runtime (runtime/native.ll, compiled
-into the same module) and the libraries of the runtime symbol table.
+A program is built as two objects at once (runtime/optimizer.py): the
+program itself, and the native runtime (runtime/native.ll) with the
+microkernels the program calls, keeping only the functions it calls. MCJIT
+loads both and resolves the symbols between them, then against the
+libraries of the runtime symbol table and the thread pool.
 """
 
 from __future__ import annotations
@@ -14,9 +17,10 @@ import os
 
 import llvmlite.binding as llvm
 
+from graphcompiler.compile_cache import pack_objects, unpack_objects
 from graphcompiler.runtime.microkernels import declared_microkernels, microkernel_module
 from graphcompiler.runtime.native import NATIVE_LIBRARIES, NUM_THREADS_GLOBAL, native_source
-from graphcompiler.runtime.optimizer import optimize_here, optimized
+from graphcompiler.runtime.optimizer import Job, build, optimize_here
 from graphcompiler.runtime.threadpool import thread_pool
 from graphcompiler.target import get_target
 
@@ -111,26 +115,30 @@ def assembly(llvm_ir: str) -> str:
     return machine.emit_assembly(module)
 
 
-def _linked_module(llvm_ir: str, context, entry: str | None) -> llvm.ModuleRef:
-    """The program with the runtime and its microkernels, in `context`."""
+def _program_and_runtime(
+    llvm_ir: str, context, entry: str | None
+) -> tuple[llvm.ModuleRef, llvm.ModuleRef]:
+    """The program, and the runtime with the program's microkernels, in
+    `context`: two modules, so that LLVM builds them at once (one per
+    helper process). The runtime keeps only what the program calls."""
     parts: list[llvm.ModuleRef] = []
     try:
-        module = parse_llvm_ir(native_source(), "graphcompiler_runtime", context)
-        parts.append(module)
-        for function in module.functions:
-            if function.linkage == llvm.Linkage.external and not function.is_declaration:
-                # dropped when this program does not call it (the brgemm
-                # routines are most of the runtime's optimization time)
-                function.linkage = llvm.Linkage.linkonce_odr
+        program = parse_llvm_ir(llvm_ir, context=context)
+        parts.append(program)
+        if entry is not None:
+            _internalize_all_but(program, entry)
+        called = {f.name for f in program.functions if f.is_declaration}
+        runtime = parse_llvm_ir(native_source(), "graphcompiler_runtime", context)
+        parts.append(runtime)
         microkernels = microkernel_module(declared_microkernels(llvm_ir))
         if microkernels:
             parts.append(parse_llvm_ir(microkernels, "graphcompiler_microkernels", context))
-            module.link_in(parts[-1])
-        parts.append(parse_llvm_ir(llvm_ir, context=context))
-        if entry is not None:
-            _internalize_all_but(parts[-1], entry)
-        module.link_in(parts[-1])
-        return module
+            runtime.link_in(parts[-1])
+        for function in runtime.functions:
+            defined = not function.is_declaration
+            if defined and function.linkage == llvm.Linkage.external and function.name not in called:
+                function.linkage = llvm.Linkage.linkonce_odr  # dropped: the program does not call it
+        return program, runtime
     except BaseException:
         for part in parts:  # freed before their context is (a linked part is already)
             part.close()
@@ -145,7 +153,8 @@ def _internalize_all_but(module: llvm.ModuleRef, entry: str) -> None:
 
 
 class JitEngine:
-    """Compiles `llvm_ir` with the runtime and keeps the machine code alive."""
+    """Compiles `llvm_ir` with the runtime and keeps the machine code alive;
+    `.object_code` is both objects in one blob, for the compile cache."""
 
     def __init__(
         self,
@@ -170,28 +179,32 @@ class JitEngine:
         # creates for the life of its context, so programs compiled in the
         # global one would never give that memory back.
         self.context = llvm.create_context()
-        module = None
+        program = runtime = None
         try:
-            module = _linked_module(llvm_ir, self.context, entry)
             if object_code is None:
-                module = optimized(
-                    module, machine, llvm.get_host_cpu_name(), _machine_features(), self.context
-                )
-            self.engine = llvm.create_mcjit_compiler(module, machine)
+                program, runtime = _program_and_runtime(llvm_ir, self.context, entry)
+                jobs = [Job(program, to_object=True), Job(runtime, to_object=True)]
+                cpu, features = llvm.get_host_cpu_name(), _machine_features()
+                objects = build(jobs, machine, cpu, features, self.context)
+                program.close()
+                runtime.close()
+                self.object_code = pack_objects(*objects)
+            else:
+                objects = unpack_objects(object_code)
+                self.object_code = object_code
+            # the machine code is all in the objects: the engine's own module is empty
+            self.engine = llvm.create_mcjit_compiler(
+                llvm.parse_assembly("", self.context), machine
+            )
         except BaseException:
-            if module is not None:
-                module.close()  # before the context it lives in (a segfault otherwise)
+            for module in (program, runtime):
+                if module is not None:
+                    module.close()  # before the context it lives in (a segfault otherwise)
             self.close()
             raise
-        # The callbacks must not refer to self: a cycle through the engine
-        # would leave the engine, its modules and their context to the cyclic
-        # garbage collector, which may free the context first (a segfault).
-        made: list[bytes] = []
-        self.engine.set_object_cache(
-            lambda _module, buffer: made.append(buffer), lambda _module: object_code
-        )
+        for code in objects:
+            self.engine.add_object_file(llvm.ObjectFileRef.from_data(code))
         self.engine.finalize_object()
-        self.object_code = object_code if object_code is not None else (made[0] if made else None)
         for name, data in (external_data or {}).items():
             ctypes.memmove(self.global_address(name), data, len(data))
         self.engine.run_static_constructors()

@@ -1,22 +1,23 @@
-"""LLVM's O3 pipeline, run in a helper process.
+"""LLVM's O3 pipeline and code generation, run in helper processes.
 
-Why a process: llvmlite (0.50) leaks every pass builder's instrumentation
+Why processes: llvmlite (0.50) leaks every pass builder's instrumentation
 callbacks (`LLVMPY_CreatePassBuilder` allocates a PassInstrumentationCallbacks
 it never frees, and each run registers a StandardInstrumentations' callbacks
 into it): about 170 KB per optimized module, for the life of the process. A
 program compiling graph after graph would grow without bound. A helper
-optimizes bitcode and sends bitcode back; it is replaced after
-`REQUESTS_PER_HELPER` modules, which frees what it leaked. Code generation
-stays in this process (MCJIT, which frees its memory).
+takes bitcode and sends back the optimized bitcode or object code; it is
+replaced after `REQUESTS_PER_HELPER` modules, which frees what it leaked.
+And the jobs of one compile (the program, and its runtime) run at once in
+two helpers, on two cores.
 
 Helpers are started ahead of need (`prestart`, at the beginning of a
 compile, so Python and LLVM start while the graph is lowered) and kept idle
-between compiles, one per thread compiling at once. If a helper cannot be
-started or fails, the module is optimized here instead: the same code, with
-the leak. `GC_OPTIMIZE_IN_PROCESS=1` always does that (a profiler sees the
-passes then). A helper that dies while optimizing a module (an LLVM abort)
-is reported as OptimizerCrash rather than retried here, where the same
-abort would end the caller's process.
+between compiles. If a helper cannot be started or fails, its job is done
+here instead: the same code, with the leak. `GC_OPTIMIZE_IN_PROCESS=1`
+always does that (a profiler sees the passes then). A helper that dies
+while building a module (an LLVM abort) is reported as OptimizerCrash
+rather than retried here, where the same abort would end the caller's
+process.
 
 Run as a script, this module is the helper: requests on stdin, replies on
 stdout, until stdin closes.
@@ -32,6 +33,7 @@ import struct
 import subprocess
 import sys
 import threading
+from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 
@@ -48,28 +50,48 @@ def optimize_here(module: llvm.ModuleRef, machine: llvm.TargetMachine) -> None:
     builder.getModulePassManager().run(module, builder)
 
 
-def optimized(
-    module: llvm.ModuleRef, machine: llvm.TargetMachine, cpu: str, features: str, context
-) -> llvm.ModuleRef:
-    """`module` optimized for `machine` (whose CPU name and features are
-    `cpu` and `features`): a new module in `context`, made by a helper
-    process, or `module` itself, optimized here when no helper can do it."""
-    if os.environ.get("GC_OPTIMIZE_IN_PROCESS", "").strip() not in ("", "0"):
-        optimize_here(module, machine)
-        return module
-    reply = _helpers.optimize(module.as_bitcode(), cpu, features)
-    if reply is None:
-        optimize_here(module, machine)
-        return module
-    result = llvm.parse_bitcode(reply, context)
-    result.name = module.name  # bitcode keeps no module identifier
-    module.close()
-    return result
+@dataclass
+class Job:
+    """A module to optimize: given back as a module, or compiled to an
+    object (`to_object`)."""
+
+    module: llvm.ModuleRef
+    to_object: bool = False
 
 
-def prestart() -> None:
-    """Start a helper now if none is idle, so it is ready when needed."""
-    _helpers.prestart()
+def build(
+    jobs: list[Job], machine: llvm.TargetMachine, cpu: str, features: str, context
+) -> list[llvm.ModuleRef | bytes]:
+    """Each job's module optimized for `machine` (whose CPU name and features
+    are `cpu` and `features`), and compiled to object code for a `to_object`
+    job. The jobs run at once, each in a helper process; a job no helper can
+    take is done here. A module given back is a new one in `context` (or the
+    job's own, optimized here)."""
+    in_process = os.environ.get("GC_OPTIMIZE_IN_PROCESS", "").strip() not in ("", "0")
+    requests = [
+        (job.module.as_bitcode(), {"cpu": cpu, "features": features, "object": job.to_object})
+        for job in jobs
+    ]
+    replies = [None] * len(jobs) if in_process else _helpers.run(requests)
+    results: list[llvm.ModuleRef | bytes] = []
+    for job, reply in zip(jobs, replies, strict=True):
+        if reply is None:
+            optimize_here(job.module, machine)
+            results.append(machine.emit_object(job.module) if job.to_object else job.module)
+        elif job.to_object:
+            results.append(reply)
+        else:
+            module = llvm.parse_bitcode(reply, context)
+            module.name = job.module.name  # bitcode keeps no module identifier
+            job.module.close()
+            results.append(module)
+    return results
+
+
+def prestart(count: int = 2) -> None:
+    """Start helpers now until `count` are idle, so they are ready when
+    needed (a compile builds the program and its runtime at once)."""
+    _helpers.prestart(count)
 
 
 class OptimizerCrash(RuntimeError):
@@ -105,33 +127,45 @@ class _Helper:
             self.ready = bool(readable) and stdout.readline() == HANDSHAKE
         return self.ready
 
-    def optimize(self, bitcode: bytes, cpu: str, features: str) -> bytes | None:
-        """The optimized bitcode, or None if the helper is not working (then
-        it is stopped). Raises OptimizerCrash if it died on this module."""
+    def send(self, bitcode: bytes, header: dict) -> bool:
+        """Send a request; False if the helper is not working (then it is
+        stopped)."""
         if not self.wait_ready():
             self.stop()
-            return None
-        header = json.dumps({"cpu": cpu, "features": features}).encode()
+            return False
+        encoded = json.dumps(header).encode()
         try:
             stdin = self.process.stdin
-            stdin.write(_LENGTH.pack(len(header)) + header + _LENGTH.pack(len(bitcode)))
+            stdin.write(_LENGTH.pack(len(encoded)) + encoded + _LENGTH.pack(len(bitcode)))
             stdin.write(bitcode)
             stdin.flush()
+        except OSError:
+            self._fail()
+            return False
+        return True
+
+    def receive(self) -> bytes | None:
+        """The reply to the request sent, or None if the helper failed (then
+        it is stopped). Raises OptimizerCrash if it died on the module."""
+        try:
             ok = self.process.stdout.read(1)
             payload = _read_exactly(self.process.stdout, _read_length(self.process.stdout))
         except (OSError, ValueError, struct.error):
-            code = self.stop()
-            if code is not None and code < 0:  # killed by a signal while optimizing
-                raise OptimizerCrash(
-                    f"LLVM's optimizer crashed on this program (signal {-code}); "
-                    "GC_OPTIMIZE_IN_PROCESS=1 runs it in this process, e.g. under a debugger"
-                ) from None
+            self._fail()
             return None
         self.requests += 1
         if ok != b"\x01":
             self.stop()
             return None
         return payload
+
+    def _fail(self) -> None:
+        code = self.stop()
+        if code is not None and code < 0:  # killed by a signal while optimizing
+            raise OptimizerCrash(
+                f"LLVM's optimizer crashed on this program (signal {-code}); "
+                "GC_OPTIMIZE_IN_PROCESS=1 runs it in this process, e.g. under a debugger"
+            )
 
     @property
     def usable(self) -> bool:
@@ -165,20 +199,32 @@ class _Helpers:
         if os.getpid() != self.pid:
             self.idle, self.pid = [], os.getpid()
 
-    def optimize(self, bitcode: bytes, cpu: str, features: str) -> bytes | None:
-        """The optimized bitcode from an idle or new helper; None if there
-        is none or it failed (then helpers are not tried again: a helper
-        that cannot import llvmlite would fail every time)."""
-        helper = self.take()
-        if helper is None:
-            return None
+    def run(self, requests: list[tuple[bytes, dict]]) -> list[bytes | None]:
+        """The replies to `requests`, each sent to its own idle or new helper
+        so that they run at once; None for one no helper could take (then
+        helpers are not tried again: a helper that cannot import llvmlite
+        would fail every time)."""
+        helpers = [self.take() for _ in requests]
+        sent = [
+            helper is not None and helper.send(*request)
+            for helper, request in zip(helpers, requests, strict=True)
+        ]
+        replies: list[bytes | None] = []
         try:
-            reply = helper.optimize(bitcode, cpu, features)
+            for helper, was_sent in zip(helpers, sent, strict=True):
+                replies.append(helper.receive() if was_sent else None)
+        except BaseException:
+            for helper in helpers[len(replies) :]:  # their replies are not read
+                if helper is not None:
+                    helper.stop()
+            raise
         finally:
-            self.give_back(helper)
-        if reply is None:
+            for helper in helpers[: len(replies)]:
+                if helper is not None:
+                    self.give_back(helper)
+        if None in replies:
             self.broken = True
-        return reply
+        return replies
 
     def take(self) -> _Helper | None:
         with self.lock:
@@ -200,14 +246,14 @@ class _Helpers:
             self._forget_after_fork()
             self.idle.append(helper)
 
-    def prestart(self) -> None:
+    def prestart(self, count: int) -> None:
         with self.lock:
             self._forget_after_fork()
-            if self.idle or self.broken:
-                return
-        helper = self._start()
-        if helper is not None:
-            self.give_back(helper)
+            missing = 0 if self.broken else count - len(self.idle)
+        for _ in range(missing):
+            helper = self._start()
+            if helper is not None:
+                self.give_back(helper)
 
     def _start(self) -> _Helper | None:
         try:
@@ -241,8 +287,9 @@ def _read_length(stream) -> int:
 
 def _serve() -> None:
     """The helper's loop: a request is a JSON header (target CPU and
-    features) and bitcode; the reply is a status byte (1: optimized
-    bitcode follows; 0: an error message follows) and a payload."""
+    features; `object`: reply with object code, not bitcode) and bitcode;
+    the reply is a status byte (1: the optimized bitcode or the object
+    code follows; 0: an error message follows) and a payload."""
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     requests, replies = sys.stdin.buffer, sys.stdout.buffer
@@ -260,7 +307,8 @@ def _serve() -> None:
             )
             module = llvm.parse_bitcode(bitcode)
             optimize_here(module, machine)
-            status, payload = b"\x01", module.as_bitcode()
+            payload = machine.emit_object(module) if header["object"] else module.as_bitcode()
+            status = b"\x01"
         except Exception as error:  # noqa: BLE001 - reported to the parent, which optimizes itself
             status, payload = b"\x00", str(error).encode()
         replies.write(status + _LENGTH.pack(len(payload)) + payload)

@@ -52,14 +52,12 @@ def test_the_helper_optimizes_as_this_process_does():
     machine = jit._target_machine()
     here = jit.parse_llvm_ir(compiled.llvm_ir)
     optimizer.optimize_here(here, machine)
-    by_helper = optimizer.optimized(
-        jit.parse_llvm_ir(compiled.llvm_ir),
-        machine,
-        llvm.get_host_cpu_name(),
-        jit._machine_features(),
-        context=None,
-    )
+    jobs = [optimizer.Job(jit.parse_llvm_ir(compiled.llvm_ir))]
+    jobs.append(optimizer.Job(jit.parse_llvm_ir(compiled.llvm_ir), to_object=True))
+    cpu, features = llvm.get_host_cpu_name(), jit._machine_features()
+    by_helper, object_code = optimizer.build(jobs, machine, cpu, features, context=None)
     assert _definitions(by_helper) == _definitions(here)
+    assert object_code[:4] in (b"\x7fELF", b"\xcf\xfa\xed\xfe")  # ELF, Mach-O
 
 
 @pytest.mark.parametrize(

@@ -246,13 +246,25 @@ def test_the_cache_is_on_by_default_unless_disabled(monkeypatch, tmp_path):
     assert compile_cache.cache_directory(tmp_path / "x") == tmp_path / "x"
 
 
-def test_a_damaged_cache_entry_is_compiled_again(tmp_path):
+@pytest.mark.parametrize("damage", ["json", "object code"])
+def test_a_damaged_cache_entry_is_compiled_again(tmp_path, damage):
     graphcompiler.compile(EXAMPLES / "mlp.mlir", cache=tmp_path)
     compile_cache._memory.clear()
-    for entry in tmp_path.glob("*.json"):
-        entry.write_text("{not json")
+    if damage == "json":
+        for entry in tmp_path.glob("*.json"):
+            entry.write_text("{not json")
+    else:  # the machine code cut short
+        for entry in tmp_path.glob("*.npz"):
+            with np.load(entry) as blobs:
+                members = {name: blobs[name] for name in blobs.files}
+            members[compile_cache.OBJECT_CODE] = members[compile_cache.OBJECT_CODE][:-100]
+            np.savez(entry, **members)
     again = graphcompiler.compile(EXAMPLES / "mlp.mlir", cache=tmp_path)
     assert not again.cache_hit
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal(t.get_shape(), np.float32) for t in again.input_types]
+    fresh = graphcompiler.compile(EXAMPLES / "mlp.mlir", cache=False)
+    np.testing.assert_array_equal(again(*inputs), fresh(*inputs))
 
 
 def _rss_mb() -> float:
