@@ -67,12 +67,11 @@ def build(
     job. The jobs run at once, each in a helper process; a job no helper can
     take is done here. A module given back is a new one in `context` (or the
     job's own, optimized here)."""
-    in_process = os.environ.get("GC_OPTIMIZE_IN_PROCESS", "").strip() not in ("", "0")
-    requests = [
-        (job.module.as_bitcode(), {"cpu": cpu, "features": features, "object": job.to_object})
-        for job in jobs
-    ]
-    replies = [None] * len(jobs) if in_process else _helpers.run(requests)
+    replies: list[bytes | None] = [None] * len(jobs)
+    if os.environ.get("GC_OPTIMIZE_IN_PROCESS", "").strip() in ("", "0"):
+        header = {"cpu": cpu, "features": features}
+        requests = [(job.module.as_bitcode(), {**header, "object": job.to_object}) for job in jobs]
+        replies = _helpers.run(requests)
     results: list[llvm.ModuleRef | bytes] = []
     for job, reply in zip(jobs, replies, strict=True):
         if reply is None:
