@@ -177,8 +177,8 @@ class _Helper:
             self.process.stdin.close()
         except OSError:
             pass
-        try:
-            return self.process.wait(timeout=5)
+        try:  # an idle helper exits at once; a forked child may hold its stdin open
+            return self.process.wait(timeout=0.5)
         except subprocess.TimeoutExpired:
             self.process.kill()
             return self.process.wait()
