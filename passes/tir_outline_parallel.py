@@ -27,7 +27,6 @@ from xdsl.dialects.builtin import IndexType, ModuleOp, StringAttr, SymbolRefAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.traits import SymbolTable
 
 from graphcompiler.dialects import tir
 from graphcompiler.runtime import symbols
@@ -80,16 +79,6 @@ class FreshNames:
         self.next[base] = counter + 1
         self.taken.add(name)
         return name
-
-
-def _parallel_call_declaration(module: ModuleOp) -> tir.FuncOp:
-    """The module's declaration of the parallel call, as the runtime table has it."""
-    existing = SymbolTable.lookup_symbol(module, PARALLEL_CALL)
-    if isinstance(existing, tir.FuncOp):
-        return existing
-    declaration = symbols.declaration(PARALLEL_CALL)
-    module.body.block.insert_op_before(declaration, module.body.block.first_op)
-    return declaration
 
 
 def _as_index(value: SSAValue, before: Operation) -> SSAValue:
@@ -152,7 +141,7 @@ def outline(
     outlined = tir.FuncOp(name, [loop.loop_var.type, *parameter_types], None, Region(entry))
     module.body.block.insert_op_before(outlined, function)
 
-    declaration = _parallel_call_declaration(module)
+    declaration = symbols.declared_in(module, PARALLEL_CALL)
     address = tir.FuncAddrOp.create(
         properties={"callee": SymbolRefAttr(StringAttr(name))}, result_types=[tir.PtrType()]
     )

@@ -39,7 +39,6 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
 from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.traits import SymbolTable
 
 from graphcompiler.dialects import tir
 from graphcompiler.runtime import symbols
@@ -125,15 +124,6 @@ def _runs(block: Block, counts: _LoopCounts):
         yield first, last, loops
 
 
-def _declare(module: ModuleOp, name: str) -> tir.FuncOp:
-    existing = SymbolTable.lookup_symbol(module, name)
-    if isinstance(existing, tir.FuncOp):
-        return existing
-    declaration = symbols.declaration(name)
-    module.body.block.insert_op_before(declaration, module.body.block.first_op)
-    return declaration
-
-
 def _runtime_call(declaration: tir.FuncOp, where: InsertPoint) -> None:
     call = tir.CallOp.create(
         properties={"callee": SymbolRefAttr(StringAttr(declaration.sym_name.data))},
@@ -157,7 +147,7 @@ class TirParallelRegionsPass(ModulePass):
                 regions.extend(_runs(block, counts))
         if not regions:
             return
-        begin, end = _declare(op, REGION_BEGIN), _declare(op, REGION_END)
+        begin, end = (symbols.declared_in(op, name) for name in (REGION_BEGIN, REGION_END))
         for first, last, _ in regions:
             _runtime_call(begin, InsertPoint.before(first))
             after = last.next_op

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType, i1, i32
+from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType, ModuleOp, i1, i32
 from xdsl.ir import Attribute
+from xdsl.traits import SymbolTable
 
 from graphcompiler.dialects import tir
 from graphcompiler.runtime.native import (  # noqa: F401 - the table's implementation
@@ -109,3 +110,14 @@ REGION_BEGIN, REGION_END = "sc_region_begin", "sc_region_end"
 
 def declaration(name: str) -> tir.FuncOp:
     return RUNTIME_SYMBOLS[name].declaration()
+
+
+def declared_in(module: ModuleOp, name: str) -> tir.FuncOp:
+    """`module`'s declaration of runtime function `name`, added at its top
+    if it has none yet."""
+    existing = SymbolTable.lookup_symbol(module, name)
+    if isinstance(existing, tir.FuncOp):
+        return existing
+    added = declaration(name)
+    module.body.block.insert_op_before(added, module.body.block.first_op)
+    return added
