@@ -92,25 +92,21 @@ def _lifetimes(function: tir.FuncOp) -> dict[tir.DefineTensorOp, tuple[int, int]
             op = op.parent_op()
         return op
 
-    def last_use(value) -> int | None:
+    def last_use(value) -> int:
         """The last top-level op using `value`, or a view of it (a
-        top-level tir.tensor_ptr, such as a reshape's)."""
-        last = None
-        for use in value.uses:
-            user = use.operation
-            if isinstance(user, tir.TensorPtrOp) and user.parent_op() is function:
-                later = last_use(user.result)
-                if later is not None:
-                    last = later if last is None else max(last, later)
-            where = position[top_level(user)]
-            last = where if last is None else max(last, where)
-        return last
+        top-level tir.tensor_ptr, such as a reshape's); -1 if none."""
+        direct = [position[top_level(use.operation)] for use in value.uses]
+        views = [
+            use.operation.result
+            for use in value.uses
+            if isinstance(use.operation, tir.TensorPtrOp) and use.operation.parent_op() is function
+        ]
+        return max([*direct, *map(last_use, views)], default=-1)
 
     lifetimes = {}
     for op in ops:
         if isinstance(op, tir.DefineTensorOp):
-            last = last_use(op.result)
-            lifetimes[op] = (position[op], position[op] if last is None else last)
+            lifetimes[op] = (position[op], max(position[op], last_use(op.result)))
     return lifetimes
 
 

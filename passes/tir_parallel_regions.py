@@ -105,15 +105,15 @@ class _LoopCounts:
 
 
 def _runs(block: Block, counts: _LoopCounts):
-    """Maximal runs of ops in `block` that qualify, as (first loop-starting
-    call, last loop-starting call, loops started)."""
+    """Maximal runs of ops in `block` that qualify and start at least two
+    loops, as (first loop-starting call, last loop-starting call)."""
     first = last = None
     loops = 0
     for op in block.ops:
         count = counts.of_op(op)
         if count is None:
             if loops >= 2:
-                yield first, last, loops
+                yield first, last
             first = last = None
             loops = 0
         elif count > 0:
@@ -121,7 +121,7 @@ def _runs(block: Block, counts: _LoopCounts):
             last = op
             loops += count
     if loops >= 2:
-        yield first, last, loops
+        yield first, last
 
 
 def _runtime_call(declaration: tir.FuncOp, where: InsertPoint) -> None:
@@ -148,7 +148,7 @@ class TirParallelRegionsPass(ModulePass):
         if not regions:
             return
         begin, end = (symbols.declared_in(op, name) for name in (REGION_BEGIN, REGION_END))
-        for first, last, _ in regions:
+        for first, last in regions:
             _runtime_call(begin, InsertPoint.before(first))
             after = last.next_op
             is_its_evaluate = isinstance(after, tir.EvaluateOp) and after.value.owner is last
