@@ -194,25 +194,35 @@ def load(directory: Path, key: str) -> CachedCompile | None:
 OBJECT_CODE = "__object_code__"
 """The .npz member holding the machine code (global names never start with __)."""
 
-_OBJECTS_MAGIC = b"GCOBJ2\0\0"
-_OBJECT_LENGTHS = struct.Struct("<QQ")
+_OBJECTS_MAGIC = b"GCOBJ3\0\0"
+_LENGTH = struct.Struct("<Q")
 
 
-def pack_objects(program: bytes, runtime: bytes) -> bytes:
-    """A compiled graph's machine code as one blob: the program's object and
-    its runtime's (runtime/jit.py builds them apart, at once)."""
-    return _OBJECTS_MAGIC + _OBJECT_LENGTHS.pack(len(program), len(runtime)) + program + runtime
+def pack_objects(objects: list[bytes]) -> bytes:
+    """A compiled graph's machine code as one blob: the objects of its
+    program's parts and of its runtime (runtime/jit.py builds them apart,
+    at once), each after its length, after their count."""
+    lengths = b"".join(_LENGTH.pack(len(code)) for code in objects)
+    return _OBJECTS_MAGIC + _LENGTH.pack(len(objects)) + lengths + b"".join(objects)
 
 
-def unpack_objects(blob: bytes) -> tuple[bytes, bytes]:
-    """The two objects of `pack_objects`; ValueError for anything else."""
-    header = len(_OBJECTS_MAGIC) + _OBJECT_LENGTHS.size
-    if not blob.startswith(_OBJECTS_MAGIC) or len(blob) < header:
+def unpack_objects(blob: bytes) -> list[bytes]:
+    """The objects of `pack_objects`; ValueError for anything else."""
+    if not blob.startswith(_OBJECTS_MAGIC) or len(blob) < len(_OBJECTS_MAGIC) + _LENGTH.size:
         raise ValueError("not graphcompiler's object code")
-    program, runtime = _OBJECT_LENGTHS.unpack_from(blob, len(_OBJECTS_MAGIC))
-    if len(blob) != header + program + runtime:
+    (count,) = _LENGTH.unpack_from(blob, len(_OBJECTS_MAGIC))
+    offset = len(_OBJECTS_MAGIC) + _LENGTH.size
+    if len(blob) < offset + count * _LENGTH.size:
         raise ValueError("truncated object code")
-    return blob[header : header + program], blob[header + program :]
+    lengths = [_LENGTH.unpack_from(blob, offset + i * _LENGTH.size)[0] for i in range(count)]
+    offset += count * _LENGTH.size
+    if len(blob) != offset + sum(lengths):
+        raise ValueError("truncated object code")
+    objects = []
+    for length in lengths:
+        objects.append(blob[offset : offset + length])
+        offset += length
+    return objects
 
 
 def _remember(directory: Path, key: str, entry: CachedCompile) -> None:

@@ -14,7 +14,7 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from xdsl.dialects import func
@@ -28,6 +28,9 @@ from graphcompiler.passes import GRAPH_STAGE, LLVM_STAGE, TIR_STAGE
 from graphcompiler.reference import round_to_bf16
 from graphcompiler.registry import Registry, default_registry
 from graphcompiler.runtime.direct_call import DirectCall, aligned_empty
+
+if TYPE_CHECKING:
+    from graphcompiler.lowering.llvm_split import LlvmProgram
 
 ARENA_STAGE = TIR_STAGE.replace("graph-plan-memory", "graph-plan-memory{arena-argument=true}")
 """The default pipeline's Tensor IR stage: the entry takes its intermediates'
@@ -57,7 +60,13 @@ class CompiledGraph:
         from graphcompiler.compile_cache import CachedCompile, cache_directory, cache_key
         from graphcompiler.compile_cache import load as load_cached
         from graphcompiler.compile_cache import store as store_cached
-        from graphcompiler.runtime.jit import JitEngine, check_num_threads, default_num_threads
+        from graphcompiler.runtime.jit import (
+            JitEngine,
+            check_num_threads,
+            default_num_threads,
+            initialize_llvm_in_background,
+            program_parts,
+        )
         from graphcompiler.runtime.optimizer import prestart as prestart_optimizer
         from graphcompiler.runtime.program import TirFunction
 
@@ -94,10 +103,14 @@ class CompiledGraph:
             )
             self.cache_hit = True
         else:
-            prestart_optimizer()  # starts while the graph is lowered
-            external_data = self._lower(module, pipeline, verify_each)
+            # LLVM's helpers start, and the thread pool compiles, while the graph is lowered
+            prestart_optimizer(program_parts() + 1)
+            initialize_llvm_in_background()
+            program, external_data = self._lower(module, pipeline, verify_each)
             self._progress("generating machine code (LLVM)")
-            self.engine = JitEngine(self.llvm_ir, num_threads, external_data, entry=entry)
+            self.engine = JitEngine(
+                self.llvm_ir, num_threads, external_data, entry=entry, program=program
+            )
             if directory and self.engine.object_code:
                 entry_ = CachedCompile(
                     self.graph, self._graph_dot, self.tir, self.llvm_ir, self.arena_bytes,
@@ -112,11 +125,14 @@ class CompiledGraph:
         plain = self._plain_signature or (None, None)
         self._direct = DirectCall(self.engine, entry, *plain, self.arena_bytes)
 
-    def _lower(self, module: ModuleOp, pipeline: str | None, verify_each: bool) -> dict[str, bytes]:
+    def _lower(
+        self, module: ModuleOp, pipeline: str | None, verify_each: bool
+    ) -> tuple[LlvmProgram, dict[str, bytes]]:
         """Run the pipeline (the default one in stages, keeping each stage's
-        text) and translate to LLVM IR; returns the constants set aside."""
+        text) and translate to LLVM IR; returns it in pieces, and the
+        constants set aside."""
         import graphcompiler
-        from graphcompiler.lowering.llvm_ir import translate_to_llvm_ir
+        from graphcompiler.lowering.llvm_ir import translate_program
         from graphcompiler.parsing import verify_module
 
         def stage(pipeline: str, verify: bool = False) -> None:
@@ -149,8 +165,9 @@ class CompiledGraph:
             graphcompiler.apply_pipeline(module, pipeline, registry=self.registry)
         external_data: dict[str, bytes] = {}
         self._progress("translating to LLVM IR")
-        self.llvm_ir = translate_to_llvm_ir(module, external_data)
-        return external_data
+        program = translate_program(module, external_data)
+        self.llvm_ir = program.text
+        return program, external_data
 
     def __call__(
         self, *inputs: Any, out: Any = None, **named: Any

@@ -55,6 +55,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from graphcompiler.diagnostics import Diagnostic, DiagnosticError, Severity
+from graphcompiler.lowering.llvm_split import LlvmProgram
 
 
 @irdl_op_definition
@@ -280,6 +281,14 @@ def translate_to_llvm_ir(module: ModuleOp, external_data: dict[str, bytes] | Non
     `external_data`, big constant tensors are not printed as text (slow to
     print and to parse): their globals are zero-initialized and their bytes
     go into the dict, by global name, for the JIT to copy in."""
+    return translate_program(module, external_data).text
+
+
+def translate_program(
+    module: ModuleOp, external_data: dict[str, bytes] | None = None
+) -> LlvmProgram:
+    """`translate_to_llvm_ir`, kept in pieces: its `.text`, and its parts
+    to build at once (`.split`)."""
     try:
         with _values_set_aside(module, external_data):
             llvm_module = _convert_module(module)
@@ -295,4 +304,4 @@ def translate_to_llvm_ir(module: ModuleOp, external_data: dict[str, bytes] | Non
         if isinstance(value, ir.GlobalVariable) and value.initializer is not None:
             if value.linkage == "external":
                 value.linkage = ""
-    return str(llvm_module)
+    return LlvmProgram(llvm_module)

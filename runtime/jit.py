@@ -1,11 +1,12 @@
 """The JIT engine: LLVM IR -> host machine code with llvmlite (MCJIT, O3,
 host CPU name and features), linked with the native runtime.
 
-A program is built as two objects at once (runtime/optimizer.py): the
-program itself, and the native runtime (runtime/native.ll) with the
-microkernels the program calls, keeping only the functions it calls. MCJIT
-loads both and resolves the symbols between them, then against the
-libraries of the runtime symbol table and the thread pool.
+A program is built as several objects at once, each in a helper process
+(runtime/optimizer.py): the program itself, split into parts of about equal
+size (lowering/llvm_split.py), and the native runtime (runtime/native.ll)
+with the microkernels the program calls, keeping only the functions it
+calls. MCJIT loads them all and resolves the symbols between them, then
+against the libraries of the runtime symbol table and the thread pool.
 """
 
 from __future__ import annotations
@@ -14,14 +15,16 @@ import ctypes
 import functools
 import operator
 import os
+import threading
 
 import llvmlite.binding as llvm
 
 from graphcompiler.compile_cache import pack_objects, unpack_objects
+from graphcompiler.lowering.llvm_split import LlvmProgram, Part
 from graphcompiler.runtime.microkernels import declared_microkernels, microkernel_module
 from graphcompiler.runtime.native import NATIVE_LIBRARIES, NUM_THREADS_GLOBAL, native_source
 from graphcompiler.runtime.optimizer import Job, build, optimize_here
-from graphcompiler.runtime.threadpool import thread_pool
+from graphcompiler.runtime.threadpool import available_cpus, thread_pool
 from graphcompiler.target import get_target
 
 
@@ -33,6 +36,23 @@ def _initialize_llvm() -> None:
     for library in NATIVE_LIBRARIES:
         llvm.load_library_permanently(library)
     thread_pool()  # programs link against its gc_pool_* functions
+
+
+_initializing = threading.Lock()
+
+
+def initialize_llvm() -> None:
+    """LLVM's host target, the runtime's libraries and the thread pool
+    (compiled here: ~50 ms), once per process, whichever thread asks."""
+    with _initializing:
+        _initialize_llvm()
+
+
+def initialize_llvm_in_background() -> None:
+    """Start `initialize_llvm` on a thread of its own: LLVM does not hold
+    the GIL while it compiles the pool, so this overlaps the lowering of
+    the graph being compiled (on another core)."""
+    threading.Thread(target=initialize_llvm, name="graphcompiler-llvm-init").start()
 
 
 def _machine_features() -> str:
@@ -51,7 +71,7 @@ def _machine_features() -> str:
 def _target_machine() -> llvm.TargetMachine:
     """A new host target machine: an execution engine takes ownership of
     the one it is given, so each engine needs its own."""
-    _initialize_llvm()
+    initialize_llvm()
     target = llvm.Target.from_default_triple()
     return target.create_target_machine(
         cpu=llvm.get_host_cpu_name(),
@@ -115,46 +135,72 @@ def assembly(llvm_ir: str) -> str:
     return machine.emit_assembly(module)
 
 
+MAX_PROGRAM_PARTS = 4
+"""The most modules a program is split into (lowering/llvm_split.py)."""
+
+
+def program_parts() -> int:
+    """How many modules a program is built as: one per CPU this process
+    may use, up to MAX_PROGRAM_PARTS; its runtime is built beside them."""
+    return max(1, min(available_cpus(), MAX_PROGRAM_PARTS))
+
+
 def _program_and_runtime(
-    llvm_ir: str, context, entry: str | None
-) -> tuple[llvm.ModuleRef, llvm.ModuleRef]:
-    """The program, and the runtime with the program's microkernels, in
-    `context`: two modules, so that LLVM builds them at once (one per
-    helper process). The runtime keeps only what the program calls."""
-    parts: list[llvm.ModuleRef] = []
+    llvm_ir: str, context, entry: str | None, program: LlvmProgram | None
+) -> tuple[list[llvm.ModuleRef], llvm.ModuleRef]:
+    """The program (split into parts when `program` and `entry` are given),
+    and the runtime with the program's microkernels, in `context`: modules
+    that LLVM builds at once, one per helper process. The runtime keeps
+    only what the program calls; each part keeps external only the entry
+    and what the other parts call."""
+    modules: list[llvm.ModuleRef] = []
     try:
-        program = parse_llvm_ir(llvm_ir, context=context)
-        parts.append(program)
-        if entry is not None:
-            _internalize_all_but(program, entry)
-        called = {f.name for f in program.functions if f.is_declaration}
+        if program is not None and entry is not None:
+            parts = program.split(entry, program_parts())
+        else:
+            parts = [Part(llvm_ir, frozenset())]
+        for index, part in enumerate(parts):
+            modules.append(parse_llvm_ir(part.text, f"program{index}", context))
+            if entry is not None:
+                _internalize_all_but(modules[-1], {entry, *part.exported})
+        called = {f.name for module in modules for f in module.functions if f.is_declaration}
         runtime = parse_llvm_ir(native_source(), "graphcompiler_runtime", context)
-        parts.append(runtime)
+        modules.append(runtime)
         microkernels = microkernel_module(declared_microkernels(llvm_ir))
         if microkernels:
-            parts.append(parse_llvm_ir(microkernels, "graphcompiler_microkernels", context))
-            runtime.link_in(parts[-1])
+            modules.append(parse_llvm_ir(microkernels, "graphcompiler_microkernels", context))
+            runtime.link_in(modules.pop())
         for function in runtime.functions:
             defined = not function.is_declaration
-            if defined and function.linkage == llvm.Linkage.external and function.name not in called:
-                function.linkage = llvm.Linkage.linkonce_odr  # dropped: the program does not call it
-        return program, runtime
+            if (
+                defined
+                and function.linkage == llvm.Linkage.external
+                and function.name not in called
+            ):
+                function.linkage = (
+                    llvm.Linkage.linkonce_odr
+                )  # dropped: the program does not call it
+        return modules[:-1], runtime
     except BaseException:
-        for part in parts:  # freed before their context is (a linked part is already)
-            part.close()
+        for module in modules:  # freed before their context is (a linked one is already)
+            module.close()
         raise
 
 
-def _internalize_all_but(module: llvm.ModuleRef, entry: str) -> None:
+def _internalize_all_but(module: llvm.ModuleRef, kept: set[str]) -> None:
+    """Functions defined here become internal, but `kept` (external)."""
     for function in module.functions:
-        defined_here = not function.is_declaration
-        if defined_here and function.name != entry and function.linkage == llvm.Linkage.external:
+        if function.is_declaration:
+            continue
+        if function.name in kept:
+            function.linkage = llvm.Linkage.external
+        elif function.linkage == llvm.Linkage.external:
             function.linkage = llvm.Linkage.internal
 
 
 class JitEngine:
     """Compiles `llvm_ir` with the runtime and keeps the machine code alive;
-    `.object_code` is both objects in one blob, for the compile cache."""
+    `.object_code` is all its objects in one blob, for the compile cache."""
 
     def __init__(
         self,
@@ -163,12 +209,15 @@ class JitEngine:
         external_data: dict[str, bytes] | None = None,
         object_code: bytes | None = None,
         entry: str | None = None,
+        program: LlvmProgram | None = None,
     ):
         """`external_data`: initial bytes of globals the text zero-initializes
         (see translate_to_llvm_ir), copied in once the code is loaded.
         `entry`: the one function callers look up; the program's other
         functions become internal, so LLVM drops those it inlines instead
         of also compiling them on their own (None: all stay callable).
+        `program`: the same IR in pieces (lowering/llvm_split.py), for
+        building it as several modules at once (with `entry`).
         `object_code`: the machine code an earlier engine made of the same
         IR (its `.object_code`): loaded as is, skipping optimization and
         code generation (the compile cache)."""
@@ -179,27 +228,25 @@ class JitEngine:
         # creates for the life of its context, so programs compiled in the
         # global one would never give that memory back.
         self.context = llvm.create_context()
-        program = runtime = None
+        modules: list[llvm.ModuleRef] = []
         try:
             if object_code is None:
-                program, runtime = _program_and_runtime(llvm_ir, self.context, entry)
-                jobs = [Job(program, to_object=True), Job(runtime, to_object=True)]
+                parts, runtime = _program_and_runtime(llvm_ir, self.context, entry, program)
+                modules = [*parts, runtime]
+                jobs = [Job(module, to_object=True) for module in modules]
                 cpu, features = llvm.get_host_cpu_name(), _machine_features()
                 objects = build(jobs, machine, cpu, features, self.context)
-                program.close()
-                runtime.close()
-                self.object_code = pack_objects(*objects)
+                for module in modules:
+                    module.close()
+                self.object_code = pack_objects(objects)
             else:
                 objects = unpack_objects(object_code)
                 self.object_code = object_code
             # the machine code is all in the objects: the engine's own module is empty
-            self.engine = llvm.create_mcjit_compiler(
-                llvm.parse_assembly("", self.context), machine
-            )
+            self.engine = llvm.create_mcjit_compiler(llvm.parse_assembly("", self.context), machine)
         except BaseException:
-            for module in (program, runtime):
-                if module is not None:
-                    module.close()  # before the context it lives in (a segfault otherwise)
+            for module in modules:
+                module.close()  # before the context it lives in (a segfault otherwise)
             self.close()
             raise
         for code in objects:

@@ -7,8 +7,8 @@ into it): about 170 KB per optimized module, for the life of the process. A
 program compiling graph after graph would grow without bound. A helper
 takes bitcode and sends back the optimized bitcode or object code; it is
 replaced after `REQUESTS_PER_HELPER` modules, which frees what it leaked.
-And the jobs of one compile (the program, and its runtime) run at once in
-two helpers, on two cores.
+And the jobs of one compile (the program's parts, and its runtime) run at
+once, each in a helper, on as many cores.
 
 Helpers are started ahead of need (`prestart`, at the beginning of a
 compile, so Python and LLVM start while the graph is lowered) and kept idle
@@ -89,7 +89,7 @@ def build(
 
 def prestart(count: int = 2) -> None:
     """Start helpers now until `count` are idle, so they are ready when
-    needed (a compile builds the program and its runtime at once)."""
+    needed (a compile builds its program's parts and its runtime at once)."""
     _helpers.prestart(count)
 
 
@@ -223,7 +223,17 @@ class _Helpers:
                     self.give_back(helper)
         if None in replies:
             self.broken = True
+            self._stop_unproven()
         return replies
+
+    def _stop_unproven(self) -> None:
+        """Stop the idle helpers that never answered the handshake: started
+        like the one that failed, they would fail the same way."""
+        with self.lock:
+            unproven = [helper for helper in self.idle if not helper.ready]
+            self.idle = [helper for helper in self.idle if helper.ready]
+        for helper in unproven:
+            helper.stop()
 
     def take(self) -> _Helper | None:
         with self.lock:

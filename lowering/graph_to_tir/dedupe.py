@@ -5,8 +5,9 @@ kernels with the same shapes, schedule and epilogue, each reading its own
 packed weights from its own global. Every later stage (tir-to-llvm, the
 LLVM IR text, LLVM's optimizer and code generator) would process each copy.
 Here such kernels are grouped by their text with the global names blanked
-out; the first of a group takes the globals it reads as trailing tensor
-arguments, every call passes its own, and the other copies are deleted.
+out (printed only where their types and op sequences match); the first of
+a group takes the globals it reads as trailing tensor arguments, every call
+passes its own, and the other copies are deleted.
 """
 
 from __future__ import annotations
@@ -26,21 +27,32 @@ def dedupe_kernels(module: ModuleOp, entry_names: set[str]) -> None:
     """Merge the kernels (functions other than `entry_names`) of `module`
     that are identical but for the tensor globals they refer to."""
     globals_ = {op.sym_name.data: op for op in module.ops if isinstance(op, tir.GlobalOp)}
-    groups: dict[str, list[tuple[tir.FuncOp, list[str]]]] = {}
+    similar: dict[tuple, list[tuple[tir.FuncOp, list[str]]]] = {}
     for function in [op for op in module.ops if isinstance(op, tir.FuncOp)]:
         if function.is_declaration or function.sym_name.data in entry_names:
             continue
         read = _globals_read(function, globals_)
-        if read is None:
-            continue
-        groups.setdefault(_shape_of(function, read), []).append((function, read))
+        if read is not None:
+            similar.setdefault(_outline(function), []).append((function, read))
     calls: dict[str, list[tir.CallOp]] = {}
     for op in module.walk():
         if isinstance(op, tir.CallOp):
             calls.setdefault(op.callee.root_reference.data, []).append(op)
-    for members in groups.values():
-        if len(members) > 1:
-            _merge(members, globals_, calls)
+    for candidates in similar.values():
+        if len(candidates) < 2:
+            continue  # most kernels: printing them to compare would be wasted
+        groups: dict[str, list[tuple[tir.FuncOp, list[str]]]] = {}
+        for function, read in candidates:
+            groups.setdefault(_shape_of(function, read), []).append((function, read))
+        for members in groups.values():
+            if len(members) > 1:
+                _merge(members, globals_, calls)
+
+
+def _outline(function: tir.FuncOp) -> tuple:
+    """What kernels of the same text have in common, found without printing
+    them: their type and the names of their ops, in order."""
+    return function.function_type, tuple(op.name for op in function.body.walk())
 
 
 def _globals_read(function: tir.FuncOp, globals_: dict) -> list[str] | None:
