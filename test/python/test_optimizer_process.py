@@ -124,3 +124,37 @@ def test_optimizing_in_process_on_request(monkeypatch, value):
     np.testing.assert_allclose(
         graphcompiler.compile(GRAPH)(x, w), _expected(x, w), rtol=1e-5, atol=1e-5
     )
+
+
+RECURRENCE = """
+define void @f(ptr noalias %a) {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 1, %entry ], [ %next, %loop ]
+  %previous = getelementptr float, ptr %a, i64 %i
+  %x = load float, ptr %previous
+  %y = fmul float %x, 3.0
+  %next = add i64 %i, 1
+  %here = getelementptr float, ptr %a, i64 %next
+  store float %y, ptr %here
+  %done = icmp eq i64 %next, 49
+  br i1 %done, label %exit, label %loop
+exit:
+  ret void
+}
+"""
+
+
+def test_loops_of_known_trip_count_are_not_unrolled_into_hundreds_of_copies():
+    """A 48-iteration loop LLVM cannot vectorize (each step reads the last)
+    stays a loop, in a helper as in this process (O3 alone unrolls it
+    fully: 48 multiplies; LLVM_OPTIONS leave 16)."""
+    machine = jit._target_machine()
+    cpu, features = llvm.get_host_cpu_name(), jit._machine_features()
+    jobs = [optimizer.Job(jit.parse_llvm_ir(RECURRENCE))]
+    (by_helper,) = optimizer.build(jobs, machine, cpu, features, context=None)
+    here = jit.parse_llvm_ir(RECURRENCE)
+    optimizer.optimize_here(here, machine)
+    for module in (by_helper, here):
+        assert str(module).count("fmul") < 48
