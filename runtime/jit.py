@@ -12,7 +12,6 @@ against the libraries of the runtime symbol table and the thread pool.
 from __future__ import annotations
 
 import ctypes
-import functools
 import operator
 import os
 import threading
@@ -27,25 +26,23 @@ from graphcompiler.runtime.optimizer import Job, build, optimize_here
 from graphcompiler.runtime.threadpool import available_cpus, thread_pool
 from graphcompiler.target import get_target
 
-
-@functools.cache
-def _initialize_llvm() -> None:
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    llvm.initialize_native_asmparser()  # the pool's spin hint is inline asm
-    for library in NATIVE_LIBRARIES:
-        llvm.load_library_permanently(library)
-    thread_pool()  # programs link against its gc_pool_* functions
-
-
 _initializing = threading.Lock()
+_initialized = False
 
 
 def initialize_llvm() -> None:
     """LLVM's host target, the runtime's libraries and the thread pool
     (compiled here: ~50 ms), once per process, whichever thread asks."""
+    global _initialized
     with _initializing:
-        _initialize_llvm()
+        if not _initialized:
+            llvm.initialize_native_target()
+            llvm.initialize_native_asmprinter()
+            llvm.initialize_native_asmparser()  # the pool's spin hint is inline asm
+            for library in NATIVE_LIBRARIES:
+                llvm.load_library_permanently(library)
+            thread_pool()  # programs link against its gc_pool_* functions
+            _initialized = True
 
 
 def initialize_llvm_in_background() -> None:
@@ -171,15 +168,9 @@ def _program_and_runtime(
             modules.append(parse_llvm_ir(microkernels, "graphcompiler_microkernels", context))
             runtime.link_in(modules.pop())
         for function in runtime.functions:
-            defined = not function.is_declaration
-            if (
-                defined
-                and function.linkage == llvm.Linkage.external
-                and function.name not in called
-            ):
-                function.linkage = (
-                    llvm.Linkage.linkonce_odr
-                )  # dropped: the program does not call it
+            unused = not function.is_declaration and function.name not in called
+            if unused and function.linkage == llvm.Linkage.external:
+                function.linkage = llvm.Linkage.linkonce_odr  # dropped from the object
         return modules[:-1], runtime
     except BaseException:
         for module in modules:  # freed before their context is (a linked one is already)
