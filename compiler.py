@@ -64,10 +64,9 @@ class CompiledGraph:
             JitEngine,
             check_num_threads,
             default_num_threads,
-            initialize_llvm_in_background,
+            prepare_in_background,
             program_parts,
         )
-        from graphcompiler.runtime.optimizer import prestart as prestart_optimizer
         from graphcompiler.runtime.program import TirFunction
 
         # a bad count fails before the pipeline runs, not after
@@ -103,9 +102,7 @@ class CompiledGraph:
             )
             self.cache_hit = True
         else:
-            # LLVM's helpers start, and the thread pool compiles, while the graph is lowered
-            prestart_optimizer(program_parts() + 1)
-            initialize_llvm_in_background()
+            prepare_in_background(helpers=program_parts() + 1)  # while the graph is lowered
             program, external_data = self._lower(module, pipeline, verify_each)
             self._progress("generating machine code (LLVM)")
             self.engine = JitEngine(

@@ -103,10 +103,12 @@ def build(
     return results
 
 
-def prestart(count: int = 2) -> None:
+def prestart(count: int = 2, one_at_a_time: bool = False) -> None:
     """Start helpers now until `count` are idle, so they are ready when
-    needed (a compile builds its program's parts and its runtime at once)."""
-    _helpers.prestart(count)
+    needed (a compile builds its program's parts and its runtime at once).
+    `one_at_a_time`: each after the last said it is ready (on a background
+    thread, so that starting helpers takes one core, not all of them)."""
+    _helpers.prestart(count, one_at_a_time)
 
 
 class OptimizerCrash(RuntimeError):
@@ -271,14 +273,19 @@ class _Helpers:
             self._forget_after_fork()
             self.idle.append(helper)
 
-    def prestart(self, count: int) -> None:
+    def prestart(self, count: int, one_at_a_time: bool) -> None:
         with self.lock:
             self._forget_after_fork()
             missing = 0 if self.broken else count - len(self.idle)
         for _ in range(missing):
             helper = self._start()
-            if helper is not None:
-                self.give_back(helper)
+            if helper is None:
+                return
+            if one_at_a_time and not helper.wait_ready():
+                helper.stop()
+                self.broken = True
+                return
+            self.give_back(helper)
 
     def _start(self) -> _Helper | None:
         try:

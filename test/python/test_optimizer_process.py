@@ -80,6 +80,26 @@ def test_a_helper_that_does_not_start_falls_back_to_optimizing_here(monkeypatch,
     assert not optimizer._helpers.idle
 
 
+def test_helpers_started_one_at_a_time_are_ready(monkeypatch):
+    """What a compile does on a background thread while it lowers the graph."""
+    monkeypatch.setattr(optimizer, "_helpers", optimizer._Helpers())
+    optimizer.prestart(3, one_at_a_time=True)
+    idle = list(optimizer._helpers.idle)
+    optimizer._helpers.stop_all()
+    assert len(idle) == 3 and all(helper.ready for helper in idle)
+
+
+def test_no_more_helpers_are_started_after_one_did_not(monkeypatch):
+    monkeypatch.setattr(optimizer, "HELPER_COMMAND", [sys.executable, "-c", "pass"])
+    monkeypatch.setattr(optimizer, "_helpers", optimizer._Helpers())
+    started = []
+    monkeypatch.setattr(
+        optimizer._Helpers, "_start", lambda self: started.append(1) or optimizer._Helper()
+    )
+    optimizer.prestart(3, one_at_a_time=True)
+    assert optimizer._helpers.broken and not optimizer._helpers.idle and len(started) == 1
+
+
 def test_a_helper_crashing_on_a_module_is_an_error_not_a_dead_process(monkeypatch):
     """An LLVM abort while optimizing ends the helper, not the caller."""
     crash = (
