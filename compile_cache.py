@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping, Sequence
 
     from xdsl.dialects.builtin import ModuleOp
 
@@ -223,6 +223,30 @@ def unpack_objects(blob: bytes) -> list[bytes]:
         objects.append(blob[offset : offset + length])
         offset += length
     return objects
+
+
+def cached_object(name: str, key: Sequence[str], build: Callable[[], bytes]) -> bytes:
+    """Machine code that depends only on `key` (source text, CPU, LLVM...)
+    rather than on a graph, such as the thread pool's: read back from the
+    cache directory (GC_CACHE_DIR, on unless GC_DISABLE_CACHE), else built
+    and kept there as `<name>-<hash of key>.o`."""
+    directory = cache_directory(None)
+    if directory is None:
+        return build()
+    digest = hashlib.sha256("\0".join(key).encode()).hexdigest()[:32]
+    path = directory / f"{name}-{digest}.o"
+    try:
+        (code,) = unpack_objects(path.read_bytes())
+        return code
+    except (OSError, ValueError):  # missing or damaged: build it again
+        pass
+    code = build()
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        _write_atomically(path, lambda f: f.write(pack_objects([code])))
+    except OSError:
+        pass
+    return code
 
 
 def _remember(directory: Path, key: str, entry: CachedCompile) -> None:

@@ -15,16 +15,19 @@ import ctypes
 import operator
 import os
 import threading
+from typing import TYPE_CHECKING
 
 import llvmlite.binding as llvm
 
 from graphcompiler.compile_cache import pack_objects, unpack_objects
-from graphcompiler.lowering.llvm_split import LlvmProgram, Part
 from graphcompiler.runtime.microkernels import declared_microkernels, microkernel_module
 from graphcompiler.runtime.native import NATIVE_LIBRARIES, NUM_THREADS_GLOBAL, native_source
 from graphcompiler.runtime.optimizer import Job, build, optimize_here, prestart
 from graphcompiler.runtime.threadpool import available_cpus, thread_pool
 from graphcompiler.target import get_target
+
+if TYPE_CHECKING:  # not imported to load cached machine code (it imports llvmlite.ir)
+    from graphcompiler.lowering.llvm_split import LlvmProgram
 
 _initializing = threading.Lock()
 _initialized = False
@@ -160,13 +163,13 @@ def _program_and_runtime(
     modules: list[llvm.ModuleRef] = []
     try:
         if program is not None and entry is not None:
-            parts = program.split(entry, program_parts())
+            parts = [(part.text, part.exported) for part in program.split(entry, program_parts())]
         else:
-            parts = [Part(llvm_ir, frozenset())]
-        for index, part in enumerate(parts):
-            modules.append(parse_llvm_ir(part.text, f"program{index}", context))
+            parts = [(llvm_ir, frozenset())]
+        for index, (text, exported) in enumerate(parts):
+            modules.append(parse_llvm_ir(text, f"program{index}", context))
             if entry is not None:
-                _internalize_all_but(modules[-1], {entry, *part.exported})
+                _internalize_all_but(modules[-1], {entry, *exported})
         called = {f.name for module in modules for f in module.functions if f.is_declaration}
         runtime = parse_llvm_ir(native_source(), "graphcompiler_runtime", context)
         modules.append(runtime)

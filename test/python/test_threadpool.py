@@ -219,3 +219,52 @@ def test_a_parallel_region_runs_its_loops_in_order(threads):
     for outputs in results.values():
         for output in outputs:
             np.testing.assert_allclose(output, expected, rtol=2e-4, atol=1e-5)
+
+
+def test_the_pool_is_compiled_once_per_cache_directory(tmp_path):
+    """A new process loads the pool's machine code that an earlier one
+    compiled for this CPU, and runs parallel code with it."""
+    script = textwrap.dedent(
+        f"""
+        import numpy as np, graphcompiler
+        x = np.arange(512 * 1024, dtype=np.float32).reshape(512, 1024) % 7
+        compiled = graphcompiler.compile({CHAIN!r}, num_threads=2, cache=False)
+        w = np.ones((1024, 256), np.float32) / 1024
+        y = x @ w
+        e = np.exp(np.maximum(y, 0) - np.maximum(y, 0).max(-1, keepdims=True))
+        np.testing.assert_allclose(compiled(x, w), e / e.sum(-1, keepdims=True), rtol=1e-4)
+        """
+    )
+    environment = {**os.environ, "GC_CACHE_DIR": str(tmp_path)}
+    environment.pop("GC_DISABLE_CACHE", None)
+    for run in range(2):
+        subprocess.run([sys.executable, "-c", script], env=environment, check=True)
+        (pool,) = tmp_path.glob("threadpool-*.o")
+        if run == 0:
+            made = pool.stat().st_mtime_ns
+    assert pool.stat().st_mtime_ns == made, "the second process compiled the pool again"
+
+
+def test_machine_code_kept_by_key_is_built_once(monkeypatch, tmp_path):
+    from graphcompiler.compile_cache import cached_object
+
+    monkeypatch.setenv("GC_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("GC_DISABLE_CACHE", raising=False)
+    builds = []
+
+    def build():
+        builds.append(1)
+        return b"machine code"
+
+    assert cached_object("part", ["source", "cpu"], build) == b"machine code"
+    assert cached_object("part", ["source", "cpu"], build) == b"machine code"
+    assert len(builds) == 1
+    cached_object("part", ["source", "other cpu"], build)
+    assert len(builds) == 2
+    for path in tmp_path.glob("part-*.o"):
+        path.write_bytes(path.read_bytes()[:-3])  # damaged: built again
+    assert cached_object("part", ["source", "cpu"], build) == b"machine code"
+    assert len(builds) == 3
+    monkeypatch.setenv("GC_DISABLE_CACHE", "1")
+    cached_object("part", ["source", "cpu"], build)
+    assert len(builds) == 4
