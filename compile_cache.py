@@ -13,6 +13,9 @@ the machine code is loaded as it was made. A source alias
 (`source-<hash>.json`, keyed by the compile's arguments as given) points
 at an entry so that warm_start.py finds it without parsing the graph.
 
+Machine code that does not depend on a graph (the thread pool's) is kept
+in the same directory by `cached_object`, keyed by its source and target.
+
 On disk an entry is JSON plus one .npz of raw bytes (no pickle). Writes go
 through a temporary file and a rename, so concurrent compiles never see
 half an entry. The machine code is code this user's process made, read
