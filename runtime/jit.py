@@ -33,6 +33,14 @@ _initializing = threading.Lock()
 _initialized = False
 
 
+def _new_lock_after_fork() -> None:  # a child of a fork during initialization
+    global _initializing
+    _initializing = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_lock_after_fork)
+
+
 def initialize_llvm() -> None:
     """LLVM's host target, the runtime's libraries and the thread pool
     (compiled here: ~50 ms), once per process, whichever thread asks."""

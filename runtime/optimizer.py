@@ -210,6 +210,12 @@ class _Helpers:
         self.idle: list[_Helper] = []
         self.broken = False  # a helper could not start or failed: do not retry
         self.pid = os.getpid()
+        # a fork while another thread (a compile's preparation) held the lock
+        # would leave it held forever in the child
+        os.register_at_fork(after_in_child=self._new_lock)
+
+    def _new_lock(self) -> None:
+        self.lock = threading.Lock()
 
     def _forget_after_fork(self) -> None:
         # a forked child shares the parent's pipes: it must not use them

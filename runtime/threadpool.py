@@ -48,6 +48,14 @@ _pool: _ThreadPool | None = None
 _pool_lock = threading.Lock()
 
 
+def _new_lock_after_fork() -> None:  # a child of a fork while the pool was being made
+    global _pool_lock
+    _pool_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_lock_after_fork)
+
+
 def thread_pool() -> _ThreadPool:
     """The process's pool, made on first use (once, whichever thread asks)."""
     global _pool
@@ -62,16 +70,17 @@ class _ThreadPool:
         machine = platform.machine().lower()
         source = resources.files("graphcompiler.runtime").joinpath("threadpool.ll").read_text()
         source = source.replace("SPIN_HINT", _SPIN_HINT.get(machine, ""))
-        cpu = llvm.get_host_cpu_name()
-        target_machine = llvm.Target.from_default_triple().create_target_machine(cpu=cpu, opt=2)
+        cpu, features = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+        target = llvm.Target.from_default_triple()
+        target_machine = target.create_target_machine(cpu=cpu, features=features, opt=2)
 
         def build() -> bytes:
             module = llvm.parse_assembly(source)
             module.verify()
             return target_machine.emit_object(module)
 
-        # compiled by an earlier process for this CPU, most of the time (~40 ms saved)
-        key = (source, cpu, llvm.get_default_triple(), llvmlite.__version__)
+        # compiled by an earlier process on this CPU, most of the time (~40 ms saved)
+        key = (source, cpu, features, llvm.get_default_triple(), llvmlite.__version__)
         code = cached_object("threadpool", key, build)
         self.engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), target_machine)
         self.engine.add_object_file(llvm.ObjectFileRef.from_data(code))

@@ -4,7 +4,9 @@ helper's code is the same as the in-process one, a helper that does not
 start falls back to optimizing here, one that crashes on a module is an
 error, and helpers are recycled and never shared with a forked child."""
 
+import os
 import re
+import signal
 import sys
 
 import llvmlite.binding as llvm
@@ -178,3 +180,26 @@ def test_loops_of_known_trip_count_are_not_unrolled_into_hundreds_of_copies():
     optimizer.optimize_here(here, machine)
     for module in (by_helper, here):
         assert str(module).count("fmul") < 48
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_fork_while_a_compile_prepares_llvm_leaves_the_child_working():
+    """The locks a compile's background preparation holds for a moment are
+    new ones in a forked child, which would otherwise wait forever."""
+    from graphcompiler.runtime import threadpool
+
+    with optimizer._helpers.lock, jit._initializing, threadpool._pool_lock:
+        pid = os.fork()
+        if pid == 0:  # the child: must not block on the locks held above
+            code = 1
+            try:
+                signal.alarm(30)
+                jit.initialize_llvm()
+                threadpool.thread_pool()
+                helper = optimizer._helpers.take()
+                code = 0 if helper is not None and helper.wait_ready() else 1
+                helper.stop()
+            finally:
+                os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
