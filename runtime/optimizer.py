@@ -12,7 +12,7 @@ once, each in a helper, on as many cores.
 
 Helpers are started ahead of need (`prestart`, at the beginning of a
 compile, so Python and LLVM start while the graph is lowered) and kept idle
-between compiles. If a helper cannot be started or fails, its job is done
+between compiles, for up to a minute (`HELPER_IDLE_SECONDS`). If a helper cannot be started or fails, its job is done
 here instead: the same code, with the leak. `GC_OPTIMIZE_IN_PROCESS=1`
 always does that (a profiler sees the passes then). A helper that dies
 while building a module (an LLVM abort) is reported as OptimizerCrash
@@ -34,6 +34,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import dataclass
 
 import llvmlite.binding as llvm
@@ -125,16 +126,25 @@ Python, no llvmlite) is not used."""
 
 HANDSHAKE_SECONDS = 30.0
 
+HELPER_IDLE_SECONDS = 60.0
+"""A helper that gets no request for this long exits, giving its memory
+back (~17 MB). A helper idle for more than half of it is not sent a
+request but stopped, so a request never races the helper's exit."""
+
 
 class _Helper:
     """One helper process and its pipes."""
 
     def __init__(self):
         self.process = subprocess.Popen(
-            HELPER_COMMAND, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+            [*HELPER_COMMAND, str(HELPER_IDLE_SECONDS)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
         )
         self.requests = 0
         self.ready = False
+        self.idle_since = time.monotonic()
 
     def wait_ready(self) -> bool:
         """Whether the helper said it is ready within HANDSHAKE_SECONDS."""
@@ -186,7 +196,8 @@ class _Helper:
 
     @property
     def usable(self) -> bool:
-        return self.process.poll() is None and self.requests < REQUESTS_PER_HELPER
+        fresh = time.monotonic() - self.idle_since < HELPER_IDLE_SECONDS / 2
+        return fresh and self.process.poll() is None and self.requests < REQUESTS_PER_HELPER
 
     def stop(self) -> int | None:
         """Close its stdin (it exits at end of input), reap it, and return
@@ -272,6 +283,7 @@ class _Helpers:
         return self._start()
 
     def give_back(self, helper: _Helper) -> None:
+        helper.idle_since = time.monotonic()
         if not helper.usable:
             helper.stop()
             return
@@ -330,10 +342,15 @@ def _serve() -> None:
     code follows; 0: an error message follows) and a payload."""
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
+    idle_seconds = float(sys.argv[1]) if len(sys.argv) > 1 else None
     requests, replies = sys.stdin.buffer, sys.stdout.buffer
     replies.write(HANDSHAKE)
     replies.flush()
     while True:
+        # nothing is buffered between requests: the parent sends the next
+        # one only after reading this one's reply
+        if not select.select([requests], [], [], idle_seconds)[0]:
+            return  # idle too long: exit, giving the memory back
         raw_length = requests.read(_LENGTH.size)
         if len(raw_length) < _LENGTH.size:
             return  # the parent closed the pipe: done

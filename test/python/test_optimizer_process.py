@@ -8,6 +8,7 @@ import os
 import re
 import signal
 import sys
+import time
 
 import llvmlite.binding as llvm
 import numpy as np
@@ -203,3 +204,25 @@ def test_a_fork_while_a_compile_prepares_llvm_leaves_the_child_working():
                 os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_idle_helpers_exit_and_stale_ones_are_not_used(monkeypatch):
+    """A helper with no request for HELPER_IDLE_SECONDS exits (its memory
+    goes back); one idle for half of that is replaced rather than sent a
+    request that could race its exit. Compiles go on with new helpers."""
+    monkeypatch.setattr(optimizer, "HELPER_IDLE_SECONDS", 1.0)
+    monkeypatch.setattr(optimizer, "_helpers", optimizer._Helpers())
+    optimizer.prestart(1, one_at_a_time=True)
+    (helper,) = optimizer._helpers.idle
+    time.sleep(0.6)
+    assert helper.process.poll() is None and not helper.usable
+    deadline = time.monotonic() + 10
+    while helper.process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert helper.process.returncode == 0, "the idle helper exited by itself"
+    x, w = _inputs()
+    compiled = graphcompiler.compile(GRAPH, cache=False)
+    np.testing.assert_allclose(compiled(x, w), _expected(x, w), rtol=1e-5, atol=1e-5)
+    assert not optimizer._helpers.broken
+    assert helper not in optimizer._helpers.idle
+    optimizer._helpers.stop_all()
