@@ -294,7 +294,11 @@ class _Helpers:
     def prestart(self, count: int, one_at_a_time: bool) -> None:
         with self.lock:
             self._forget_after_fork()
+            stale = [helper for helper in self.idle if not helper.usable]
+            self.idle = [helper for helper in self.idle if helper.usable]
             missing = 0 if self.broken else count - len(self.idle)
+        for helper in stale:  # replaced now rather than when a compile needs them
+            helper.stop()
         for _ in range(missing):
             helper = self._start()
             if helper is None:

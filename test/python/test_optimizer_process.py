@@ -220,6 +220,8 @@ def test_idle_helpers_exit_and_stale_ones_are_not_used(monkeypatch):
     while helper.process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.1)
     assert helper.process.returncode == 0, "the idle helper exited by itself"
+    optimizer.prestart(1)
+    assert helper not in optimizer._helpers.idle and len(optimizer._helpers.idle) == 1
     x, w = _inputs()
     compiled = graphcompiler.compile(GRAPH, cache=False)
     np.testing.assert_allclose(compiled(x, w), _expected(x, w), rtol=1e-5, atol=1e-5)
