@@ -18,6 +18,7 @@ The first op without a pattern stops the conversion with a diagnostic.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -115,6 +116,8 @@ class FunctionLowering:
     heap_scopes: list[list[SSAValue]] = field(default_factory=list)
     blocks: list[Block] = field(default_factory=list)
     source_op: Operation | None = None
+    constants: dict[tuple, SSAValue] = field(default_factory=dict)
+    last_constant: Operation | None = None  # constants keep their first uses' order
 
     def emit(self, op: Operation) -> Operation:
         if self.source_op is not None:
@@ -132,28 +135,56 @@ class FunctionLowering:
 
     def constant(self, value: int | float | bool, type_: Attribute) -> SSAValue:
         """A constant of an llvm (already converted) type, splatted for vectors."""
-        element = type_.element_type if isinstance(type_, VectorType) else type_
-        if isinstance(element, IntegerType):
-            scalar = IntegerAttr(int(value), element)
-        else:
-            scalar = FloatAttr(float(value), element)
-        if isinstance(type_, VectorType):
-            attribute = DenseIntOrFPElementsAttr.from_list(
-                type_, [scalar.value.data] * type_.get_shape()[0]
-            )
-        else:
-            attribute = scalar
-        return self.emit(llvm.ConstantOp(attribute, type_)).result
+        bits = struct.pack("<d", value) if isinstance(value, float) else int(value)
+
+        def attribute() -> Attribute:
+            element = type_.element_type if isinstance(type_, VectorType) else type_
+            if isinstance(element, IntegerType):
+                scalar = IntegerAttr(int(value), element)
+            else:
+                scalar = FloatAttr(float(value), element)
+            if not isinstance(type_, VectorType):
+                return scalar
+            lanes = type_.get_shape()[0]
+            return DenseIntOrFPElementsAttr.from_list(type_, [scalar.value.data] * lanes)
+
+        return self.constant_value(("value", bits, type_), attribute, type_)
+
+    def constant_value(
+        self, key: tuple, attribute: Callable[[], Attribute], type_: Attribute
+    ) -> SSAValue:
+        """The function's one `llvm.mlir.constant` for `key` (its value, bit
+        for bit: -0.0 is not 0.0, and its type), of `attribute()` and
+        `type_`, made at the top of its entry block on first use so that it
+        dominates every use. Kernels repeat a few constants hundreds of
+        times (716 constant ops, 197 distinct, in the transformer example):
+        each op and attribute made costs lowering and translation time,
+        and LLVM IR prints constants inline anyway."""
+        value = self.constants.get(key)
+        if value is None:
+            op = llvm.ConstantOp(attribute(), type_)
+            if self.last_constant is None:
+                self._insert_at_top(op)
+            else:
+                self.entry.insert_op_after(op, self.last_constant)
+            self.last_constant = op
+            value = self.constants[key] = op.result
+        return value
 
     def alloca(self, type_: Attribute, count: int = 1, alignment: int = 64) -> SSAValue:
         """Stack memory, allocated once in the entry block (so LLVM promotes vars)."""
-        size = llvm.ConstantOp(IntegerAttr(count, i64), i64)
-        slot = llvm.AllocaOp(size.result, type_, alignment)
-        self.entry.insert_op_before(
-            slot, self.entry.first_op
-        ) if self.entry.first_op else self.entry.add_op(slot)
-        self.entry.insert_op_before(size, slot)
+        size = self.constant(count, i64)
+        slot = llvm.AllocaOp(size, type_, alignment)
+        self._insert_at_top(slot)
+        size.owner.detach()  # moved up to come before this use too
+        self.entry.insert_op_before(size.owner, slot)
         return slot.results[0]
+
+    def _insert_at_top(self, op: Operation) -> None:
+        if self.entry.first_op is None:
+            self.entry.add_op(op)
+        else:
+            self.entry.insert_op_before(op, self.entry.first_op)
 
     def call(
         self, name: str, args: Sequence[SSAValue], result: Attribute | None = None
@@ -536,14 +567,17 @@ def _llvm_scalar(value: Attribute, type_: Attribute) -> Attribute:
 def _lower_const(fl: FunctionLowering, op: tir.ConstOp) -> None:
     result_type = convert_type(op.result.type)
     value = op.value
-    if isinstance(value, IntegerAttr | FloatAttr):
-        attribute = _llvm_scalar(value, op.result.type)
-    else:
+
+    def attribute() -> Attribute:
+        if isinstance(value, IntegerAttr | FloatAttr):
+            return _llvm_scalar(value, op.result.type)
         values = _llvm_values(value.get_values(), tir.element_of(op.result.type))
-        attribute = DenseIntOrFPElementsAttr.from_list(
+        return DenseIntOrFPElementsAttr.from_list(
             result_type, values * (1 if len(values) > 1 else result_type.get_shape()[0])
         )
-    fl.values[op.result] = fl.emit(llvm.ConstantOp(attribute, result_type)).result
+
+    key = ("tir", value, op.result.type)  # xDSL compares float attributes bit for bit
+    fl.values[op.result] = fl.constant_value(key, attribute, result_type)
 
 
 _INT_BINARY: dict[type, Callable[..., Operation]] = {

@@ -63,10 +63,10 @@ tir.func @intrinsics(%v: vector<8xf32>, %x: f32) -> f32 {
 // the runtime with a wrapper that unpacks them for the outlined body, and
 // the slots' size (a region queues a copy of them).
 // CHECK-LABEL: llvm.func @run(
-// CHECK:         llvm.alloca %{{.*}} x i8 {alignment = 64 : i64}
+// CHECK-NEXT:    %[[BYTES:.*]] = llvm.mlir.constant(128) : i64
+// CHECK-NEXT:    llvm.alloca %[[BYTES]] x i8 {alignment = 64 : i64}
 // CHECK:         llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr
 // CHECK:         %[[WRAPPER:.*]] = llvm.mlir.addressof @body__parallel : !llvm.ptr
-// CHECK:         %[[BYTES:.*]] = llvm.mlir.constant(128) : i64
 // CHECK:         llvm.call @sc_parallel_call_cpu(%[[WRAPPER]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[BYTES]]) : (!llvm.ptr, i64, i64, i64, !llvm.ptr, i64) -> ()
 // CHECK:       llvm.func @sc_parallel_call_cpu(!llvm.ptr, i64, i64, i64, !llvm.ptr, i64)
 // CHECK:       llvm.func internal @body__parallel(%[[I:.*]]: i64, %[[SLOTS:.*]]: !llvm.ptr) {
@@ -113,15 +113,18 @@ tir.func @packed(%A: !tir.tensor<8xf32>, %P: !tir.tensor<64xf32>, %C: !tir.tenso
 
 // With a prefetch operand the microkernel (name ending _pf) takes one more
 // pointer; tir.prefetch is llvm.prefetch (rw, locality, data).
+// A function's constants are made once each, at the top of its entry
+// block, in the order of their first uses (here 1 is both "write" and
+// "data cache").
 // CHECK-LABEL: llvm.func @prefetching(
-// CHECK:         llvm.call @gc_ukernel_f32_m2_n3_l4_ar4_ak1_ldb16_ldc4_pf(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i1, !llvm.ptr) -> ()
 // CHECK:         %[[READ:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT:    %[[L3:.*]] = llvm.mlir.constant(3 : i32) : i32
-// CHECK-NEXT:    %[[DATA:.*]] = llvm.mlir.constant(1 : i32) : i32
-// CHECK-NEXT:    llvm.call_intrinsic "llvm.prefetch.p0"(%{{.*}}, %[[READ]], %[[L3]], %[[DATA]])
-// CHECK:         %[[WRITE:.*]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK-NEXT:    %[[ONE:.*]] = llvm.mlir.constant(1 : i32) : i32
 // CHECK-NEXT:    %[[L2:.*]] = llvm.mlir.constant(2 : i32) : i32
-// CHECK:         llvm.call_intrinsic "llvm.prefetch.p0"(%{{.*}}, %[[WRITE]], %[[L2]], %{{.*}})
+// CHECK-NEXT:    llvm.call @gc_ukernel_f32_m2_n3_l4_ar4_ak1_ldb16_ldc4_pf(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i1, !llvm.ptr) -> ()
+// CHECK-NEXT:    llvm.getelementptr
+// CHECK-NEXT:    llvm.call_intrinsic "llvm.prefetch.p0"(%{{.*}}, %[[READ]], %[[L3]], %[[ONE]])
+// CHECK:         llvm.call_intrinsic "llvm.prefetch.p0"(%{{.*}}, %[[ONE]], %[[L2]], %[[ONE]])
 // CHECK:       llvm.func @gc_ukernel_f32_m2_n3_l4_ar4_ak1_ldb16_ldc4_pf(!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i1, !llvm.ptr)
 tir.func @prefetching(%A: !tir.tensor<8xf32>, %P: !tir.tensor<64xf32>, %C: !tir.tensor<8xf32>) {
   tir.brgemm_tile %A, %P, %C prefetch %P : !tir.tensor<64xf32> {m = 2 : i64, n = 3 : i64, k = 4 : i64, lanes = 4 : i64, a_row = 4 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 4 : i64} : !tir.tensor<8xf32>, !tir.tensor<64xf32>, !tir.tensor<8xf32>
@@ -156,8 +159,9 @@ tir.func @nan_max_min(%a: vector<8xf32>, %b: vector<8xf32>) -> vector<8xf32> {
 // divisor other than 0 and -1 needs no guard.
 // CHECK-LABEL: llvm.func @division(
 // CHECK-SAME:      %[[X:[^:]*]]: i32, %[[Y:[^:]*]]: i32)
-// CHECK:         %[[ZERO:.*]] = llvm.icmp "eq" %[[Y]], %{{.*}} : i32
-// CHECK-NEXT:    %[[M1:.*]] = llvm.mlir.constant(-1 : i32) : i32
+// CHECK:         %[[M1:.*]] = llvm.mlir.constant(-1 : i32) : i32
+// CHECK:         %[[SEVEN:.*]] = llvm.mlir.constant(7 : i32) : i32
+// CHECK-NEXT:    %[[ZERO:.*]] = llvm.icmp "eq" %[[Y]], %{{.*}} : i32
 // CHECK-NEXT:    %[[MINUS_ONE:.*]] = llvm.icmp "eq" %[[Y]], %[[M1]] : i32
 // CHECK-NEXT:    %[[SPECIAL:.*]] = llvm.or %[[ZERO]], %[[MINUS_ONE]] : i1
 // CHECK:         %[[DIVISOR:.*]] = {{.*}}llvm.select{{.*}}%[[SPECIAL]], %{{.*}}, %[[Y]]
@@ -167,7 +171,6 @@ tir.func @nan_max_min(%a: vector<8xf32>, %b: vector<8xf32>) -> vector<8xf32> {
 // CHECK-NEXT:    {{.*}}llvm.select{{.*}}%[[ZERO]], %{{.*}}, %[[Q1]]
 // CHECK:         %[[DIVISOR2:.*]] = {{.*}}llvm.select
 // CHECK-NEXT:    llvm.srem %[[X]], %[[DIVISOR2]] : i32
-// CHECK-NEXT:    %[[SEVEN:.*]] = llvm.mlir.constant(7 : i32) : i32
 // CHECK-NEXT:    llvm.sdiv %[[X]], %[[SEVEN]] : i32
 tir.func @division(%x: i32, %y: i32) -> i32 {
   %q = tir.div %x, %y : (i32, i32) -> i32
