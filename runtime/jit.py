@@ -38,7 +38,8 @@ def _new_lock_after_fork() -> None:  # a child of a fork during initialization
     _initializing = threading.Lock()
 
 
-os.register_at_fork(after_in_child=_new_lock_after_fork)
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_new_lock_after_fork)
 
 
 def initialize_llvm() -> None:

@@ -223,7 +223,8 @@ class _Helpers:
         self.pid = os.getpid()
         # a fork while another thread (a compile's preparation) held the lock
         # would leave it held forever in the child
-        os.register_at_fork(after_in_child=self._new_lock)
+        if hasattr(os, "register_at_fork"):  # POSIX
+            os.register_at_fork(after_in_child=self._new_lock)
 
     def _new_lock(self) -> None:
         self.lock = threading.Lock()

@@ -53,7 +53,8 @@ def _new_lock_after_fork() -> None:  # a child of a fork while the pool was bein
     _pool_lock = threading.Lock()
 
 
-os.register_at_fork(after_in_child=_new_lock_after_fork)
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_new_lock_after_fork)
 
 
 def thread_pool() -> _ThreadPool:
@@ -96,7 +97,8 @@ class _ThreadPool:
             llvm.add_symbol(name, self.engine.get_function_address(name))
         self._shutdown = self._function("gc_pool_shutdown", None)
         atexit.register(self._shutdown)
-        os.register_at_fork(after_in_child=self._function("gc_pool_after_fork", None))
+        if hasattr(os, "register_at_fork"):  # POSIX
+            os.register_at_fork(after_in_child=self._function("gc_pool_after_fork", None))
 
     def _function(self, name: str, restype, *argtypes):
         address = self.engine.get_function_address(name)
