@@ -24,6 +24,11 @@ MIN_PART_LINES = 300
 instruction each) are not worth a helper of their own."""
 
 _REFERENCE = re.compile(r'@"((?:[^"\\]|\\.)*)"|@([-a-zA-Z$._][-a-zA-Z$._0-9]*)')
+_ESCAPE = re.compile(r"\\([0-9A-Fa-f]{2})")  # llvmlite writes " and \ in names as \22, \5c
+
+
+def _name(quoted: str) -> str:
+    return _ESCAPE.sub(lambda match: chr(int(match.group(1), 16)), quoted)
 
 
 @dataclass(frozen=True)
@@ -146,7 +151,7 @@ class LlvmProgram:
 def _piece(value: ir.GlobalValue) -> _Piece:
     definition = str(value)
     references = tuple(
-        dict.fromkeys(quoted or plain for quoted, plain in _REFERENCE.findall(definition))
+        dict.fromkeys(_name(quoted) or plain for quoted, plain in _REFERENCE.findall(definition))
     )[1:]  # the first is the value's own name
     if isinstance(value, ir.Function):
         if value.is_declaration:

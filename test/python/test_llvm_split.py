@@ -149,3 +149,29 @@ def test_a_split_program_computes_what_the_whole_one_does(monkeypatch, tmp_path)
     again = graphcompiler.compile(CHAIN, cache=tmp_path)
     assert again.cache_hit
     np.testing.assert_array_equal(again(x, w), compiled(x, w))
+
+
+def test_names_llvm_escapes_are_followed_across_parts(monkeypatch):
+    monkeypatch.setattr(llvm_split, "MIN_PART_LINES", 1)
+    module = ir.Module()
+    module.triple = llvm.get_default_triple()
+    callees = []
+    for name in ('odd "name\\', "plain"):
+        callee, builder = _function(module, name)
+        builder.store(ir.Constant(F32, 1.0), callee.args[0])
+        builder.ret_void()
+        callees.append(callee)
+    main, builder = _function(module, "main")
+    for callee in callees:
+        builder.call(callee, [main.args[0]])
+    builder.ret_void()
+    parts = LlvmProgram(module).split("main", 2)
+    assert len(parts) == 2
+    linked = llvm.parse_assembly(parts[0].text)
+    linked.link_in(llvm.parse_assembly(parts[1].text))
+    linked.verify()
+    assert {f.name for f in linked.functions if not f.is_declaration} == {
+        "main",
+        'odd "name\\',
+        "plain",
+    }
