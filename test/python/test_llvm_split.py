@@ -152,21 +152,26 @@ def test_a_split_program_computes_what_the_whole_one_does(monkeypatch, tmp_path)
 
 
 def test_names_llvm_escapes_are_followed_across_parts(monkeypatch):
+    """main calls `plain`, which calls `odd "name\\` (printed @"odd \\22name\\5c"):
+    wherever `plain` goes, `odd` goes with it or is declared there."""
     monkeypatch.setattr(llvm_split, "MIN_PART_LINES", 1)
     module = ir.Module()
     module.triple = llvm.get_default_triple()
-    callees = []
-    for name in ('odd "name\\', "plain"):
-        callee, builder = _function(module, name)
-        builder.store(ir.Constant(F32, 1.0), callee.args[0])
-        builder.ret_void()
-        callees.append(callee)
+    odd, builder = _function(module, 'odd "name\\')
+    builder.store(ir.Constant(F32, 1.0), odd.args[0])
+    builder.ret_void()
+    plain, builder = _function(module, "plain")
+    builder.call(odd, [plain.args[0]])
+    builder.ret_void()
     main, builder = _function(module, "main")
-    for callee in callees:
-        builder.call(callee, [main.args[0]])
+    builder.call(plain, [main.args[0]])
+    for _ in range(8):  # main outweighs plain: plain goes to the other part
+        builder.store(ir.Constant(F32, 2.0), main.args[0])
     builder.ret_void()
     parts = LlvmProgram(module).split("main", 2)
     assert len(parts) == 2
+    for part in parts:
+        llvm.parse_assembly(part.text).verify()
     linked = llvm.parse_assembly(parts[0].text)
     linked.link_in(llvm.parse_assembly(parts[1].text))
     linked.verify()
