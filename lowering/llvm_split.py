@@ -33,9 +33,9 @@ def _name(quoted: str) -> str:
 
 @dataclass(frozen=True)
 class _Piece:
-    """A global value's text: its definition, how another module declares
-    it (None: it is only declared here, or cannot be declared elsewhere),
-    and the names its text refers to."""
+    """A global value's text: its definition (or declaration, when not
+    `defined` here), how another part declares it (None when not defined),
+    whether it is a function, and the names its text refers to."""
 
     definition: str
     declaration: str | None
