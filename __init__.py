@@ -39,6 +39,9 @@ def compile(
         cached = cached_graph(source, entry, num_threads, constants, cache)
         if cached is not None:  # a cache hit by the arguments as given: no compiler import
             return cached
+    from graphcompiler.runtime.jit import prepare_in_background
+
+    prepare_in_background()  # LLVM gets ready while xDSL is imported and the graph lowered
     from graphcompiler.compiler import compile as compile_graph
 
     return compile_graph(

@@ -65,7 +65,6 @@ class CompiledGraph:
             check_num_threads,
             default_num_threads,
             prepare_in_background,
-            program_parts,
         )
         from graphcompiler.runtime.program import TirFunction
 
@@ -102,7 +101,7 @@ class CompiledGraph:
             )
             self.cache_hit = True
         else:
-            prepare_in_background(helpers=program_parts() + 1)  # while the graph is lowered
+            prepare_in_background()  # while the graph is lowered (begun already, usually)
             program, external_data = self._lower(module, pipeline, verify_each)
             self._progress("generating machine code (LLVM)")
             self.engine = JitEngine(

@@ -57,18 +57,28 @@ def initialize_llvm() -> None:
             _initialized = True
 
 
-def prepare_in_background(helpers: int) -> None:
+_preparing: threading.Thread | None = None
+
+
+def prepare_in_background(helpers: int | None = None) -> None:
     """On a thread of its own: `initialize_llvm`, then start `helpers`
-    optimizer helpers one after the other. LLVM does not hold the GIL while
-    it compiles the pool, and a starting helper is another process: both
-    use another core than the lowering of the graph being compiled (all at
-    once, they took its core too: its graph passes ran 2.5x slower)."""
+    (default: one per program part, and one for the runtime) optimizer
+    helpers one after the other. LLVM does not hold the GIL while it
+    compiles the pool, and a starting helper is another process: both use
+    another core than the compile's own work (all at once, they took its
+    core too: its graph passes ran 2.5x slower). Nothing new starts while
+    an earlier preparation still runs."""
+    global _preparing
+    if _preparing is not None and _preparing.is_alive():
+        return
+    count = program_parts() + 1 if helpers is None else helpers
 
     def prepare() -> None:
         initialize_llvm()
-        prestart(helpers, one_at_a_time=True)
+        prestart(count, one_at_a_time=True)
 
-    threading.Thread(target=prepare, name="graphcompiler-prepare").start()
+    _preparing = threading.Thread(target=prepare, name="graphcompiler-prepare")
+    _preparing.start()
 
 
 def _machine_features() -> str:
