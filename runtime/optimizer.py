@@ -10,10 +10,11 @@ replaced after `REQUESTS_PER_HELPER` modules, which frees what it leaked.
 And the jobs of one compile (the program's parts, and its runtime) run at
 once, each in a helper, on as many cores.
 
-Helpers are started ahead of need (`prestart`, at the beginning of a
-compile, so Python and LLVM start while the graph is lowered) and kept idle
-between compiles, for up to a minute (`HELPER_IDLE_SECONDS`). If a helper cannot be started or fails, its job is done
-here instead: the same code, with the leak. `GC_OPTIMIZE_IN_PROCESS=1`
+Helpers are started ahead of need (`prestart`: a compile starts them one
+after the other on a background thread, jit.prepare_in_background, while
+the graph is lowered) and kept idle between compiles, for up to a minute
+(`HELPER_IDLE_SECONDS`). If a helper cannot be started or fails, its job is
+done here instead: the same code, with the leak. `GC_OPTIMIZE_IN_PROCESS=1`
 always does that (a profiler sees the passes then). A helper that dies
 while building a module (an LLVM abort) is reported as OptimizerCrash
 rather than retried here, where the same abort would end the caller's
