@@ -86,7 +86,7 @@ def build(
     take is done here. A module given back is a new one in `context` (or the
     job's own, optimized here)."""
     replies: list[bytes | None] = [None] * len(jobs)
-    if os.environ.get("GC_OPTIMIZE_IN_PROCESS", "").strip() in ("", "0"):
+    if not _in_process():
         header = {"cpu": cpu, "features": features}
         requests = [(job.module.as_bitcode(), {**header, "object": job.to_object}) for job in jobs]
         replies = _helpers.run(requests)
@@ -110,7 +110,13 @@ def prestart(count: int = 2, one_at_a_time: bool = False) -> None:
     needed (a compile builds its program's parts and its runtime at once).
     `one_at_a_time`: each after the last said it is ready (on a background
     thread, so that starting helpers takes one core, not all of them)."""
-    _helpers.prestart(count, one_at_a_time)
+    if not _in_process():
+        _helpers.prestart(count, one_at_a_time)
+
+
+def _in_process() -> bool:
+    """GC_OPTIMIZE_IN_PROCESS is set (to anything but 0): no helpers."""
+    return os.environ.get("GC_OPTIMIZE_IN_PROCESS", "").strip() not in ("", "0")
 
 
 class OptimizerCrash(RuntimeError):
