@@ -4,8 +4,9 @@ Templates say *what* an op computes, schedules *how* it is tiled and
 vectorized, and the target *where*: vector width, register file, caches and
 ISA extensions. The host is detected once (CPU features from LLVM, cache
 sizes from the OS); `GC_TARGET=avx512|avx2|generic` or a pass's `target`
-option picks a fixed description instead, so tests are reproducible and the
-narrower paths can be exercised on a wider host.
+option picks a fixed description instead (ISA and caches alike), so tests
+are reproducible on every host and the narrower paths can be exercised on a
+wider host.
 """
 
 from __future__ import annotations
@@ -44,10 +45,16 @@ _AVX512_FEATURES = "+avx,+avx2,+fma,+f16c,+avx512f,+avx512vl,+avx512bw,+avx512dq
 _AVX2_FEATURES = "+avx,+avx2,+fma,+f16c,-avx512f,-avx512vl,-avx512bw,-avx512dq,-avx512cd"
 _GENERIC_FEATURES = "-avx,-avx2,-fma,-f16c,-avx512f,-avx512vl,-avx512bw,-avx512dq,-avx512cd"
 
+# A named target is a whole, fixed description, caches included, so the code it
+# gives (and every lit test that names it) is the same on every host. The cache
+# sizes are those of a typical core of that class: Sapphire Rapids for avx512,
+# Zen 2/3 for avx2.
 _FIXED = {
-    "avx512": Target("avx512", 16, 32, llvm_features=_AVX512_FEATURES),
-    "avx2": Target("avx2", 8, 16, llvm_features=_AVX2_FEATURES),
-    "generic": Target("generic", 4, 16, llvm_features=_GENERIC_FEATURES),
+    "avx512": Target(
+        "avx512", 16, 32, 48 * 1024, 2048 * 1024, 32 * 1024 * 1024, _AVX512_FEATURES
+    ),
+    "avx2": Target("avx2", 8, 16, 32 * 1024, 512 * 1024, 16 * 1024 * 1024, _AVX2_FEATURES),
+    "generic": Target("generic", 4, 16, 32 * 1024, 256 * 1024, 8 * 1024 * 1024, _GENERIC_FEATURES),
 }
 
 
@@ -116,7 +123,4 @@ def get_target(name: str = "") -> Target:
     name = name or os.environ.get("GC_TARGET", "").strip() or "host"
     if name not in TARGET_NAMES:
         raise ValueError(f"unknown target '{name}' (expected one of {', '.join(TARGET_NAMES)})")
-    if name == "host":
-        return host_target()
-    host = host_target()  # fixed ISA, the host's caches
-    return replace(_FIXED[name], l1_bytes=host.l1_bytes, l2_bytes=host.l2_bytes, l3_bytes=host.l3_bytes)
+    return host_target() if name == "host" else _FIXED[name]
