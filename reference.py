@@ -497,3 +497,23 @@ def run(module_or_text: ModuleOp | str, *arrays: Any, entry: str = "main") -> Ar
     function = _find_function(module, entry)
     results = _interpret(module, function, check_arguments(function, arrays))
     return results[0] if len(results) == 1 else tuple(results)
+
+
+# --- comparing with the reference -----------------------------------------------
+
+
+def compare_to_reference(got: Any, want: Any, atol: float, rtol: float) -> tuple[bool, float]:
+    """Whether output `got` matches reference output `want`, and the max abs
+    error over the places where both are finite. NaN must meet NaN and inf
+    the same inf (NaN - NaN and inf - inf are NaN, so a plain difference
+    fails there); finite places must lie within atol + rtol * max|finite want|
+    (a reference inf would make that bound infinite). float64 throughout:
+    |INT_MIN| overflows in its own integer type."""
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    if got.shape != want.shape:
+        return False, math.inf
+    finite = np.isfinite(got) & np.isfinite(want)
+    specials_agree = np.array_equal(got[~finite], want[~finite], equal_nan=True)
+    error = float(np.abs(got[finite] - want[finite]).max(initial=0.0))
+    scale = float(np.abs(want[np.isfinite(want)]).max(initial=0.0))
+    return specials_agree and error <= atol + rtol * scale, error
