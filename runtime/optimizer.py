@@ -18,7 +18,8 @@ done here instead: the same code, with the leak. `GC_OPTIMIZE_IN_PROCESS=1`
 always does that (a profiler sees the passes then). A helper that dies
 while building a module (an LLVM abort) is reported as OptimizerCrash
 rather than retried here, where the same abort would end the caller's
-process.
+process. A helper ends with the process that started it, also while LLVM
+works on a module (`_exit_with_parent`).
 
 Run as a script, this module is the helper: requests on stdin, replies on
 stdout, until stdin closes.
@@ -27,10 +28,12 @@ stdout, until stdin closes.
 from __future__ import annotations
 
 import atexit
+import ctypes
 import functools
 import json
 import os
 import select
+import signal
 import struct
 import subprocess
 import sys
@@ -143,8 +146,13 @@ class _Helper:
     """One helper process and its pipes."""
 
     def __init__(self):
+        # the kernel's parent-death signal comes when the *thread* that
+        # started the helper ends (prestart's background thread does, long
+        # before this process): only the main thread lasts as long as it
+        signal_on_death = threading.current_thread() is threading.main_thread()
+        arguments = [str(HELPER_IDLE_SECONDS), str(os.getpid()), str(int(signal_on_death))]
         self.process = subprocess.Popen(
-            [*HELPER_COMMAND, str(HELPER_IDLE_SECONDS)],
+            [*HELPER_COMMAND, *arguments],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -347,14 +355,41 @@ def _read_length(stream) -> int:
     return _LENGTH.unpack(_read_exactly(stream, _LENGTH.size))[0]
 
 
+PARENT_POLL_SECONDS = 0.5
+"""How often a helper checks that the process that started it still runs."""
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _exit_with_parent(parent: int, signal_on_death: bool) -> None:
+    """End this helper when `parent`, the process that started it, ends,
+    also in the middle of a module (a killed compile's helper went on
+    optimizing, for 16 CPU-minutes). On Linux, with `signal_on_death` (its
+    starting thread lasts as long as `parent`), the kernel kills it at once.
+    Everywhere, a watchdog thread exits once `parent` is no longer its
+    parent, which also catches a parent gone before prctl; it runs while
+    LLVM works (llvmlite's calls release the GIL)."""
+    if signal_on_death and sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL_SECONDS)
+    os._exit(1)
+
+
 def _serve() -> None:
     """The helper's loop: a request is a JSON header (target CPU and
     features; `object`: reply with object code, not bitcode) and bitcode;
     the reply is a status byte (1: the optimized bitcode or the object
-    code follows; 0: an error message follows) and a payload."""
+    code follows; 0: an error message follows) and a payload. Its
+    arguments: HELPER_IDLE_SECONDS, and `_exit_with_parent`'s."""
+    idle_seconds, parent = float(sys.argv[1]), int(sys.argv[2])
+    _exit_with_parent(parent, sys.argv[3] == "1")
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
-    idle_seconds = float(sys.argv[1]) if len(sys.argv) > 1 else None
     requests, replies = sys.stdin.buffer, sys.stdout.buffer
     replies.write(HANDSHAKE)
     replies.flush()
