@@ -15,7 +15,9 @@ use. Constants, global handles and function addresses are cloned into the
 body instead (they cost nothing to recompute). A local var is captured by
 value, read just before the call: the verifier guarantees a parallel body
 only reads outer locals. How the captures reach the body at run time is the
-LLVM lowering's business (`sc_parallel_call_cpu` is variadic here).
+LLVM lowering's business (`sc_parallel_call_cpu` is variadic here). The
+runtime's bounds and loop var are index: a loop over i32, i16, ... passes its
+bounds cast to index, and the body casts its index parameter back.
 """
 
 from __future__ import annotations
@@ -108,13 +110,18 @@ def outline(
         else:
             arguments.append(value)
 
-    # The outlined function: loop var first, then the passed captures.
+    # The outlined function: loop var (an index) first, then the passed captures.
     body = loop.body.block
     parameter_types = [a.type for a in arguments]
-    entry = Block(arg_types=[loop.loop_var.type, *parameter_types])
+    entry = Block(arg_types=[IndexType(), *parameter_types])
     for op in [c.owner for c in cloned]:
         entry.add_op(op.clone())
     clones = dict(zip(cloned, [op.results[0] for op in entry.ops], strict=True))
+    loop_var = entry.args[0]
+    if not isinstance(loop.loop_var.type, IndexType):
+        narrow = tir.CastOp.create(operands=[loop_var], result_types=[loop.loop_var.type])
+        entry.add_op(narrow)
+        loop_var = narrow.result
     for op in list(body.ops):
         op.detach()
         entry.add_op(op)
@@ -124,7 +131,8 @@ def outline(
     def used_inside(use) -> bool:
         return use.operation in inside
 
-    loop.loop_var.replace_all_uses_with(entry.args[0])
+    entry.args[0].name_hint = loop.loop_var.name_hint
+    loop.loop_var.replace_all_uses_with(loop_var)
     for value, clone in clones.items():
         value.replace_uses_with_if(clone, used_inside)
     for value, parameter in zip(passed, entry.args[1:], strict=True):
@@ -138,7 +146,7 @@ def outline(
         parameter.name_hint = value.name_hint  # `value: f32`, as the seed prints it
 
     name = fresh_name(BODY_NAME)
-    outlined = tir.FuncOp(name, [loop.loop_var.type, *parameter_types], None, Region(entry))
+    outlined = tir.FuncOp(name, [IndexType(), *parameter_types], None, Region(entry))
     module.body.block.insert_op_before(outlined, function)
 
     declaration = symbols.declared_in(module, PARALLEL_CALL)

@@ -60,3 +60,52 @@ tir.func @main() {
   tir.evaluate %r2 : none
   tir.return
 }
+
+// A parallel loop over i32, i16 or i4 bounds: the runtime passes the loop
+// var as an index, the outlined body narrows it (a translation error before).
+// RUN: gc-run %s -e narrow --threads 2 | filecheck %s --check-prefix=NARROW
+// RUN: gc-run %s -e narrow --threads 1 | filecheck %s --check-prefix=NARROW
+
+// NARROW:      0 1 4 9 16 25 36 49
+// NARROW-NEXT: 0 1 4 9 16 25 36 49
+// NARROW-NEXT: 0 1 2 3 4 5 6
+tir.func @narrow() {
+  %c7 = tir.const 7 : index
+  %c8 = tir.const 8 : index
+  %a0 = tir.const 0 : i32
+  %a1 = tir.const 1 : i32
+  %a8 = tir.const 8 : i32
+  %b0 = tir.const 0 : i16
+  %b1 = tir.const 1 : i16
+  %b8 = tir.const 8 : i16
+  %n0 = tir.const 0 : i4
+  %n1 = tir.const 1 : i4
+  %n7 = tir.const 7 : i4
+  %A = tir.define_tensor : !tir.tensor<8xf32>
+  %B = tir.define_tensor : !tir.tensor<8xf32>
+  %C = tir.define_tensor : !tir.tensor<7xf32>
+  tir.for %i = %a0 to %a8 step %a1 parallel {
+    %square = tir.mul %i, %i : (i32, i32) -> i32
+    %f = tir.cast %square : i32 -> f32
+    tir.store %f, %A[%i] : !tir.tensor<8xf32>
+  }
+  tir.for %j = %b0 to %b8 step %b1 parallel {
+    %square = tir.mul %j, %j : (i16, i16) -> i16
+    %f = tir.cast %square : i16 -> f32
+    tir.store %f, %B[%j] : !tir.tensor<8xf32>
+  }
+  tir.for %k = %n0 to %n7 step %n1 parallel {
+    %f = tir.cast %k : i4 -> f32
+    tir.store %f, %C[%k] : !tir.tensor<7xf32>
+  }
+  %pa = tir.addr_of %A : !tir.tensor<8xf32>
+  %ra = tir.call @print_tensor(%pa, %c8) : (!tir.ptr, index) -> none
+  tir.evaluate %ra : none
+  %pb = tir.addr_of %B : !tir.tensor<8xf32>
+  %rb = tir.call @print_tensor(%pb, %c8) : (!tir.ptr, index) -> none
+  tir.evaluate %rb : none
+  %pc = tir.addr_of %C : !tir.tensor<7xf32>
+  %rc = tir.call @print_tensor(%pc, %c7) : (!tir.ptr, index) -> none
+  tir.evaluate %rc : none
+  tir.return
+}

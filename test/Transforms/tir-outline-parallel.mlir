@@ -71,3 +71,27 @@ tir.func @nested(%B: !tir.tensor<4x8xf32>) {
   }
   tir.return
 }
+
+// -----
+
+// The runtime passes the loop var as an index: a narrower loop var is a
+// cast of the body's index parameter, and the bounds are cast to index.
+// CHECK-LABEL: tir.func @for_body(%i: index, %A: !tir.tensor<8xf32>) {
+// CHECK-NEXT:    %one = tir.const
+// CHECK-NEXT:    %[[I:.*]] = tir.cast %i : index -> i16
+// CHECK-NEXT:    tir.store %one, %A[%[[I]]] : !tir.tensor<8xf32>
+// CHECK-LABEL: tir.func @narrow(%A: !tir.tensor<8xf32>) {
+// CHECK:         %[[START:.*]] = tir.cast %c0 : i16 -> index
+// CHECK-NEXT:    %[[END:.*]] = tir.cast %c8 : i16 -> index
+// CHECK-NEXT:    %[[STEP:.*]] = tir.cast %c1 : i16 -> index
+// CHECK-NEXT:    tir.call @sc_parallel_call_cpu(%{{.*}}, %[[START]], %[[END]], %[[STEP]], %A)
+tir.func @narrow(%A: !tir.tensor<8xf32>) {
+  %c0 = tir.const 0 : i16
+  %c1 = tir.const 1 : i16
+  %c8 = tir.const 8 : i16
+  %one = tir.const 1.0 : f32
+  tir.for %i = %c0 to %c8 step %c1 parallel {
+    tir.store %one, %A[%i] : !tir.tensor<8xf32>
+  }
+  tir.return
+}
