@@ -108,7 +108,7 @@ class _FunctionLowering:
 
     def lower(self) -> None:
         b = self.builder
-        if len(self.function.body.blocks) != 1:
+        if not self.function.body.blocks:  # more than one: the verifier reports it
             raise _fail(self.function, "a graph function needs a body of exactly one block")
         block = self.function.body.block
         returned = block.last_op
