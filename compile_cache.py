@@ -20,12 +20,21 @@ On disk an entry is JSON plus one .npz of raw bytes (no pickle). Writes go
 through a temporary file and a rename, so concurrent compiles never see
 half an entry. The machine code is code this user's process made, read
 back from this user's cache directory, as any JIT cache does.
+
+Every file (entry, alias, object) is a header, then its payload: a magic
+naming the layout, the payload's length and a SHA-256 of the file's name
+and payload. `read_verified` checks it before JSON, NumPy or LLVM see a
+byte: LLVM's object loader trusts its input (one zeroed block of the
+pool's object crashed every later process), and a valid file copied over
+another name would be another graph's code. A damaged file is deleted,
+so that what is built again replaces it.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import io
 import json
 import os
 import struct
@@ -158,18 +167,14 @@ def store_alias(directory: Path, source: str, record: dict) -> None:
     arguments loads the machine code without the compiler (warm_start.py)."""
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        data = json.dumps(record).encode()
-        _write_atomically(directory / f"source-{source}.json", lambda f: f.write(data))
+        write_verified(directory / f"source-{source}.json", json.dumps(record).encode())
     except OSError:
         pass
 
 
 def load_alias(directory: Path, source: str) -> dict | None:
-    try:
-        record = json.loads((directory / f"source-{source}.json").read_text())
-    except (OSError, ValueError):
-        return None
-    return record if isinstance(record, dict) else None
+    data = read_verified(directory / f"source-{source}.json")
+    return None if data is None else json.loads(data)
 
 
 def load(directory: Path, key: str) -> CachedCompile | None:
@@ -178,18 +183,18 @@ def load(directory: Path, key: str) -> CachedCompile | None:
     if (directory, key) in _memory:
         _memory.move_to_end((directory, key))
         return _memory[directory, key]
-    try:
-        meta = json.loads((directory / f"{key}.json").read_text())
-        with np.load(directory / f"{key}.npz") as blobs:
-            external = {name: blobs[name].tobytes() for name in meta["external"]}
-            object_code = blobs[OBJECT_CODE].tobytes()
-        unpack_objects(object_code)  # a damaged blob: compile again
-        entry = CachedCompile(
-            meta["graph"], meta["graph_dot"], meta["tir"], meta["llvm_ir"], meta["arena_bytes"],
-            external, object_code,
-        )  # fmt: skip
-    except (OSError, ValueError, KeyError):
+    text = read_verified(directory / f"{key}.json")
+    archive = read_verified(directory / f"{key}.npz") if text is not None else None
+    if archive is None:
         return None
+    meta = json.loads(text)
+    with np.load(io.BytesIO(archive)) as blobs:
+        external = {name: blobs[name].tobytes() for name in meta["external"]}
+        object_code = blobs[OBJECT_CODE].tobytes()
+    entry = CachedCompile(
+        meta["graph"], meta["graph_dot"], meta["tir"], meta["llvm_ir"], meta["arena_bytes"],
+        external, object_code,
+    )  # fmt: skip
     _remember(directory, key, entry)
     return entry
 
@@ -238,18 +243,59 @@ def cached_object(name: str, key: Sequence[str], build: Callable[[], bytes]) -> 
         return build()
     digest = hashlib.sha256("\0".join(key).encode()).hexdigest()[:32]
     path = directory / f"{name}-{digest}.o"
-    try:
-        (code,) = unpack_objects(path.read_bytes())
+    code = read_verified(path)
+    if code is not None:
         return code
-    except (OSError, ValueError):  # missing or damaged: build it again
-        pass
     code = build()
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        _write_atomically(path, lambda f: f.write(pack_objects([code])))
+        write_verified(path, code)
     except OSError:
         pass
     return code
+
+
+_FILE_MAGIC = b"GCFILE1\0"
+"""The layout of a cache file's header; a file of another layout is damaged."""
+
+_HEADER = struct.Struct("<8sQ32s")
+"""Magic, payload length, SHA-256 of the file's name and payload."""
+
+
+def _digest(path: Path, payload: bytes | memoryview) -> bytes:
+    """The name is hashed too: a valid file under another name (another
+    graph's entry, another kind of file) does not verify."""
+    digest = hashlib.sha256(path.name.encode() + b"\0")
+    digest.update(payload)
+    return digest.digest()
+
+
+def write_verified(path: Path, payload: bytes | memoryview) -> None:
+    """`payload` under the header `read_verified` checks, atomically."""
+    header = _HEADER.pack(_FILE_MAGIC, len(payload), _digest(path, payload))
+    _write_atomically(path, lambda f: f.writelines((header, payload)))
+
+
+def read_verified(path: Path) -> bytes | None:
+    """The payload `write_verified` put in `path`, or None: missing, or
+    damaged (any other layout, length or hash), then deleted."""
+    try:
+        with open(path, "rb") as file:
+            header, payload = file.read(_HEADER.size), file.read()
+            identity = os.fstat(file.fileno())
+    except OSError:
+        return None
+    if len(header) == _HEADER.size:
+        magic, length, digest = _HEADER.unpack(header)
+        if magic == _FILE_MAGIC and length == len(payload) and digest == _digest(path, payload):
+            return payload
+    try:  # unless another process has renamed a good one over it meanwhile
+        now = os.stat(path)
+        if (now.st_dev, now.st_ino) == (identity.st_dev, identity.st_ino):
+            path.unlink()
+    except OSError:
+        pass
+    return None
 
 
 def _remember(directory: Path, key: str, entry: CachedCompile) -> None:
@@ -274,10 +320,12 @@ def store(directory: Path, key: str, entry: CachedCompile) -> None:
     blobs = {name: np.frombuffer(data, np.uint8) for name, data in entry.external_data.items()}
     blobs[OBJECT_CODE] = np.frombuffer(entry.object_code, np.uint8)
     _remember(directory, key, entry)
+    archive = io.BytesIO()
+    np.savez(archive, **blobs)
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        _write_atomically(directory / f"{key}.npz", lambda f: np.savez(f, **blobs))
-        _write_atomically(directory / f"{key}.json", lambda f: f.write(json.dumps(meta).encode()))
+        write_verified(directory / f"{key}.npz", archive.getbuffer())
+        write_verified(directory / f"{key}.json", json.dumps(meta).encode())
     except OSError:
         pass
 

@@ -246,8 +246,10 @@ def test_the_cache_is_on_by_default_unless_disabled(monkeypatch, tmp_path):
     assert compile_cache.cache_directory(tmp_path / "x") == tmp_path / "x"
 
 
-@pytest.mark.parametrize("damage", ["json", "object code"])
+@pytest.mark.parametrize("damage", ["json", "npz"])
 def test_a_damaged_cache_entry_is_compiled_again(tmp_path, damage):
+    """A cut .npz raised BadZipFile from compile(); test_cache_damage.py
+    damages every kind of file in every way, in new processes."""
     graphcompiler.compile(EXAMPLES / "mlp.mlir", cache=tmp_path)
     compile_cache._memory.clear()
     if damage == "json":
@@ -255,10 +257,7 @@ def test_a_damaged_cache_entry_is_compiled_again(tmp_path, damage):
             entry.write_text("{not json")
     else:  # the machine code cut short
         for entry in tmp_path.glob("*.npz"):
-            with np.load(entry) as blobs:
-                members = {name: blobs[name] for name in blobs.files}
-            members[compile_cache.OBJECT_CODE] = members[compile_cache.OBJECT_CODE][:-100]
-            np.savez(entry, **members)
+            entry.write_bytes(entry.read_bytes()[:-100])
     again = graphcompiler.compile(EXAMPLES / "mlp.mlir", cache=tmp_path)
     assert not again.cache_hit
     rng = np.random.default_rng(0)
