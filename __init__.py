@@ -8,12 +8,18 @@ Public API:
 
 from __future__ import annotations
 
+import importlib
+import importlib.abc
+import importlib.util
+import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
 
-    from graphcompiler.registry import Registry
+    from graphcompiler.ir.registry import Registry
+
+__all__ = ["apply_pipeline", "compile", "parse"]
 
 __version__ = "0.1.0"
 
@@ -32,17 +38,24 @@ def compile(
     verify_each: bool = False,
     progress=None,
 ):
-    """JIT-compile a graph function; see graphcompiler.compiler.compile."""
+    """JIT-compile a graph function; see graphcompiler.driver.compiler.compile."""
     if pipeline is None and not plugins and registry is None and not cast_inputs:
-        from graphcompiler.warm_start import cached_graph
+        from graphcompiler.driver.warm_start import cached_graph
 
-        cached = cached_graph(source, entry, num_threads, constants, cache)
+        def full_compile():
+            from graphcompiler.driver.compiler import compile as compile_graph
+
+            return compile_graph(
+                source, entry=entry, constants=constants, cache=cache, num_threads=num_threads
+            )
+
+        cached = cached_graph(source, entry, num_threads, constants, cache, full_compile)
         if cached is not None:  # a cache hit by the arguments as given: no compiler import
             return cached
-    from graphcompiler.runtime.jit import prepare_in_background
+    from graphcompiler.runtime.jit.engine import prepare_in_background
 
     prepare_in_background()  # LLVM gets ready while xDSL is imported and the graph lowered
-    from graphcompiler.compiler import compile as compile_graph
+    from graphcompiler.driver.compiler import compile as compile_graph
 
     return compile_graph(
         source,
@@ -59,16 +72,15 @@ def compile(
     )
 
 
+# The two below import xDSL when called, not when graphcompiler is imported:
+# a warm start (driver/warm_start.py) runs a cached graph without it.
+
+
 def parse(text: str, *, filename: str = "<string>", registry: Registry | None = None) -> ModuleOp:
     """Parse and verify MLIR text; errors raise `DiagnosticError`."""
-    from graphcompiler.diagnostics import SourceFile
-    from graphcompiler.parsing import parse_module, verify_module
-    from graphcompiler.registry import default_registry
+    from graphcompiler.driver.loading import parse as parse_text
 
-    ctx = (registry or default_registry()).create_context()
-    module = parse_module(ctx, SourceFile(filename, text))
-    verify_module(module)
-    return module
+    return parse_text(text, filename=filename, registry=registry)
 
 
 def apply_pipeline(
@@ -76,15 +88,25 @@ def apply_pipeline(
 ) -> ModuleOp:
     """Run `pipeline` (e.g. 'builtin.module(func.func(cse))') on `module` in
     place; `verify_each=False` skips the verifier between passes (faster)."""
-    from graphcompiler.pass_manager import Instrumentation, run_pipeline
-    from graphcompiler.pipeline import build_pass_manager
-    from graphcompiler.registry import default_registry
+    from graphcompiler.driver.registration import apply_pipeline as run
 
-    registry = registry or default_registry()
-    run_pipeline(
-        build_pass_manager(registry, pipeline),
-        module,
-        registry.create_context(),
-        Instrumentation(verify_each=verify_each),
-    )
-    return module
+    return run(module, pipeline, registry=registry, verify_each=verify_each)
+
+
+class _OnnxAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """`graphcompiler.onnx` is `graphcompiler.frontends.onnx` (its name
+    before the frontends had a folder), imported when first asked for."""
+
+    def find_spec(self, name, path=None, target=None):
+        return importlib.util.spec_from_loader(name, self) if name == f"{__name__}.onnx" else None
+
+    def create_module(self, spec):
+        module = importlib.import_module(f"{__name__}.frontends.onnx")
+        self.own_spec = module.__spec__
+        return module
+
+    def exec_module(self, module):
+        module.__spec__ = self.own_spec  # the import machinery gave it the alias's
+
+
+sys.meta_path.append(_OnnxAlias())

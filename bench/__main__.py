@@ -74,7 +74,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def measure_peaks(threads: list[int], seconds: float, progress) -> dict:
     from bench.peak import FmaProbe, copy_bandwidth
-    from graphcompiler.target import get_target
+    from graphcompiler.target.description import get_target
 
     target = get_target()
     lane_counts = [8, 16] if target.f32_lanes >= 16 else [8]

@@ -64,7 +64,7 @@ class FmaProbe:
     """The compiled probe for each lane count; `gflops(lanes, threads)`."""
 
     def __init__(self, lane_counts: list[int], vector_registers: int):
-        from graphcompiler.runtime.jit import JitEngine
+        from graphcompiler.runtime.jit.engine import JitEngine
 
         # Accumulators fill the register file but for m, a and two spares.
         self.accumulators = min(24, vector_registers - 4)

@@ -23,7 +23,7 @@ def host_info() -> dict:
     """CPU, target, library versions, numpy's BLAS and the variables that steer them."""
     import numpy
 
-    from graphcompiler.target import get_target
+    from graphcompiler.target.description import get_target
 
     target = get_target()
     info = {

@@ -2,7 +2,7 @@
 // graph-fuse turns into one loop nest (no intermediate touches memory).
 //   gc-run examples/elementwise_chain.mlir --random-inputs --bench 10
 //   gc-run examples/elementwise_chain.mlir --random-inputs --bench 10 \
-//     --pass-pipeline='builtin.module(convert-graph-to-tir,graph-plan-memory,tir-to-llvm)'
+//     --pass-pipeline='builtin.module(convert-graph-to-tir,tir-plan-memory,tir-to-llvm)'
 func.func @main(%x: tensor<4096x4096xf32>) -> tensor<4096x4096xf32> {
   %two = graph.constant dense<2.0> : tensor<1xf32>
   %one = graph.constant dense<1.0> : tensor<1xf32>

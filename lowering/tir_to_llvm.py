@@ -52,12 +52,12 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import SymbolTable
 
-from graphcompiler.diagnostics import DiagnosticError, op_diagnostic
 from graphcompiler.dialects import tir
-from graphcompiler.lowering.llvm_ir import VectorFCmpOp, VectorSelectOp
+from graphcompiler.dialects.llvm import VectorFCmpOp, VectorSelectOp
+from graphcompiler.ir.diagnostics import DiagnosticError, op_diagnostic
 from graphcompiler.runtime.microkernels import Microkernel
 from graphcompiler.runtime.symbols import PARALLEL_CALL, RUNTIME_SYMBOLS
-from graphcompiler.target import get_target
+from graphcompiler.target.description import get_target
 
 LEGAL_DIALECTS = ("llvm", "builtin")
 HEAP_THRESHOLD_BYTES = 16 * 1024
@@ -543,7 +543,7 @@ def _lower_brgemm_tile(fl: FunctionLowering, op: tir.BrgemmTileOp) -> None:
 
 def _bf16_bits(value: float) -> int:
     """The bits of `value` rounded to bf16 (bf16 values live as i16 in LLVM)."""
-    from graphcompiler.reference import round_to_bf16
+    from graphcompiler.interpreters.reference import round_to_bf16
 
     single = round_to_bf16(np.array(value, dtype=np.float32))
     return int(single.reshape(1).view(np.uint32)[0] >> 16)

@@ -20,7 +20,7 @@ from importlib import resources
 import llvmlite
 import llvmlite.binding as llvm
 
-from graphcompiler.compile_cache import cached_object
+from graphcompiler.runtime.object_cache import cached_object
 
 POOL_SYMBOLS = (
     "gc_pool_run",

@@ -48,15 +48,15 @@ from xdsl.irdl import (
     VarResultDef,
 )
 
-from graphcompiler.diagnostics import did_you_mean
-from graphcompiler.registry import Registry
+from graphcompiler.ir.diagnostics import did_you_mean
+from graphcompiler.ir.registry import Registry
 
 REGENERATE = "python -m graphcompiler.tools.dialect_doc"
 """Rewrites docs/dialects/*.md; the staleness test prints this command."""
 
 DOCUMENTED_DIALECTS = ("graph", "tir")
 
-NUMERICS = {"graph": "graphcompiler.reference"}
+NUMERICS = {"graph": "graphcompiler.interpreters.reference"}
 """Modules whose docstring states a dialect's numerics (NaN, inf, rounding):
 the reference interpreter's for graph."""
 
@@ -262,7 +262,7 @@ def main() -> None:
     """Regenerate docs/dialects/<name>.md for the documented dialects."""
     from pathlib import Path
 
-    from graphcompiler.registry import default_registry
+    from graphcompiler.driver.registration import default_registry
 
     registry = default_registry(load_plugins=False)
     folder = Path(__file__).resolve().parent.parent / "docs" / "dialects"

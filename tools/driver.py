@@ -11,9 +11,11 @@ from collections.abc import Callable
 
 from xdsl.dialects.builtin import ModuleOp
 
-from graphcompiler.diagnostics import DiagnosticError, SourceFile, did_you_mean
-from graphcompiler.parsing import parse_module, verify_module
-from graphcompiler.registry import Registry, RegistryError, default_registry
+from graphcompiler.driver.registration import default_registry
+from graphcompiler.ir.diagnostics import DiagnosticError, SourceFile, did_you_mean
+from graphcompiler.ir.parsing import parse_module
+from graphcompiler.ir.registry import Registry, RegistryError
+from graphcompiler.ir.verifier import verify_module
 
 
 class ToolError(Exception):
@@ -130,7 +132,7 @@ def import_onnx_file(path: str, shape_specs: list[str]) -> ModuleOp:
         except ValueError:
             raise ToolError(f"--input-shape wants NAME=1x3x224x224, got '{spec}'") from None
     try:
-        from graphcompiler.onnx import OnnxImportError, import_onnx
+        from graphcompiler.frontends.onnx import OnnxImportError, import_onnx
     except ImportError:
         raise ToolError(
             f"reading '{path}' needs the onnx package: pip install 'graphcompiler[onnx]'"

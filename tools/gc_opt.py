@@ -14,7 +14,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from graphcompiler.diagnostics import (
+from graphcompiler.ir.diagnostics import (
     DiagnosticError,
     ExpectedDiagnostics,
     Severity,
@@ -22,17 +22,19 @@ from graphcompiler.diagnostics import (
     collect_diagnostics,
     did_you_mean,
 )
-from graphcompiler.parsing import SPLIT_MARKER, parse_module, split_input, verify_module
-from graphcompiler.pass_manager import (
+from graphcompiler.ir.parsing import SPLIT_MARKER, parse_module, split_input
+from graphcompiler.ir.pass_manager import (
     ALL_PASSES,
     Instrumentation,
     PrintOptions,
     Timer,
     run_pipeline,
 )
-from graphcompiler.pipeline import OpPassManager, PipelineError, build_pass_manager
-from graphcompiler.registry import Registry
-from graphcompiler.statistics import StatisticsCollector, collect_statistics
+from graphcompiler.ir.pass_statistics import StatisticsCollector, collect_statistics
+from graphcompiler.ir.pipeline import OpPassManager, PipelineError, build_pass_manager
+from graphcompiler.ir.registry import Registry
+from graphcompiler.ir.verifier import verify_module
+from graphcompiler.passes.view_op_graph import ViewOpGraphPass
 from graphcompiler.tools.dialect_doc import dialect_doc
 from graphcompiler.tools.driver import (
     ToolArgumentParser,
@@ -43,7 +45,6 @@ from graphcompiler.tools.driver import (
     read_source,
     write_output,
 )
-from graphcompiler.tools.op_graph import ViewOpGraphPass
 
 TOOL = "gc-opt"
 

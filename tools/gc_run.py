@@ -20,7 +20,7 @@ import numpy as np
 from xdsl.dialects import func
 
 from graphcompiler.dialects import tir
-from graphcompiler.runtime.jit import MAX_THREADS, check_num_threads, default_num_threads
+from graphcompiler.runtime.jit.engine import MAX_THREADS, check_num_threads, default_num_threads
 from graphcompiler.tools.driver import (
     ToolArgumentParser,
     ToolError,
@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run_tir(module, args: argparse.Namespace) -> int:
-    from graphcompiler.runtime.program import TirProgram
+    from graphcompiler.driver.program import TirProgram
 
     program = TirProgram(module, num_threads=_threads(args))
     function = program.functions.get(args.entry)
@@ -135,7 +135,7 @@ def _run_tir(module, args: argparse.Namespace) -> int:
 
 
 def _graph_inputs(function: func.FuncOp, args: argparse.Namespace) -> list[np.ndarray]:
-    from graphcompiler.reference import numpy_dtype, round_to_bf16
+    from graphcompiler.interpreters.reference import numpy_dtype, round_to_bf16
 
     block = function.body.block
     names = {arg.name_hint: index for index, arg in enumerate(block.args) if arg.name_hint}
@@ -178,10 +178,10 @@ def _graph_inputs(function: func.FuncOp, args: argparse.Namespace) -> list[np.nd
 
 def _run_graph(module, registry, args: argparse.Namespace) -> int:
     import graphcompiler
-    from graphcompiler import reference
-    from graphcompiler.compiler import check_pipeline_ends_in_llvm
-    from graphcompiler.pipeline import PipelineError
-    from graphcompiler.tools.op_graph import dot_executable, dot_to_svg
+    from graphcompiler.driver.compiler import check_pipeline_ends_in_llvm
+    from graphcompiler.interpreters import reference
+    from graphcompiler.ir.pipeline import PipelineError
+    from graphcompiler.passes.view_op_graph import dot_executable, dot_to_svg
     from graphcompiler.tools.progress import CompileProgress
 
     functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}

@@ -6,7 +6,7 @@
 
 The input is a graph (lowered with gc-cpu-pipeline first), Tensor IR
 (lowered with tir-to-llvm first) or already the `llvm` dialect; an `.onnx`
-input is imported first (graphcompiler.onnx; `--input-shape` fixes symbolic
+input is imported first (graphcompiler.frontends.onnx; `--input-shape` fixes symbolic
 dims).
 """
 
@@ -15,10 +15,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from graphcompiler.lowering.llvm_ir import translate_to_llvm_ir
-from graphcompiler.pass_manager import PrintOptions, run_pipeline
-from graphcompiler.pipeline import build_pass_manager
-from graphcompiler.runtime.program import TIR_TO_LLVM
+from graphcompiler.driver.program import TIR_TO_LLVM
+from graphcompiler.ir.pass_manager import PrintOptions, run_pipeline
+from graphcompiler.ir.pipeline import build_pass_manager
+from graphcompiler.lowering.llvm.translate import translate_to_llvm_ir
 from graphcompiler.tools.driver import (
     ToolArgumentParser,
     ToolError,
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
             run_pipeline(build_pass_manager(registry, pipeline), module, registry.create_context())
         llvm_ir = translate_to_llvm_ir(module)
         if args.emit_asm:
-            from graphcompiler.runtime.jit import assembly
+            from graphcompiler.runtime.jit.engine import assembly
 
             llvm_ir = assembly(llvm_ir)
         write_output(args.output, llvm_ir)

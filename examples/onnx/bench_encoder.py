@@ -25,7 +25,7 @@ from check import onnxruntime_run, random_inputs  # noqa: E402
 from models import encoder  # noqa: E402
 
 import graphcompiler  # noqa: E402
-from graphcompiler.onnx import import_onnx  # noqa: E402
+from graphcompiler.frontends.onnx import import_onnx  # noqa: E402
 
 
 def median_ms(run, repeats: int = 10) -> float:

@@ -1,6 +1,6 @@
-"""graphcompiler.onnx: ONNX models as graph functions (needs the `onnx` extra).
+"""graphcompiler.frontends.onnx: ONNX models as graph functions (needs the `onnx` extra).
 
-    from graphcompiler.onnx import import_onnx
+    from graphcompiler.frontends.onnx import import_onnx
     module = import_onnx("model.onnx", input_shapes={"x": [1, 3, 224, 224]})
     compiled = graphcompiler.compile("model.onnx")        # the same, compiled
 
@@ -17,9 +17,9 @@ import numpy as np
 import onnx
 from xdsl.dialects.builtin import ModuleOp
 
-from graphcompiler.onnx import ops_tensor  # noqa: F401 - registers its converters
-from graphcompiler.onnx.importer import NeedsConstantInput, OnnxImportError, import_model
-from graphcompiler.onnx.ops import CONVERTERS
+from graphcompiler.frontends.onnx import ops_tensor  # noqa: F401 - registers its converters
+from graphcompiler.frontends.onnx.importer import NeedsConstantInput, OnnxImportError, import_model
+from graphcompiler.frontends.onnx.ops import CONVERTERS
 
 __all__ = [
     "CONVERTERS",

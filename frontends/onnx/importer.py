@@ -5,7 +5,7 @@
 The model is checked (opset 13 or newer, static input shapes), its local
 functions inlined and its shapes inferred with `onnx.shape_inference`; then
 each node becomes graph ops through the converter of its op type
-(`graphcompiler.onnx.ops`). Graph inputs that are not initializers are the
+(`graphcompiler.frontends.onnx.ops`). Graph inputs that are not initializers are the
 function's arguments, outputs are returned. Initializers and `Constant`
 nodes stay numpy arrays while the converters read them (Reshape's shape,
 Slice's bounds) and become one `graph.constant` each when an op uses them as
@@ -47,7 +47,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from graphcompiler.dialects import graph
-from graphcompiler.dialects.graph_api import create_op
+from graphcompiler.dialects.graph.builders import create_op
 
 MIN_OPSET = 13
 DEFAULT_DOMAINS = ("", "ai.onnx")
@@ -110,7 +110,7 @@ def name_hint(name: str) -> str | None:
 def dense_attr(array: np.ndarray, type_: Attribute) -> DenseIntOrFPElementsAttr:
     """`array` as a dense attribute of element type `type_`, held as its bytes
     (one copy, never a Python list per element)."""
-    from graphcompiler.reference import numpy_dtype
+    from graphcompiler.interpreters.reference import numpy_dtype
 
     shape = list(array.shape)
     if isinstance(type_, BFloat16Type):

@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import graph
-from graphcompiler.onnx.importer import Node, element_type
+from graphcompiler.frontends.onnx.importer import Node, element_type
 
 Converter = Callable[[Node], list]
 CONVERTERS: dict[str, Converter] = {}

@@ -17,8 +17,8 @@ from onnx import numpy_helper
 from xdsl.dialects.builtin import i1
 from xdsl.ir import SSAValue
 
-from graphcompiler.onnx.importer import Node, array_type, element_type
-from graphcompiler.onnx.ops import _broadcast, converter, reshape
+from graphcompiler.frontends.onnx.importer import Node, array_type, element_type
+from graphcompiler.frontends.onnx.ops import _broadcast, converter, reshape
 
 # --- constants and shapes ---------------------------------------------------------
 

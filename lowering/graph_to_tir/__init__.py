@@ -31,9 +31,9 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import SymbolTable
 
-from graphcompiler.diagnostics import Diagnostic, DiagnosticError, Severity, op_diagnostic
 from graphcompiler.dialects import graph, tir
-from graphcompiler.dialects.tir_builder import TirBuilder
+from graphcompiler.dialects.tir.builder import TirBuilder
+from graphcompiler.ir.diagnostics import Diagnostic, DiagnosticError, Severity, op_diagnostic
 from graphcompiler.lowering.graph_to_tir.dedupe import dedupe_kernels
 from graphcompiler.lowering.graph_to_tir.kernel import Kernel, Operand, tir_tensor_type
 from graphcompiler.lowering.graph_to_tir.templates import (
@@ -44,7 +44,7 @@ from graphcompiler.lowering.graph_to_tir.templates import (
     empty_contraction,
     type_limit,
 )
-from graphcompiler.target import Target, get_target
+from graphcompiler.target.description import Target, get_target
 
 
 def _fail(op: Operation, message: str) -> DiagnosticError:
@@ -205,7 +205,7 @@ class _FunctionLowering:
         self, op: Operation, values: dict[SSAValue, SSAValue], destination: dict[SSAValue, SSAValue]
     ) -> bool:
         """A reshape of a plain buffer is a view of it (the same elements in
-        the same order), not a copy; graph-plan-memory keeps the buffer live
+        the same order), not a copy; tir-plan-memory keeps the buffer live
         while the view is used. A returned reshape is still copied into its
         out-param."""
         if not isinstance(op, graph.ReshapeOp) or op.result in destination:

@@ -14,7 +14,7 @@ from xdsl.dialects.builtin import IndexType, VectorType
 from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import graph, tir
-from graphcompiler.dialects.tir_builder import TirBuilder
+from graphcompiler.dialects.tir.builder import TirBuilder
 from graphcompiler.lowering.graph_to_tir.kernel import (
     Kernel,
     Operand,

@@ -31,8 +31,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, SSAValue
 
 from graphcompiler.dialects import graph, tir
-from graphcompiler.dialects.tir_builder import TirBuilder
-from graphcompiler.target import Target, get_target
+from graphcompiler.dialects.tir.builder import TirBuilder
+from graphcompiler.target.description import Target, get_target
 
 PARALLEL_MIN_ELEMENTS = 1 << 14
 """Below this many elements a loop nest stays serial: the thread pool's
@@ -208,7 +208,7 @@ class Kernel:
         blocks = fmt.blocks()
         seen: dict[int, int] = {}
         physical = []
-        for letter, size in graph._parse_layout(fmt.layout.data):
+        for letter, size in graph.parse_layout(fmt.layout.data):
             dim = fmt.plain.data.index(letter.upper())
             sizes = blocks[dim]
             if size is None:  # outer: index // (product of all its blocks)

@@ -45,7 +45,7 @@ from graphcompiler.lowering.graph_to_tir.kernel import (
     Operand,
     compute_type,
 )
-from graphcompiler.target import Target
+from graphcompiler.target.description import Target
 
 f32 = Float32Type()
 MAX_TILE_ROWS = 14

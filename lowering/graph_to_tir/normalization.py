@@ -27,7 +27,7 @@ from xdsl.dialects.builtin import Float32Type, Float64Type, TensorType, VectorTy
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from graphcompiler.dialects import graph, tir
-from graphcompiler.dialects.tir_builder import TirBuilder
+from graphcompiler.dialects.tir.builder import TirBuilder
 from graphcompiler.lowering.graph_to_tir.kernel import (
     Kernel,
     Operand,

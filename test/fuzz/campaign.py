@@ -115,7 +115,7 @@ def minimize_case(pool: Pool, case: Case, outcome: Outcome, seconds: float) -> C
 
 def _pipeline_for(rng: random.Random) -> str | None:
     """Mostly the default stages; sometimes one graph pass alone, then lowering."""
-    from graphcompiler.passes import GRAPH_PASSES, LLVM_STAGE, TIR_STAGE
+    from graphcompiler.driver.registration import GRAPH_PASSES, LLVM_STAGE, TIR_STAGE
 
     if rng.random() < 0.8:
         return None

@@ -76,7 +76,7 @@ class _Internal(Exception):
 
 
 def classify(error: BaseException, stage: str) -> Outcome:
-    from graphcompiler.diagnostics import DiagnosticError
+    from graphcompiler.ir.diagnostics import DiagnosticError
 
     if isinstance(error, _Internal):
         return Outcome(INTERNAL, stage, str(error))
@@ -103,7 +103,7 @@ def _in_repo(filename: str) -> bool:
 def _reparse(text: str, what: str):
     """`text` (printed by us) must parse, verify and print the same again."""
     import graphcompiler
-    from graphcompiler.diagnostics import DiagnosticError
+    from graphcompiler.ir.diagnostics import DiagnosticError
 
     try:
         module = graphcompiler.parse(text, filename=what)
@@ -120,7 +120,7 @@ def random_inputs(types, rng: np.random.Generator) -> list | None:
     some type cannot be passed or the inputs would be too big to run."""
     from xdsl.dialects.builtin import NoneAttr, TensorType
 
-    from graphcompiler.reference import numpy_dtype, round_to_bf16
+    from graphcompiler.interpreters.reference import numpy_dtype, round_to_bf16
 
     arrays = []
     for type_ in types:
@@ -156,9 +156,10 @@ def _module_kind(module) -> str:
 
 def run_case(case: Case, on_stage: Callable[[str], None] = lambda stage: None) -> Outcome:
     """Everything one case goes through; the first failure decides."""
-    from graphcompiler.diagnostics import SourceFile, collect_diagnostics
-    from graphcompiler.parsing import parse_module, verify_module
-    from graphcompiler.registry import default_registry
+    from graphcompiler.driver.registration import default_registry
+    from graphcompiler.ir.diagnostics import SourceFile, collect_diagnostics
+    from graphcompiler.ir.parsing import parse_module
+    from graphcompiler.ir.verifier import verify_module
 
     stage = "start"
 
@@ -193,8 +194,8 @@ def _graph(module, pipeline: str | None, enter: Callable[[str], None]) -> None:
     from xdsl.dialects import func
 
     import graphcompiler
-    from graphcompiler import reference
-    from graphcompiler.passes import LLVM_STAGE
+    from graphcompiler.driver.registration import LLVM_STAGE
+    from graphcompiler.interpreters import reference
 
     function = next(op for op in module.ops if isinstance(op, func.FuncOp))
     entry = function.sym_name.data
@@ -221,9 +222,9 @@ def _graph(module, pipeline: str | None, enter: Callable[[str], None]) -> None:
 
 def _tir(module, enter: Callable[[str], None]) -> None:
     import graphcompiler
-    from graphcompiler.lowering.llvm_ir import translate_to_llvm_ir
-    from graphcompiler.runtime.jit import JitEngine
-    from graphcompiler.runtime.program import TIR_TO_LLVM
+    from graphcompiler.driver.program import TIR_TO_LLVM
+    from graphcompiler.lowering.llvm.translate import translate_to_llvm_ir
+    from graphcompiler.runtime.jit.engine import JitEngine
 
     enter("tir-to-llvm")
     graphcompiler.apply_pipeline(module, TIR_TO_LLVM)
@@ -236,8 +237,8 @@ def _tir(module, enter: Callable[[str], None]) -> None:
 
 
 def _llvm(module, enter: Callable[[str], None]) -> None:
-    from graphcompiler.lowering.llvm_ir import translate_to_llvm_ir
-    from graphcompiler.runtime.jit import JitEngine
+    from graphcompiler.lowering.llvm.translate import translate_to_llvm_ir
+    from graphcompiler.runtime.jit.engine import JitEngine
 
     enter("translate")
     llvm_ir = translate_to_llvm_ir(module)

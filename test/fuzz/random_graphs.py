@@ -11,7 +11,7 @@ each op's error: data movement, max/min, relu and comparisons are exact, so
 comparisons and integer casts are only applied to exact values (a rounding
 difference must not flip a boolean). `check_graph` (run in a worker, see
 pool.py) compiles once, runs with 1 and 2 threads (bitwise identical) and
-compares with `graphcompiler.reference.run`: NaN and inf where the
+compares with `graphcompiler.interpreters.reference.run`: NaN and inf where the
 reference has them, finite values within tolerance.
 """
 
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from xdsl.ir import SSAValue
 
-from graphcompiler.dialects.graph_api import GraphBuilder, tensor_type
+from graphcompiler.dialects.graph.builders import GraphBuilder, tensor_type
 from graphcompiler.test.fuzz.oracle import (
     DIAGNOSTIC,
     MISMATCH,
@@ -406,7 +406,7 @@ class GraphCase:
 
 
 def case(seed: int) -> GraphCase:
-    from graphcompiler.passes import GRAPH_PASSES, LLVM_STAGE, TIR_STAGE
+    from graphcompiler.driver.registration import GRAPH_PASSES, LLVM_STAGE, TIR_STAGE
 
     g = generate(seed)
     pipeline = None
@@ -456,7 +456,7 @@ def check_graph(
 ) -> Outcome:
     """Compile, run with 1 and 2 threads, and compare with the reference."""
     import graphcompiler
-    from graphcompiler import reference
+    from graphcompiler.interpreters import reference
 
     text, arrays, tolerances = payload.text, payload.arrays, payload.tolerances
     stage = "compile"

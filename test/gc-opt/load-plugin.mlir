@@ -3,7 +3,7 @@
 // RUN: gc-opt %s --load-plugin=%plugins/toy_plugin.py --pass-pipeline='builtin.module(func.func(toy-scale-constants{factor=4}))' | filecheck %s
 // A named pipeline from the plugin (triples, then CSE merges the equal constants).
 // RUN: gc-opt %s --load-plugin=%plugins/toy_plugin.py --pass-pipeline='builtin.module(toy-pipeline)' | filecheck %s --check-prefix=PIPELINE
-// A plugin pass's statistics (graphcompiler.statistics.record) are reported.
+// A plugin pass's statistics (graphcompiler.ir.pass_statistics.record) are reported.
 // RUN: gc-opt %s --load-plugin=%plugins/toy_plugin.py -p 'toy-scale-constants' --mlir-pass-statistics 2>&1 >/dev/null | filecheck %s --check-prefix=STATS
 // Without the plugin the dialect is unknown.
 // RUN: not gc-opt %s 2>&1 | filecheck %s --check-prefix=NOPLUGIN

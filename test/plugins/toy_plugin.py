@@ -17,8 +17,8 @@ from xdsl.rewriter import Rewriter
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from graphcompiler.diagnostics import emit_error, emit_warning
-from graphcompiler.statistics import record
+from graphcompiler.ir.diagnostics import emit_error, emit_warning
+from graphcompiler.ir.pass_statistics import record
 
 LIMIT = 1000
 

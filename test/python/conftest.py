@@ -19,7 +19,7 @@ def toy_plugin_path() -> Path:
 
 @pytest.fixture
 def registry(toy_plugin_path):
-    from graphcompiler.registry import default_registry
+    from graphcompiler.driver.registration import default_registry
 
     registry = default_registry()
     registry.load_plugin(str(toy_plugin_path))

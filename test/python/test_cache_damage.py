@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-from graphcompiler import compile_cache
+from graphcompiler.runtime.object_cache import read_verified
 
 GRAPH = """
 func.func @main(%x: tensor<4x64xf32>, %b: tensor<64xf32>) -> tensor<4x64xf32> {
@@ -130,7 +130,7 @@ def test_a_damaged_cache_file_is_built_again(warm, tmp_path, kind, damage):
     path.write_bytes(damaged)
     np.testing.assert_array_equal(_run(work, cache), _expected(work))
     assert path.read_bytes() != damaged, "the damaged file was kept"
-    assert compile_cache.read_verified(path) is not None, "no good file replaced it"
+    assert read_verified(path) is not None, "no good file replaced it"
 
 
 @pytest.mark.parametrize("damage", ["zeroed block", "flipped bits"])
@@ -146,4 +146,4 @@ def test_gc_run_survives_a_damaged_pool_object(warm, tmp_path, damage):
         env=_environment(cache), capture_output=True, text=True,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
-    assert compile_cache.read_verified(path) is not None
+    assert read_verified(path) is not None

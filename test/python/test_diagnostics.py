@@ -3,7 +3,7 @@
 import pytest
 
 import graphcompiler
-from graphcompiler.diagnostics import (
+from graphcompiler.ir.diagnostics import (
     Diagnostic,
     DiagnosticError,
     ExpectedDiagnostics,

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import graphcompiler
-from graphcompiler import target as targets
 from graphcompiler.lowering.graph_to_tir.kernel import PARALLEL_CHUNKS, flat_chunks
+from graphcompiler.target import description as targets
 
 TARGETS = [name for name in ("avx512", "avx2", "generic") if targets.supported(name)]
 rng = np.random.default_rng(12)

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import graphcompiler
-from graphcompiler import reference
-from graphcompiler.diagnostics import DiagnosticError
-from graphcompiler.passes import GRAPH_PASSES, LLVM_STAGE, TIR_STAGE
+from graphcompiler.driver.registration import GRAPH_PASSES, LLVM_STAGE, TIR_STAGE
+from graphcompiler.interpreters import reference
+from graphcompiler.ir.diagnostics import DiagnosticError
 
 rng = np.random.default_rng(7)
 UNFUSED = ",".join([p for p in GRAPH_PASSES if p != "graph-fuse"] + [TIR_STAGE, LLVM_STAGE])

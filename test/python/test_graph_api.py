@@ -4,7 +4,7 @@ import pytest
 
 import graphcompiler
 from graphcompiler.dialects import graph
-from graphcompiler.dialects.graph_api import (
+from graphcompiler.dialects.graph.builders import (
     GraphBuilder,
     OpVisitor,
     print_graph,

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import graphcompiler
-from graphcompiler import reference
-from graphcompiler.dialects.graph_api import GraphBuilder, tensor_type
+from graphcompiler.dialects.graph.builders import GraphBuilder, tensor_type
+from graphcompiler.interpreters import reference
 
 rng = np.random.default_rng(129)
 RTOL, ATOL = 1e-4, 1e-5
@@ -250,7 +250,7 @@ def _to_blocked(array, plain, layout):
     """numpy version of a blocked format, for feeding the compiled graph."""
     from xdsl.dialects.builtin import StringAttr
 
-    from graphcompiler.dialects.graph import FormatAttr
+    from graphcompiler.dialects.graph.ops import FormatAttr
 
     fmt = FormatAttr(StringAttr(plain), StringAttr(layout))
     (rows, cols), (block_rows,), (block_cols,) = array.shape, fmt.blocks()[0], fmt.blocks()[1]

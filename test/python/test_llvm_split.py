@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 import graphcompiler
-from graphcompiler.compile_cache import unpack_objects
-from graphcompiler.lowering import llvm_split
-from graphcompiler.lowering.llvm_split import LlvmProgram
-from graphcompiler.runtime import jit
+from graphcompiler.lowering.llvm import split as llvm_split
+from graphcompiler.lowering.llvm.split import LlvmProgram
+from graphcompiler.runtime.jit import engine as jit
+from graphcompiler.runtime.object_cache import unpack_objects
 
 VOID, I64, F32, PTR = ir.VoidType(), ir.IntType(64), ir.FloatType(), ir.PointerType()
 

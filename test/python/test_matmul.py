@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import graphcompiler
-from graphcompiler import target as targets
 from graphcompiler.lowering.graph_to_tir.matmul import MatmulSchedule
 from graphcompiler.runtime.microkernels import Microkernel, declared_microkernels
+from graphcompiler.target import description as targets
 
 TARGETS = [name for name in ("avx512", "avx2", "generic") if targets.supported(name)]
 rng = np.random.default_rng(7)
@@ -112,8 +112,8 @@ def test_half_precision_is_computed_in_f32(element):
         a, b = a.astype(np.float16), b.astype(np.float16)
         inputs = (a, b)
     else:
-        a = graphcompiler.reference.round_to_bf16(a)
-        b = graphcompiler.reference.round_to_bf16(b)
+        a = graphcompiler.interpreters.reference.round_to_bf16(a)
+        b = graphcompiler.interpreters.reference.round_to_bf16(b)
         inputs = (a, b)
     compiled = graphcompiler.compile(_matmul_text([9, 40], [40, 18], [9, 18], element))
     assert "tir.brgemm_tile" in compiled.tir

@@ -1,4 +1,4 @@
-"""ONNX's official node tests through graphcompiler (graphcompiler.onnx.conformance).
+"""ONNX's official node tests through graphcompiler (graphcompiler.tools.onnx_conformance).
 
 Every case runs through the reference interpreter; the compiled path runs a
 deterministic quarter of them in CI (about 0.25 s of JIT compilation per
@@ -20,7 +20,7 @@ import pytest
 
 pytest.importorskip("onnx")
 
-from graphcompiler.onnx import conformance  # noqa: E402
+from graphcompiler.tools import onnx_conformance as conformance  # noqa: E402
 
 F16_ULP = "f16 output one ulp (4.9e-4 at 0.49) past rtol 1e-3; onnxruntime is off by the same ulp"
 EXPECTED_FAILURES_REFERENCE = {"test_attention_4d_causal_fp16_expanded": F16_ULP}
@@ -66,7 +66,7 @@ def test_onnx_backend_test_runner_drives_the_backend():
     """onnx's own runner (BackendTest) with our Backend, on a few cases."""
     import onnx.backend.test
 
-    from graphcompiler.onnx.backend import CompiledBackend
+    from graphcompiler.driver.onnx_backend import CompiledBackend
 
     runner = onnx.backend.test.BackendTest(CompiledBackend, __name__)
     for pattern in (

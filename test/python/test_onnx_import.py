@@ -1,4 +1,4 @@
-"""graphcompiler.onnx.import_onnx: names, locations, constants, shapes and
+"""graphcompiler.frontends.onnx.import_onnx: names, locations, constants, shapes and
 the one-line errors for what the graph dialect cannot express."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ ort = pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 import graphcompiler  # noqa: E402
-from graphcompiler import reference  # noqa: E402
-from graphcompiler.onnx import NeedsConstantInput, OnnxImportError, import_onnx  # noqa: E402
-from graphcompiler.pass_manager import PrintOptions  # noqa: E402
+from graphcompiler.frontends.onnx import NeedsConstantInput, OnnxImportError, import_onnx  # noqa: E402
+from graphcompiler.interpreters import reference  # noqa: E402
+from graphcompiler.ir.pass_manager import PrintOptions  # noqa: E402
 
 F = TensorProto.FLOAT
 
@@ -243,7 +243,7 @@ def test_compile_and_gc_run_take_onnx_files(tmp_path, capsys):
 
 def test_compile_errors_point_at_the_onnx_node():
     """A pipeline error on an imported op is located at its node: loc("name")."""
-    from graphcompiler.diagnostics import DiagnosticError
+    from graphcompiler.ir.diagnostics import DiagnosticError
 
     node = helper.make_node("Erf", ["x"], ["y"], name="the_erf")
     model = make_model([node], [("x", TensorProto.DOUBLE, [4])], [("y", TensorProto.DOUBLE, [4])])

@@ -43,7 +43,7 @@ def test_matches_onnxruntime(name):
 
 
 def test_encoder_keeps_onnx_names():
-    from graphcompiler.onnx import import_onnx
+    from graphcompiler.frontends.onnx import import_onnx
 
     text = str(import_onnx(MODELS["encoder"]()))
     assert "func.func @main(%x: tensor<1x16x64xf32>) -> tensor<1x16x64xf32>" in text

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import graphcompiler
-from graphcompiler import reference
+from graphcompiler.interpreters import reference
 
 rng = np.random.default_rng(14)
 SPECIAL = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 88.0, -88.0, 1e-30, -1e-30, 120.0, -120.0])
@@ -419,7 +419,7 @@ def test_f64_erf_is_a_located_error_not_a_less_precise_result():
   %1 = graph.gelu %0 : {t}
   func.return %1 : {t}
 }}"""
-    from graphcompiler.diagnostics import DiagnosticError
+    from graphcompiler.ir.diagnostics import DiagnosticError
 
     with pytest.raises(
         DiagnosticError, match=r"3:8: error: 'graph.gelu' op is not compiled for f64"
@@ -446,7 +446,7 @@ def test_select_broadcasts_all_three_operands_like_onnx_where():
 
 
 def test_builder_makes_the_new_ops_with_python_properties():
-    from graphcompiler.dialects.graph_api import GraphBuilder, tensor_type
+    from graphcompiler.dialects.graph.builders import GraphBuilder, tensor_type
 
     g = GraphBuilder()
     table, ids = g.make_input([10, 4], "f64"), g.make_input([2, 3], "ui8")

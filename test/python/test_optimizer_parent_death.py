@@ -13,7 +13,8 @@ import time
 import llvmlite.binding as llvm
 import pytest
 
-from graphcompiler.runtime import jit, optimizer
+from graphcompiler.runtime.jit import engine as jit
+from graphcompiler.runtime.jit import optimizer
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 import graphcompiler
-from graphcompiler.runtime import jit, optimizer
+from graphcompiler.runtime.jit import engine as jit
+from graphcompiler.runtime.jit import optimizer
 
 GRAPH = """
 func.func @main(%x: tensor<64x256xf32>, %w: tensor<256x128xf32>) -> tensor<64x128xf32> {

@@ -18,8 +18,8 @@ from xdsl.dialects.builtin import (
 )
 
 import graphcompiler
-from graphcompiler.diagnostics import DiagnosticError
-from graphcompiler.parsing import verify_module
+from graphcompiler.ir.diagnostics import DiagnosticError
+from graphcompiler.ir.verifier import verify_module
 
 
 def _error(text: str) -> str:

@@ -10,7 +10,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 import graphcompiler
-from graphcompiler.pipeline import (
+from graphcompiler.ir.pipeline import (
     NestedElement,
     PassElement,
     PipelineError,
@@ -141,7 +141,7 @@ def _pipelines(depth: int):
 
 @given(st.lists(_pipelines(2), min_size=1, max_size=4))
 def test_printed_pipeline_parses_back_to_itself(elements):
-    from graphcompiler.registry import default_registry
+    from graphcompiler.driver.registration import default_registry
 
     registry = default_registry(load_plugins=False)
     registry.register_pass(TypedOptionsPass)

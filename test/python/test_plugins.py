@@ -8,7 +8,8 @@ import textwrap
 
 import pytest
 
-from graphcompiler.registry import PLUGIN_ENTRY_POINT_GROUP, RegistryError, default_registry
+from graphcompiler.driver.registration import default_registry
+from graphcompiler.ir.registry import PLUGIN_ENTRY_POINT_GROUP, RegistryError
 from graphcompiler.tools.gc_opt import main
 
 TOY_INPUT = "func.func @f() -> i64 {\n  %0 = toy.constant 4\n  func.return %0 : i64\n}\n"

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import graphcompiler
-from graphcompiler import reference
-from graphcompiler import target as targets
+from graphcompiler.interpreters import reference
 from graphcompiler.lowering.graph_to_tir.pool import interior
+from graphcompiler.target import description as targets
 
 TARGETS = [name for name in ("avx512", "avx2", "generic") if targets.supported(name)]
 rng = np.random.default_rng(13)

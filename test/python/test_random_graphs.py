@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 import graphcompiler
-from graphcompiler import reference
-from graphcompiler.passes import GRAPH_PASSES, LLVM_STAGE, TIR_STAGE
+from graphcompiler.driver.registration import GRAPH_PASSES, LLVM_STAGE, TIR_STAGE
+from graphcompiler.interpreters import reference
 from graphcompiler.test.fuzz import random_graphs
 from graphcompiler.test.fuzz.pool import Pool
 

@@ -19,8 +19,9 @@ import numpy as np
 import pytest
 
 import graphcompiler
-from graphcompiler import reference, target
-from graphcompiler.dialects.graph_api import GraphBuilder, tensor_type
+from graphcompiler.dialects.graph.builders import GraphBuilder, tensor_type
+from graphcompiler.interpreters import reference
+from graphcompiler.target import description as target
 
 TARGETS = [t for t in ("avx512", "avx2", "generic") if target.supported(t)]
 ODD = [1, 3, 17, 65, 127, 257]
@@ -190,7 +191,7 @@ def test_empty_reductions_give_the_identity(monkeypatch):
     b.make_output([op.result for op in ops.values()])
     try:
         compiled = graphcompiler.compile(b.module())
-    except graphcompiler.diagnostics.DiagnosticError as error:
+    except graphcompiler.ir.diagnostics.DiagnosticError as error:
         if "positive" in str(error):
             pytest.skip("zero-size tensors are not compiled yet (issue 10 item 7)")
         raise
@@ -280,7 +281,7 @@ SWEEP = """
 import sys
 import numpy as np
 import graphcompiler
-from graphcompiler import reference
+from graphcompiler.interpreters import reference
 
 lengths = [int(n) for n in sys.argv[1:]]
 args, lines, outs = [], [], []

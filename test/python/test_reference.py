@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from graphcompiler import reference
-from graphcompiler.dialects.graph_api import GraphBuilder, tensor_type
+from graphcompiler.dialects.graph.builders import GraphBuilder, tensor_type
+from graphcompiler.interpreters import reference
 
 rng = np.random.default_rng(2026)
 DTYPE_NAMES = {

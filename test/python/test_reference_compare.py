@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from graphcompiler.reference import compare_to_reference
+from graphcompiler.interpreters.reference import compare_to_reference
 from graphcompiler.tools import gc_run
 
 ATOL, RTOL = 1e-5, 1e-4

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import graphcompiler
-from graphcompiler import reference
-from graphcompiler.passes.graph_rewrite_rules import RULES, Rule, _forward_input, register_rule
+from graphcompiler.interpreters import reference
+from graphcompiler.passes.graph.rewrite_rules import RULES, Rule, _forward_input, register_rule
 
 GRAPH = """
 func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 import graphcompiler
-from graphcompiler import reference
-from graphcompiler.diagnostics import DiagnosticError, SourceFile
-from graphcompiler.parsing import parse_module, split_input, verify_module
-from graphcompiler.passes import GRAPH_PASSES, LLVM_STAGE, TIR_STAGE
-from graphcompiler.registry import default_registry
-from graphcompiler.runtime.jit import MAX_THREADS, JitEngine, default_num_threads
+from graphcompiler.driver.registration import GRAPH_PASSES, LLVM_STAGE, TIR_STAGE, default_registry
+from graphcompiler.interpreters import reference
+from graphcompiler.ir.diagnostics import DiagnosticError, SourceFile
+from graphcompiler.ir.parsing import parse_module, split_input
+from graphcompiler.ir.verifier import verify_module
+from graphcompiler.runtime.jit.engine import MAX_THREADS, JitEngine, default_num_threads
 from graphcompiler.tools import gc_run
 
 RELU = """func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {

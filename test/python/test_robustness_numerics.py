@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import graphcompiler
-from graphcompiler import reference
-from graphcompiler.dialects.graph_api import GraphBuilder, tensor_type
-from graphcompiler.runtime.program import TirProgram
+from graphcompiler.dialects.graph.builders import GraphBuilder, tensor_type
+from graphcompiler.driver.program import TirProgram
+from graphcompiler.interpreters import reference
 
 
 def graph_text(inputs: dict[str, str], body: str, outputs: list[str]) -> str:
@@ -491,7 +491,7 @@ def test_bf16_inputs_take_float32_or_bits_and_say_so():
 
 
 def test_f80_tir_const_is_a_located_error():
-    from graphcompiler.diagnostics import DiagnosticError
+    from graphcompiler.ir.diagnostics import DiagnosticError
 
     with pytest.raises(
         DiagnosticError, match=r"^<string>:2:18: error: f80 attributes are not supported"
@@ -510,7 +510,7 @@ def test_f80_tir_const_is_a_located_error():
     ],
 )
 def test_unrepresentable_graph_constants_are_located_errors(constant, message):
-    from graphcompiler.diagnostics import DiagnosticError
+    from graphcompiler.ir.diagnostics import DiagnosticError
 
     type_ = constant.split(" : ")[1]
     text = graph_text({}, f"  %c = graph.constant {constant}", [f"%c : {type_}"])

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 import graphcompiler
-from graphcompiler import compile_cache
+from graphcompiler.driver import compile_cache
+from graphcompiler.runtime.object_cache import cache_directory
 from graphcompiler.tools.progress import CompileProgress
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
@@ -205,7 +206,7 @@ import sys, numpy as np, graphcompiler
 inputs = list(np.load(sys.argv[1]).values())
 compiled = graphcompiler.compile(sys.argv[2], cache=sys.argv[3], constants={"b": inputs.pop()})
 plain = compiled(*inputs)
-loaded = [m for m in ("xdsl", "graphcompiler.dialects", "graphcompiler.compiler") if m in sys.modules]
+loaded = [m for m in ("xdsl", "graphcompiler.dialects", "graphcompiler.driver.compiler") if m in sys.modules]
 named = compiled(**dict(zip(compiled.input_names, inputs)))  # the full graph, built now
 print(compiled.cache_hit, type(compiled).__name__, loaded, compiled.signature)
 np.save(sys.argv[4], np.stack([plain, named]))
@@ -240,10 +241,10 @@ def test_a_new_process_compiling_the_same_arguments_skips_the_compiler(tmp_path)
 def test_the_cache_is_on_by_default_unless_disabled(monkeypatch, tmp_path):
     monkeypatch.setenv("GC_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("GC_DISABLE_CACHE")
-    assert compile_cache.cache_directory(None) == tmp_path
+    assert cache_directory(None) == tmp_path
     monkeypatch.setenv("GC_DISABLE_CACHE", "1")
-    assert compile_cache.cache_directory(None) is None
-    assert compile_cache.cache_directory(tmp_path / "x") == tmp_path / "x"
+    assert cache_directory(None) is None
+    assert cache_directory(tmp_path / "x") == tmp_path / "x"
 
 
 @pytest.mark.parametrize("damage", ["json", "npz"])
@@ -382,7 +383,7 @@ def test_only_the_entry_and_what_it_uses_are_compiled(monkeypatch):
     a split program exports.)"""
     import re
 
-    from graphcompiler.runtime import jit
+    from graphcompiler.runtime.jit import engine as jit
 
     monkeypatch.setattr(jit, "program_parts", lambda: 1)
     compiled = graphcompiler.compile(CHAIN, cache=False)

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import graphcompiler
-from graphcompiler.diagnostics import DiagnosticError
-from graphcompiler.pipeline import PipelineError
-from graphcompiler.registry import default_registry
+from graphcompiler.driver.registration import default_registry
+from graphcompiler.ir.diagnostics import DiagnosticError
+from graphcompiler.ir.pipeline import PipelineError
 
 TOY_PLUGIN = str(Path(__file__).resolve().parents[1] / "plugins" / "toy_plugin.py")
 

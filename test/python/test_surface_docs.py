@@ -7,8 +7,8 @@ import pytest
 from xdsl.parser import Parser
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
-from graphcompiler.parsing import verify_module
-from graphcompiler.registry import default_registry
+from graphcompiler.driver.registration import default_registry
+from graphcompiler.ir.verifier import verify_module
 from graphcompiler.tools.dialect_doc import (
     DOCUMENTED_DIALECTS,
     REGENERATE,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from graphcompiler import target as targets
+from graphcompiler.target import description as targets
 
 
 @pytest.fixture

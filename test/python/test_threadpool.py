@@ -141,7 +141,7 @@ def test_default_thread_count_is_the_affinity_mask():
     script = f"""
         import os
         os.sched_setaffinity(0, {{sorted(os.sched_getaffinity(0))[0]}})
-        from graphcompiler.runtime.program import TirProgram
+        from graphcompiler.driver.program import TirProgram
         TirProgram({str(PARALLEL_TIR)!r}, num_threads=0)["main"]()
     """
     result = _run(script, {"GC_NUM_THREADS": "", "OMP_NUM_THREADS": ""})
@@ -246,7 +246,7 @@ def test_the_pool_is_compiled_once_per_cache_directory(tmp_path):
 
 
 def test_machine_code_kept_by_key_is_built_once(monkeypatch, tmp_path):
-    from graphcompiler.compile_cache import cached_object
+    from graphcompiler.runtime.object_cache import cached_object
 
     monkeypatch.setenv("GC_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("GC_DISABLE_CACHE", raising=False)

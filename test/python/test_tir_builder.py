@@ -6,10 +6,10 @@ import pytest
 from xdsl.dialects.builtin import IndexType, f32, i32
 
 import graphcompiler
-from graphcompiler.diagnostics import DiagnosticError
 from graphcompiler.dialects import tir
-from graphcompiler.dialects.tir_builder import TirBuilder
-from graphcompiler.parsing import verify_module
+from graphcompiler.dialects.tir.builder import TirBuilder
+from graphcompiler.ir.diagnostics import DiagnosticError
+from graphcompiler.ir.verifier import verify_module
 
 
 def round_trips(module):

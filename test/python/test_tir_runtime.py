@@ -8,9 +8,9 @@ import llvmlite.binding as llvm
 import numpy as np
 import pytest
 
-from graphcompiler.diagnostics import DiagnosticError
-from graphcompiler.runtime import jit
-from graphcompiler.runtime.program import TirProgram
+from graphcompiler.driver.program import TirProgram
+from graphcompiler.ir.diagnostics import DiagnosticError
+from graphcompiler.runtime.jit import engine as jit
 from graphcompiler.runtime.symbols import RUNTIME_SYMBOLS, native_source
 
 rng = np.random.default_rng(7)

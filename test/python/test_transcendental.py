@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import graphcompiler
-from graphcompiler import target as targets
+from graphcompiler.target import description as targets
 
 TARGETS = [name for name in ("avx512", "avx2", "generic") if targets.supported(name)]
 

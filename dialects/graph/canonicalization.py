@@ -1,0 +1,207 @@
+"""Canonicalization patterns of the graph dialect, run by xDSL's `canonicalize`.
+
+The arithmetic simplifications of seed 003, and the ones users expect:
+
+    X * 0, X * Broadcast(0)   -> a zero of the result's shape
+    X * 1, X * Broadcast(1)   -> X          (broadcast to the result's shape if needed)
+    X + 0, X + Broadcast(0)   -> X          (idem)
+    Log(Exp(X) / Y)           -> X - Log(Y)
+    transpose(transpose(X))   -> one transpose, or X when the perms cancel
+    reshape(reshape(X))       -> reshape(X)
+    identity reshape / transpose / broadcast_to / cast -> X
+    neg(neg(X)) -> X,  relu(relu(X)) -> relu(X)
+
+"Zero" and "one" are constants whose elements all equal 0 or 1, seen through
+any broadcast_to. Every graph op carries `graph.GraphCanonicalization`, so
+`canonicalize` finds these patterns.
+"""
+
+from __future__ import annotations
+
+import math
+
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType
+from xdsl.ir import Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+
+from graphcompiler.dialects.graph import ops as graph
+from graphcompiler.dialects.graph.builders import create_op
+
+
+def splat_value(value: SSAValue) -> float | None:
+    """The single value all elements of `value` hold, if it is a constant
+    (possibly broadcast) whose elements are all equal."""
+    owner = value.owner
+    while isinstance(owner, graph.BroadcastToOp):
+        owner = owner.input.owner
+    if not isinstance(owner, graph.ConstantOp):
+        return None
+    elements = set(owner.value.get_values())
+    return float(elements.pop()) if len(elements) == 1 else None
+
+
+def _same_shape(a: SSAValue, b: SSAValue) -> bool:
+    return a.type.get_shape() == b.type.get_shape()
+
+
+def _replace_by_operand(op: Operation, x: SSAValue, rewriter: PatternRewriter) -> None:
+    """Replace `op` by its operand `x`: itself, or broadcast to the result's
+    shape when broadcasting made the result bigger."""
+    result = op.results[0]
+    if x.type == result.type:
+        rewriter.replace(op, [], [x])
+        return
+    rewriter.replace(op, create_op("broadcast_to", [x], result.type))
+
+
+MAX_SPLAT_ELEMENTS = 1 << 24
+"""xDSL stores a splat constant as every element's bytes: past 16M
+elements a zero result is a one-element constant broadcast to its shape
+(X * 0 over 2^31 x 4 x 8 elements ran out of memory)."""
+
+
+def _constant_like(result: SSAValue, number: float) -> list[Operation]:
+    """A splat constant of `result`'s type (one value, however big the shape)."""
+    type_: TensorType = result.type
+    value = number if graph.is_float(type_.element_type) else int(number)
+    shape = type_.get_shape()
+    small = math.prod(shape) <= MAX_SPLAT_ELEMENTS
+    attribute = DenseIntOrFPElementsAttr.from_list(
+        TensorType(type_.element_type, shape if small else [1] * len(shape)), [value]
+    )
+    constant = create_op("constant", [], value=attribute)
+    return [constant] if small else [constant, create_op("broadcast_to", [constant.result], type_)]
+
+
+class _GraphPattern(RewritePattern):
+    """Patterns for one op class: `rewrite` is only called on those."""
+
+    op_class: type[Operation]
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if isinstance(op, self.op_class):
+            self.rewrite(op, rewriter)
+
+    def rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        raise NotImplementedError
+
+
+class MulByConstant(_GraphPattern):
+    """X * 0 -> 0 (the result's shape, not X's); X * 1 -> X."""
+
+    op_class = graph.MulOp
+
+    def rewrite(self, op: graph.MulOp, rewriter: PatternRewriter) -> None:
+        for x, constant in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+            number = splat_value(constant)
+            if number == 0.0:
+                rewriter.replace(op, _constant_like(op.result, 0.0))
+                return
+            if number == 1.0:
+                _replace_by_operand(op, x, rewriter)
+                return
+
+
+class AddZero(_GraphPattern):
+    """X + 0 -> X (broadcast if the zero made the result bigger)."""
+
+    op_class = graph.AddOp
+
+    def rewrite(self, op: graph.AddOp, rewriter: PatternRewriter) -> None:
+        for x, constant in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+            if splat_value(constant) == 0.0:
+                _replace_by_operand(op, x, rewriter)
+                return
+
+
+class LogOfExpDiv(_GraphPattern):
+    """log(exp(X) / Y) -> X - log(Y)."""
+
+    op_class = graph.LogOp
+
+    def rewrite(self, op: graph.LogOp, rewriter: PatternRewriter) -> None:
+        quotient = op.input.owner
+        if not isinstance(quotient, graph.DivOp) or not isinstance(quotient.lhs.owner, graph.ExpOp):
+            return
+        x = quotient.lhs.owner.input
+        log_y = create_op("log", [quotient.rhs])
+        difference = create_op("sub", [x, log_y.result])
+        if difference.result.type != op.result.type:
+            return
+        rewriter.replace(op, [log_y, difference])
+
+
+class TransposeOfTranspose(_GraphPattern):
+    op_class = graph.TransposeOp
+
+    def rewrite(self, op: graph.TransposeOp, rewriter: PatternRewriter) -> None:
+        perm = graph.int_list(op.properties, "perm")
+        if perm == list(range(len(perm))):
+            rewriter.replace(op, [], [op.input])
+            return
+        inner = op.input.owner
+        if not isinstance(inner, graph.TransposeOp):
+            return
+        inner_perm = graph.int_list(inner.properties, "perm")
+        combined = [inner_perm[p] for p in perm]
+        if combined == list(range(len(combined))):
+            rewriter.replace(op, [], [inner.input])
+        else:
+            rewriter.replace(op, create_op("transpose", [inner.input], perm=combined))
+
+
+class ReshapeChain(_GraphPattern):
+    """reshape(reshape(X)) -> reshape(X); a reshape to X's own shape -> X."""
+
+    op_class = graph.ReshapeOp
+
+    def rewrite(self, op: graph.ReshapeOp, rewriter: PatternRewriter) -> None:
+        source = op.input.owner.input if isinstance(op.input.owner, graph.ReshapeOp) else op.input
+        if source.type == op.result.type:
+            rewriter.replace(op, [], [source])
+        elif source is not op.input:
+            rewriter.replace(op, create_op("reshape", [source], op.result.type))
+
+
+class IdentityConversion(_GraphPattern):
+    """broadcast_to or cast to the operand's own type -> the operand."""
+
+    op_class = (graph.BroadcastToOp, graph.CastOp)
+
+    def rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if op.input.type == op.result.type:
+            rewriter.replace(op, [], [op.input])
+
+
+class Involution(_GraphPattern):
+    """neg(neg(X)) -> X."""
+
+    op_class = graph.NegOp
+
+    def rewrite(self, op: graph.NegOp, rewriter: PatternRewriter) -> None:
+        if isinstance(op.input.owner, graph.NegOp):
+            rewriter.replace(op, [], [op.input.owner.input])
+
+
+class Idempotence(_GraphPattern):
+    """relu(relu(X)) -> relu(X)."""
+
+    op_class = graph.ReluOp
+
+    def rewrite(self, op: graph.ReluOp, rewriter: PatternRewriter) -> None:
+        if isinstance(op.input.owner, graph.ReluOp):
+            rewriter.replace(op, [], [op.input])
+
+
+PATTERNS: tuple[RewritePattern, ...] = (
+    MulByConstant(),
+    AddZero(),
+    LogOfExpDiv(),
+    TransposeOfTranspose(),
+    ReshapeChain(),
+    IdentityConversion(),
+    Involution(),
+    Idempotence(),
+)
+
+graph.GraphCanonicalization.patterns.extend(PATTERNS)

@@ -1,0 +1,226 @@
+"""The compile cache: a graph compiled once is not compiled again.
+
+`graphcompiler.compile` keeps what the default pipeline produced for a
+graph (the stage texts, the LLVM IR, the big constants set aside from it,
+the arena size and the machine code) in memory and in a directory
+(`~/.cache/graphcompiler`, or `$GC_CACHE_DIR`; `GC_DISABLE_CACHE=1` or
+`compile(cache=False)` turn it off). Entries are keyed by everything the
+result depends on: the graph with its bound constants, the entry, the
+target (ISA, CPU, LLVM features), and a fingerprint of the compiler's own
+source files (so an edited or upgraded compiler never reads an old entry).
+A hit skips the pass pipeline, LLVM's optimization and code generation:
+the machine code is loaded as it was made. A source alias
+(`source-<hash>.json`, keyed by the compile's arguments as given) points
+at an entry so that warm_start.py finds it without parsing the graph.
+
+On disk an entry is JSON plus one .npz of raw bytes (no pickle). Writes go
+through a temporary file and a rename, so concurrent compiles never see
+half an entry. The machine code is code this user's process made, read
+back from this user's cache directory, as any JIT cache does.
+
+Every file (entry, alias) is written and read through
+runtime/object_cache.py, which verifies it by a content hash.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import io
+import json
+import os
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from graphcompiler.runtime.object_cache import read_verified, write_verified
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from xdsl.dialects.builtin import ModuleOp
+
+
+
+@dataclass
+class CachedCompile:
+    graph: str
+    graph_dot: str
+    tir: str
+    llvm_ir: str
+    arena_bytes: int | None
+    external_data: dict[str, bytes]
+    object_code: bytes
+
+
+MEMORY_ENTRIES = 32
+"""Entries kept in memory (most recently used), besides the directory."""
+
+MEMORY_ENTRY_MAX_BYTES = 64 * 1024 * 1024
+"""Bigger entries (a model's weights) are only kept on disk."""
+
+_memory: OrderedDict[tuple[Path, str], CachedCompile] = OrderedDict()
+
+
+TEXT_ELIDE_ABOVE = 4096
+"""`compiled.graph` and `.tir` print constants of more elements as
+`dense_resource<__elided__>` (as --mlir-elide-elementsattrs-if-larger):
+printing a model's weights in full was a fifth of its compile time."""
+
+
+def module_text(module: ModuleOp) -> str:
+    """The module as `compiled.graph` and `.tir` show it, and as keys hash it."""
+    from graphcompiler.ir.pass_manager import PrintOptions  # xDSL: not on a warm start
+
+    return PrintOptions(elide_elements_above=TEXT_ELIDE_ABOVE).text(module)
+
+
+@functools.cache
+def compiler_fingerprint() -> str:
+    """A hash of the package's source files (names, sizes, mtimes), its
+    tests, caches and hidden folders (.git) left out (not even walked: a
+    cache hit in a new process computes this first)."""
+    root = Path(__file__).parents[1]  # the package
+    digest = hashlib.sha256()
+    for folder, subfolders, files in sorted(os.walk(root)):
+        relative = Path(folder).relative_to(root)
+        subfolders[:] = [
+            name for name in subfolders
+            if not name.startswith(".") and name != "__pycache__" and not (relative == Path() and name == "test")
+        ]  # fmt: skip
+        for name in sorted(files):
+            if name.endswith((".py", ".ll")):
+                stat = os.stat(os.path.join(folder, name))
+                path = (relative / name).as_posix()
+                digest.update(f"{path}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def cache_key(module: ModuleOp, entry: str) -> str:
+    """A hash of what the compiled code depends on. The module is printed
+    with big constants elided (printing a model's weights costs seconds)
+    and their bytes are hashed directly, in the order they appear."""
+    from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
+
+    digest = hashlib.sha256()
+    for part in (*_machine_parts(), entry, module_text(module)):
+        digest.update(part.encode())
+        digest.update(b"\0")
+    for op in module.walk():
+        for attribute in (*op.properties.values(), *op.attributes.values()):
+            if (
+                isinstance(attribute, DenseIntOrFPElementsAttr)
+                and len(attribute) > TEXT_ELIDE_ABOVE
+            ):
+                digest.update(hashlib.sha256(attribute.data.data).digest())
+    return digest.hexdigest()
+
+
+def _machine_parts() -> tuple[str, ...]:
+    """The compiler and the target a key depends on besides the graph."""
+    import llvmlite.binding as llvm
+
+    from graphcompiler.runtime.jit.engine import _machine_features
+    from graphcompiler.target.description import get_target
+
+    return (
+        compiler_fingerprint(),
+        get_target().name,
+        llvm.get_host_cpu_name(),
+        _machine_features(),
+    )
+
+
+def source_key(text: str, entry: str, constants: Mapping[str, Any] | None) -> str:
+    """A hash of a compile's arguments as given: the .mlir text, the entry
+    and the bound constants (names, dtypes, shapes, bytes), with the
+    compiler and target. It finds a source alias (see store_alias) without
+    parsing anything."""
+    digest = hashlib.sha256()
+    for part in (*_machine_parts(), entry, text):
+        digest.update(part.encode())
+        digest.update(b"\0")
+    for name, value in sorted((constants or {}).items()):
+        array = np.ascontiguousarray(value)
+        digest.update(f"{name}:{array.dtype.str}:{array.shape}\0".encode())
+        digest.update(hashlib.sha256(array.view(np.uint8).reshape(-1)).digest())
+    return digest.hexdigest()
+
+
+def store_alias(directory: Path, source: str, record: dict) -> None:
+    """Remember, for the source key `source`, the entry's key and the
+    compiled entry's signature (JSON-able): a later compile of the same
+    arguments loads the machine code without the compiler (warm_start.py)."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        write_verified(directory / f"source-{source}.json", json.dumps(record).encode())
+    except OSError:
+        pass
+
+
+def load_alias(directory: Path, source: str) -> dict | None:
+    data = read_verified(directory / f"source-{source}.json")
+    return None if data is None else json.loads(data)
+
+
+def load(directory: Path, key: str) -> CachedCompile | None:
+    """The entry for `key`, from memory or the directory, or None
+    (missing or unreadable: compile again)."""
+    if (directory, key) in _memory:
+        _memory.move_to_end((directory, key))
+        return _memory[directory, key]
+    text = read_verified(directory / f"{key}.json")
+    archive = read_verified(directory / f"{key}.npz") if text is not None else None
+    if archive is None:
+        return None
+    meta = json.loads(text)
+    with np.load(io.BytesIO(archive)) as blobs:
+        external = {name: blobs[name].tobytes() for name in meta["external"]}
+        object_code = blobs[OBJECT_CODE].tobytes()
+    entry = CachedCompile(
+        meta["graph"], meta["graph_dot"], meta["tir"], meta["llvm_ir"], meta["arena_bytes"],
+        external, object_code,
+    )  # fmt: skip
+    _remember(directory, key, entry)
+    return entry
+
+
+OBJECT_CODE = "__object_code__"
+"""The .npz member holding the machine code (global names never start with __)."""
+
+
+def _remember(directory: Path, key: str, entry: CachedCompile) -> None:
+    size = len(entry.object_code) + sum(map(len, entry.external_data.values()))
+    if size > MEMORY_ENTRY_MAX_BYTES:
+        return
+    _memory[directory, key] = entry
+    while len(_memory) > MEMORY_ENTRIES:
+        _memory.popitem(last=False)
+
+
+def store(directory: Path, key: str, entry: CachedCompile) -> None:
+    """Write the entry (best effort: a read-only or full disk only loses the cache)."""
+    meta = {
+        "graph": entry.graph,
+        "graph_dot": entry.graph_dot,
+        "tir": entry.tir,
+        "llvm_ir": entry.llvm_ir,
+        "arena_bytes": entry.arena_bytes,
+        "external": sorted(entry.external_data),
+    }
+    blobs = {name: np.frombuffer(data, np.uint8) for name, data in entry.external_data.items()}
+    blobs[OBJECT_CODE] = np.frombuffer(entry.object_code, np.uint8)
+    _remember(directory, key, entry)
+    archive = io.BytesIO()
+    np.savez(archive, **blobs)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        write_verified(directory / f"{key}.npz", archive.getbuffer())
+        write_verified(directory / f"{key}.json", json.dumps(meta).encode())
+    except OSError:
+        pass
+
+

@@ -1,0 +1,518 @@
+"""`graphcompiler.compile`: a graph, JIT-compiled for this CPU, callable on numpy arrays.
+
+    compiled = graphcompiler.compile(text_or_path_or_module, entry="main")
+    outputs = compiled(x, w)          # arrays in, arrays out (one or a tuple)
+    compiled.graph, compiled.tir, compiled.llvm_ir, compiled.asm
+
+The default pipeline is gc-cpu-pipeline, run in stages so that each stage's
+text is kept; a custom `pipeline` must end in the llvm dialect.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import BFloat16Type, Float32Type, IntegerType, ModuleOp, TensorType
+from xdsl.ir import Block, Region
+
+from graphcompiler.dialects import tir
+from graphcompiler.driver.compile_cache import module_text
+from graphcompiler.driver.loading import load_module
+from graphcompiler.driver.registration import GRAPH_STAGE, LLVM_STAGE, TIR_STAGE, default_registry
+from graphcompiler.interpreters.reference import round_to_bf16
+from graphcompiler.ir.registry import Registry
+from graphcompiler.lowering.graph_to_tir.kernel import tir_tensor_type
+from graphcompiler.runtime.direct_call import DirectCall, aligned_empty
+
+if TYPE_CHECKING:
+    from graphcompiler.lowering.llvm.split import LlvmProgram
+
+ARENA_STAGE = TIR_STAGE.replace("tir-plan-memory", "tir-plan-memory{arena-argument=true}")
+"""The default pipeline's Tensor IR stage: the entry takes its intermediates'
+arena as an argument, which the compiled graph allocates once."""
+
+
+class CompiledGraph:
+    """A compiled graph function. Calling it checks the inputs (ValueError
+    naming the argument), allocates the outputs (or fills `out=`) and
+    returns them. The intermediates' arena is allocated on the first call
+    and reused; concurrent calls from several Python threads each take
+    their own arena from a small free list."""
+
+    def __init__(
+        self,
+        module: ModuleOp,
+        entry: str,
+        pipeline: str | None,
+        num_threads: int | None,
+        constants: Mapping[str, Any] | None = None,
+        registry: Registry | None = None,
+        cast_inputs: bool = False,
+        cache: bool | str | Path | None = None,
+        verify_each: bool = False,
+        progress: Callable[[str], None] | None = None,
+    ):
+        from graphcompiler.driver.compile_cache import CachedCompile, cache_key
+        from graphcompiler.driver.compile_cache import load as load_cached
+        from graphcompiler.driver.compile_cache import store as store_cached
+        from graphcompiler.driver.program import TirFunction
+        from graphcompiler.runtime.jit.engine import (
+            JitEngine,
+            check_num_threads,
+            default_num_threads,
+            prepare_in_background,
+        )
+        from graphcompiler.runtime.object_cache import cache_directory
+
+        # a bad count fails before the pipeline runs, not after
+        num_threads = check_num_threads(
+            default_num_threads() if num_threads is None else num_threads
+        )
+        self.registry = registry or default_registry()
+        self.cast_inputs = cast_inputs
+        if pipeline is not None:
+            check_pipeline_ends_in_llvm(self.registry, pipeline)
+        function = _find_entry(module, entry)
+        if constants:
+            bind_constants(function, constants)
+        self.entry = entry
+        self.input_types: list[TensorType] = list(function.function_type.inputs.data)
+        self.output_types: list[TensorType] = list(function.function_type.outputs.data)
+        names = [a.name_hint or f"arg{i}" for i, a in enumerate(function.body.block.args)]
+        self.input_names = names
+        self.tir: str | None = None
+        self.arena_bytes: int | None = None  # the entry's arena argument, if it has one
+        self._progress = progress or (lambda stage: None)
+        self.cache_hit = False
+        directory = cache_directory(cache) if pipeline is None else None
+        key = cache_key(module, entry) if directory else ""
+        self.cache_key = key  # "" when the cache is off
+        cached = load_cached(directory, key) if directory else None
+        if cached is not None:
+            self._progress("loading the cached machine code")
+            self.graph, self.tir, self.llvm_ir = cached.graph, cached.tir, cached.llvm_ir
+            self._graph_dot, self.arena_bytes = cached.graph_dot, cached.arena_bytes
+            self.engine = JitEngine(
+                self.llvm_ir, num_threads, cached.external_data, cached.object_code
+            )
+            self.cache_hit = True
+        else:
+            prepare_in_background()  # while the graph is lowered (begun already, usually)
+            program, external_data = self._lower(module, pipeline, verify_each)
+            self._progress("generating machine code (LLVM)")
+            self.engine = JitEngine(
+                self.llvm_ir, num_threads, external_data, entry=entry, program=program
+            )
+            if directory and self.engine.object_code:
+                entry_ = CachedCompile(
+                    self.graph, self._graph_dot, self.tir, self.llvm_ir, self.arena_bytes,
+                    external_data, self.engine.object_code,
+                )  # fmt: skip
+                store_cached(directory, key, entry_)
+        self._function = TirFunction(
+            self.engine,
+            _signature(entry, names, self.input_types, self.output_types, self.arena_bytes),
+            read_only=range(len(self.input_types)),  # inputs are never written
+        )
+        plain = self._plain_signature or (None, None)
+        self._direct = DirectCall(self.engine, entry, *plain, self.arena_bytes)
+
+    def _lower(
+        self, module: ModuleOp, pipeline: str | None, verify_each: bool
+    ) -> tuple[LlvmProgram, dict[str, bytes]]:
+        """Run the pipeline (the default one in stages, keeping each stage's
+        text) and translate to LLVM IR; returns it in pieces, and the
+        constants set aside."""
+        from graphcompiler.driver.registration import apply_pipeline
+        from graphcompiler.ir.verifier import verify_module
+        from graphcompiler.lowering.llvm.translate import translate_program
+
+        def stage(pipeline: str, verify: bool = False) -> None:
+            """The default pipeline runs without the verifier between passes
+            (it was half of the compile time; gc-opt keeps MLIR's
+            verify-each); `verify` checks the graph passes' output once."""
+            apply_pipeline(
+                module,
+                f"builtin.module({pipeline})",
+                registry=self.registry,
+                verify_each=verify_each,
+            )
+            if verify and not verify_each:
+                verify_module(module)
+
+        if pipeline is None:
+            self._progress("graph passes")
+            stage(GRAPH_STAGE, verify=True)
+            self.graph, self._graph_dot = module_text(module), _dot(module)
+            self._progress("lowering to Tensor IR")
+            stage(ARENA_STAGE)
+            self.tir = module_text(module)
+            arguments = len(self.input_types) + len(self.output_types)
+            self.arena_bytes = _arena_bytes(module, self.entry, arguments)
+            self._progress("lowering to the llvm dialect")
+            stage(LLVM_STAGE)
+        else:  # a user's pipeline (plugin passes, maybe): verified after each pass
+            self._progress("the pass pipeline")
+            self.graph, self._graph_dot = module_text(module), _dot(module)
+            apply_pipeline(module, pipeline, registry=self.registry)
+        external_data: dict[str, bytes] = {}
+        self._progress("translating to LLVM IR")
+        program = translate_program(module, external_data)
+        self.llvm_ir = program.text
+        return program, external_data
+
+    def __call__(
+        self, *inputs: Any, out: Any = None, **named: Any
+    ) -> np.ndarray | tuple[np.ndarray, ...]:
+        """Run on `inputs` (by position or by name). `out`: an array (one
+        output) or a tuple of arrays to write the outputs into, of the
+        outputs' shapes and dtypes (checked like inputs); they are returned."""
+        if not named and not self.cast_inputs:
+            fast = self._direct.try_call(inputs, out)
+            if fast is not None:
+                return fast
+        inputs = self.bind_inputs(inputs, named)
+        if len(inputs) != len(self.input_types):
+            raise ValueError(
+                f"@{self.entry} takes {len(self.input_types)} inputs, got {len(inputs)}"
+            )
+        native_inputs = [
+            _to_native(array, type_, self._function.label(index))
+            for index, (array, type_) in enumerate(zip(inputs, self.input_types, strict=True))
+        ]
+        given = self._checked_out(out)
+        outputs = [
+            _native_view(array, t) if array is not None and not _is_bf16(t)
+            else aligned_empty(tir_tensor_type(t).get_shape(), _native_dtype(t))
+            for array, t in zip(given, self.output_types, strict=True)
+        ]  # fmt: skip
+        if self.arena_bytes is None:
+            self._function(*native_inputs, *outputs)
+        else:
+            arena = self._direct.take_arena()
+            try:
+                self._function(*native_inputs, *outputs, arena)
+            finally:
+                self._direct.give_arena(arena)
+        results = [_from_native(o, t) for o, t in zip(outputs, self.output_types, strict=True)]
+        if out is not None:
+            for result, array, type_ in zip(results, given, self.output_types, strict=True):
+                if _is_bf16(type_):
+                    np.copyto(array, result)
+            results = given
+        return results[0] if len(results) == 1 else tuple(results)
+
+    @functools.cached_property
+    def _plain_signature(self) -> tuple[list, list] | None:
+        """((shape, dtype) of each input, of each output) when every tensor
+        travels as is (no bf16 bits, no rank 0): what DirectCall checks."""
+        types = [*self.input_types, *self.output_types]
+        if any(_is_bf16(t) or not t.get_shape() for t in types):
+            return None
+        specs = [(tuple(t.get_shape()), _native_dtype(t)) for t in types]
+        return specs[: len(self.input_types)], specs[len(self.input_types) :]
+
+    def _checked_out(self, out: Any) -> list[Any]:
+        """`out=` as one array per output (None each when not given): an
+        array for a single output, else a sequence; each of the output's
+        shape and dtype (float32 for bf16), C-contiguous and writable."""
+        from graphcompiler.driver.program import check_array
+
+        if out is None:
+            return [None] * len(self.output_types)
+        arrays = [out] if isinstance(out, np.ndarray) else list(out)
+        if len(arrays) != len(self.output_types):
+            raise ValueError(
+                f"out= gives {len(arrays)} arrays, @{self.entry} has {len(self.output_types)} outputs"
+            )
+        for index, (array, type_) in enumerate(zip(arrays, self.output_types, strict=True)):
+            label = f"out= array #{index} of @{self.entry}"
+            element = Float32Type() if _is_bf16(type_) else type_.element_type
+            shape = tuple(type_.get_shape())
+            expected = tir.TirTensorType(shape or (1,), element)
+            if not isinstance(array, np.ndarray) or array.shape != shape:
+                got = list(array.shape) if isinstance(array, np.ndarray) else type(array).__name__
+                raise ValueError(f"{label} must be an array of shape {list(shape)}, got {got}")
+            check_array(array.reshape(expected.get_shape()), expected, label)
+        return arrays
+
+    def bind_inputs(self, positional: tuple[Any, ...], named: Mapping[str, Any]) -> list[Any]:
+        """The inputs in argument order: positional ones first, then those
+        given by argument name (`compiled(x=..., b=...)`); with
+        `cast_inputs`, each converted as the signature's docstring says."""
+        inputs = list(positional)
+        if named:
+            unknown = sorted(set(named) - set(self.input_names))
+            if unknown:
+                raise ValueError(
+                    f"@{self.entry} has no input {', '.join(map(repr, unknown))} "
+                    f"(inputs: {', '.join(self.input_names)})"
+                )
+            twice = [n for n in self.input_names[: len(inputs)] if n in named]
+            if twice:
+                raise ValueError(f"input {twice[0]!r} is given both by position and by name")
+            missing = [n for n in self.input_names[len(inputs) :] if n not in named]
+            if missing:
+                raise ValueError(f"@{self.entry} is missing inputs: {', '.join(missing)}")
+            inputs += [named[n] for n in self.input_names[len(inputs) :]]
+        if self.cast_inputs and len(inputs) == len(self.input_types):  # else: __call__ says
+            inputs = [
+                cast_input(value, type_, self._function.label(index))
+                for index, (value, type_) in enumerate(zip(inputs, self.input_types, strict=True))
+            ]
+        return inputs
+
+    @property
+    def signature(self) -> Signature:
+        """Names, shapes and element types of the inputs and outputs;
+        prints as `main(x: tensor<4x8xf32>, ...) -> (tensor<4x8xf32>)`."""
+        return Signature(self.entry, self.input_names, self.input_types, self.output_types)
+
+    def graph_dot(self) -> str:
+        """The graph after the graph passes as Graphviz DOT (see
+        `gc-opt --view-op-graph`); `dot -Tsvg` draws it."""
+        return self._graph_dot
+
+    def set_num_threads(self, count: int) -> None:
+        """Threads for parallel loops: 1..4096, or 0 for all cores (ValueError otherwise)."""
+        self.engine.set_num_threads(count)
+
+    @functools.cached_property
+    def asm(self) -> str:
+        from graphcompiler.runtime.jit.engine import assembly
+
+        return assembly(self.llvm_ir)
+
+
+@dataclass(frozen=True)
+class Signature:
+    """What a compiled graph takes and returns."""
+
+    entry: str
+    input_names: list[str]
+    input_types: list[TensorType]
+    output_types: list[TensorType]
+
+    def __str__(self) -> str:
+        inputs = ", ".join(
+            f"{n}: {t}" for n, t in zip(self.input_names, self.input_types, strict=True)
+        )
+        return f"{self.entry}({inputs}) -> ({', '.join(map(str, self.output_types))})"
+
+
+def cast_input(value: Any, type_: TensorType, label: str) -> Any:
+    """`compile(..., cast_inputs=True)`: an array (or nested list, or
+    scalar) of another dtype is converted, in one copy, when numpy's
+    "same_kind" rule allows it (float64 -> float32, int64 -> int32,
+    int -> float, bool -> any); a float array for an integer input is
+    refused (that would truncate silently). bf16 inputs take float32."""
+    array = value if isinstance(value, np.ndarray) else np.asarray(value)
+    bf16 = isinstance(type_.element_type, BFloat16Type)
+    target = np.dtype(np.float32) if bf16 else _native_dtype(type_)
+    if array.dtype == target or (bf16 and array.dtype == np.uint16):
+        return array
+    if not np.can_cast(array.dtype, target, casting="same_kind"):
+        raise ValueError(
+            f"{label} has dtype {array.dtype}, which does not convert to {target} for {type_} "
+            "without changing kind (numpy's same_kind rule); convert it explicitly"
+        )
+    return np.ascontiguousarray(array, dtype=target)
+
+
+def check_pipeline_ends_in_llvm(registry: Registry, pipeline: str) -> None:
+    """A custom pipeline must leave the llvm dialect for the JIT: its last
+    pass (after expanding named pipelines) is convert-tir-to-llvm. Checked
+    before anything runs; the error names the fix."""
+    from graphcompiler.ir.pipeline import OpPassManager, build_pass_manager
+
+    manager = build_pass_manager(registry, pipeline)
+    while manager.elements and isinstance(manager.elements[-1], OpPassManager):
+        manager = manager.elements[-1]
+    last = manager.elements[-1].name if manager.elements else None
+    if last != "convert-tir-to-llvm":
+        raise ValueError(
+            f"the pipeline must end in the llvm dialect, but its last pass is "
+            f"{repr(last) if last else 'missing'}: end it with tir-to-llvm (graph input: "
+            "convert-graph-to-tir,tir-to-llvm, or gc-cpu-pipeline)"
+        )
+
+
+def _find_entry(module: ModuleOp, entry: str) -> func.FuncOp:
+    functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
+    if entry not in functions:
+        raise ValueError(
+            f"no graph function @{entry} (functions: {', '.join(sorted(functions)) or 'none'})"
+        )
+    if len(functions[entry].body.blocks) != 1:
+        from graphcompiler.ir.diagnostics import emit_error
+
+        emit_error(functions[entry], "a graph function needs a body of exactly one block")
+    return functions[entry]
+
+
+def bind_constants(function: func.FuncOp, constants: Mapping[str, Any]) -> None:
+    """Turn the named arguments of `function` into graph.constant ops holding
+    the given arrays (weights known at compile time: matmul and conv pack
+    them once); the function no longer takes them."""
+    from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, FunctionType
+
+    from graphcompiler.dialects import graph
+    from graphcompiler.dialects.graph.builders import dense_constant
+    from graphcompiler.interpreters.reference import numpy_dtype
+
+    block = function.body.block
+    arguments = {a.name_hint: a for a in block.args if a.name_hint}
+    unknown = sorted(set(constants) - set(arguments))
+    if unknown:
+        raise ValueError(
+            f"constants name no argument of @{function.sym_name.data}: {', '.join(unknown)} "
+            f"(arguments: {', '.join(arguments) or 'none'})"
+        )
+    for name, values in constants.items():
+        argument = arguments[name]
+        type_ = argument.type
+        array = np.asarray(values)
+        if array.shape != tuple(type_.get_shape()):
+            raise ValueError(
+                f"constant '{name}' has shape {list(array.shape)}, expected {list(type_.get_shape())}"
+            )
+        dtype = numpy_dtype(type_.element_type)
+        if dtype.itemsize * 8 == tir.bit_width(type_.element_type) and dtype.kind != "b":
+            data = BytesAttr(np.ascontiguousarray(array, dtype.newbyteorder("<")).tobytes())
+            value = DenseIntOrFPElementsAttr(
+                TensorType(type_.element_type, type_.get_shape()), data
+            )
+        else:  # bf16, i1: element by element
+            value = dense_constant(array.astype(dtype), type_.element_type)
+        constant = graph.ConstantOp.create(properties={"value": value}, result_types=[type_])
+        constant.result.name_hint = name
+        block.insert_op_before(constant, block.first_op)
+        argument.replace_all_uses_with(constant.result)
+        block.erase_arg(argument)
+    inputs = [a.type for a in block.args]
+    function.function_type = FunctionType.from_lists(inputs, function.function_type.outputs.data)
+
+
+def _signature(
+    entry: str,
+    names: list[str],
+    inputs: list[TensorType],
+    outputs: list[TensorType],
+    arena_bytes: int | None = None,
+) -> tir.FuncOp:
+    """The tir entry's signature, with the graph's argument names for
+    messages (and the arena argument, when it takes one)."""
+    types = [tir_tensor_type(t) for t in (*inputs, *outputs)]
+    names = [*names, *(f"out{i}" for i in range(len(outputs)))]
+    if arena_bytes is not None:
+        types.append(tir.TirTensorType([arena_bytes], IntegerType(8)))
+        names.append("arena")
+    block = Block(arg_types=types)
+    for arg, name in zip(block.args, names, strict=True):
+        arg.name_hint = name
+    return tir.FuncOp(entry, types, None, Region(block))
+
+
+def _dot(module: ModuleOp) -> str:
+    from graphcompiler.passes.view_op_graph import graph_dot
+
+    return graph_dot(module)
+
+
+def _is_bf16(type_: TensorType) -> bool:
+    return isinstance(type_.element_type, BFloat16Type)
+
+
+def _native_view(array: np.ndarray, type_: TensorType) -> np.ndarray:
+    """A user's out= array as the native buffer (a rank-0 array as one element)."""
+    return array.reshape(1) if not type_.get_shape() else array
+
+
+def _arena_bytes(module: ModuleOp, entry: str, arguments: int) -> int | None:
+    """The size of the arena argument tir-plan-memory gave the tir entry
+    (after its `arguments` inputs and outputs), None if it has none."""
+    for op in module.ops:
+        if isinstance(op, tir.FuncOp) and op.sym_name.data == entry:
+            params = op.function_type.inputs.data
+            return params[-1].get_shape()[0] if len(params) > arguments else None
+    return None
+
+
+def _native_dtype(type_: TensorType) -> np.dtype:
+    from graphcompiler.driver.program import buffer_dtype
+
+    return buffer_dtype(type_.element_type)
+
+
+def _to_native(array: Any, type_: TensorType, label: str) -> Any:
+    """bf16 tensors travel as float32 (as in the reference), rounded to bf16
+    and stored as bf16 bits (uint16 arrays are taken as such bits); a rank-0
+    tensor is a buffer of one element."""
+    if not isinstance(array, np.ndarray):
+        return array
+    if isinstance(type_.element_type, BFloat16Type):
+        if array.dtype == np.float32:
+            array = (round_to_bf16(array).view(np.uint32) >> 16).astype(np.uint16)
+        elif array.dtype != np.uint16:
+            raise ValueError(
+                f"{label} has dtype {array.dtype}; a {type_} input takes float32 values "
+                "(rounded to bf16) or uint16 arrays of bf16 bit patterns"
+            )
+    return array.reshape(1) if array.ndim == 0 and not type_.get_shape() else array
+
+
+def _from_native(array: np.ndarray, type_: TensorType) -> np.ndarray:
+    if isinstance(type_.element_type, BFloat16Type):
+        array = (array.astype(np.uint32) << 16).view(np.float32)
+    return array.reshape(()) if not type_.get_shape() else array
+
+
+def compile(
+    source: str | Path | ModuleOp,
+    *,
+    entry: str = "main",
+    pipeline: str | None = None,
+    num_threads: int | None = None,
+    constants: Mapping[str, Any] | None = None,
+    plugins: Sequence[str | Path] = (),
+    registry: Registry | None = None,
+    cast_inputs: bool = False,
+    cache: bool | str | Path | None = None,
+    verify_each: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> CompiledGraph:
+    """Compile graph function `entry` of `source` (.mlir text, a path, or a
+    module). `constants` binds arguments by name to arrays known at compile
+    time (model weights): they become graph constants, matmul and conv pack
+    them once, and the compiled function no longer takes them. `plugins`
+    (module names or .py paths, as `gc-opt --load-plugin`) are loaded into
+    `registry` (default: the installed dialects, passes and plugins), which
+    parses `source` and resolves `pipeline`. `cast_inputs` converts inputs
+    of another dtype (see `cast_input`); by default a wrong dtype is an error.
+    `cache`: where the default pipeline's results and machine code are
+    kept and reused (compile_cache.py): None (default) or True for
+    $GC_CACHE_DIR or ~/.cache/graphcompiler (None: unless GC_DISABLE_CACHE
+    is set), a directory, or False; `compiled.cache_hit` says whether one
+    was used. `verify_each` runs the verifier after every pass (as gc-opt
+    does); by default the IR is verified once, after the graph passes.
+    `progress(stage)` is called as each stage starts (tools/progress.py)."""
+    default = pipeline is None and not plugins and registry is None and not cast_inputs
+    registry = registry or default_registry()
+    for plugin in plugins:
+        registry.load_plugin(str(plugin))
+    module = load_module(source, registry)
+    compiled = CompiledGraph(
+        module, entry, pipeline, num_threads, constants, registry, cast_inputs, cache, verify_each,
+        progress,
+    )  # fmt: skip
+    if default:  # a later compile of the same arguments can skip the compiler (warm_start.py)
+        from graphcompiler.driver.warm_start import remember
+
+        remember(compiled, source, entry, constants, cache)
+    return compiled

@@ -1,0 +1,1 @@
+"""Importers of other model formats into Graph IR (onnx/)."""

@@ -1,0 +1,1 @@
+"""Reference semantics: graphs interpreted with numpy."""

@@ -1,0 +1,535 @@
+"""Reference semantics of the graph dialect, in numpy: the numerical oracle.
+
+`run(module_or_text, *arrays, entry="main")` interprets a graph function op
+by op and returns one array or a tuple. Every later numerical test and
+`gc-run --check-reference` compares against it, so it favours clarity over
+speed. Tensors are numpy arrays of the element type's dtype; bf16 (which numpy
+lacks) travels as float32 rounded to bf16 precision. f16 and bf16 are
+computed in f32, then rounded to the result type.
+
+Special values (the compiled code must agree; numpy, onnxruntime and
+PyTorch do the same):
+- NaN propagates through every arithmetic op: relu, maximum, minimum,
+  clamp, sigmoid, gelu, leaky_relu, ... of NaN are NaN; a NaN in a reduced
+  slice makes reduce_sum/mean/prod/max/min NaN, a NaN in a pooling window
+  makes max_pool2d NaN, a NaN (or +inf, or an all -inf slice) makes the whole
+  softmax/log_softmax slice NaN (x - max(x) is NaN there).
+- Comparisons with NaN are false (equal(NaN, NaN) too); select picks by its
+  condition only.
+- float -> integer casts truncate toward zero and saturate: NaN -> 0,
+  +inf and values above the range -> the type's maximum, -inf and values
+  below -> its minimum (llvm.fptosi.sat / fptoui.sat); float -> i1 is
+  `x != 0` (NaN is true); integer -> narrower integer wraps (two's complement).
+- Integer division truncates toward zero; x / 0 is 0 and INT_MIN / -1 is
+  INT_MIN (no trap).
+- A reduction over an empty axis gives its identity: sum 0, prod 1, max
+  -inf (integers: the type's minimum), min +inf (the maximum), mean NaN.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntegerType,
+    ModuleOp,
+    Signedness,
+    TensorType,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from graphcompiler.dialects import graph
+from graphcompiler.ir.diagnostics import SourceFile
+from graphcompiler.ir.parsing import parse_module
+from graphcompiler.ir.verifier import verify_module
+
+Array = np.ndarray
+
+
+def numpy_dtype(element_type: Attribute) -> np.dtype:
+    """The numpy dtype that holds tensors of `element_type` (bf16 -> float32)."""
+    match element_type:
+        case Float32Type() | BFloat16Type():
+            return np.dtype(np.float32)
+        case Float16Type():
+            return np.dtype(np.float16)
+        case Float64Type():
+            return np.dtype(np.float64)
+        case IntegerType() if element_type.width.data == 1:
+            return np.dtype(np.bool_)
+        case IntegerType() if element_type.signedness.data == Signedness.UNSIGNED:
+            return np.dtype(f"uint{element_type.width.data}")
+        case IntegerType():
+            return np.dtype(f"int{element_type.width.data}")
+    raise ValueError(f"no numpy dtype for element type {element_type}")
+
+
+def round_to_bf16(values: Array) -> Array:
+    """Round float32 values to the nearest bf16 (ties to even), keeping NaN
+    and the shape (rank 0 included)."""
+    single = np.array(values, dtype=np.float32, order="C")  # ascontiguousarray makes 0-d 1-d
+    bits = single.view(np.uint32)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
+    return np.where(np.isnan(single), single, rounded.view(np.float32)).astype(np.float32)
+
+
+def float_to_int(values: Array, dtype: np.dtype) -> Array:
+    """Truncation toward zero, saturating: NaN -> 0, out of range -> the
+    nearest limit of `dtype` (what llvm.fptosi.sat/fptoui.sat compute)."""
+    info = np.iinfo(dtype)
+    wide = np.trunc(np.asarray(values, dtype=np.float64))
+    low, high = float(info.min), float(info.max) + 1.0  # powers of two: exact in float64
+    inside = (wide >= low) & (wide < high)  # false for NaN
+    result = np.where(inside, wide, 0.0).astype(dtype)
+    result = np.where(wide >= high, info.max, result)
+    return np.where(wide < low, info.min, result).astype(dtype)
+
+
+def to_tensor(values: Any, type_: TensorType) -> Array:
+    """`values` as an array of `type_`'s dtype and shape: floats convert to
+    integers with `float_to_int`, to i1 as `x != 0`; integers wrap."""
+    dtype = numpy_dtype(type_.element_type)
+    array = np.asarray(values)
+    if dtype == np.bool_:
+        array = array != 0
+    elif dtype.kind in "iu" and array.dtype.kind == "f":
+        array = float_to_int(array, dtype)
+    result = np.broadcast_to(array.astype(dtype), type_.get_shape()).copy()
+    return round_to_bf16(result) if isinstance(type_.element_type, BFloat16Type) else result
+
+
+def _compute_dtype(array: Array) -> Array:
+    """float16 is computed in float32, like the compiled code does."""
+    return array.astype(np.float32) if array.dtype == np.float16 else array
+
+
+# --- op semantics -------------------------------------------------------------
+
+
+def _erf(x: Array) -> Array:
+    """math.erf per element (NaN -> NaN; exact to double precision)."""
+    return np.vectorize(math.erf, otypes=[x.dtype])(x)
+
+
+def _gelu(op: graph.GeluOp, x: Array) -> Array:
+    if op.approximate.data == "tanh":
+        inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)
+        return 0.5 * x * (1.0 + np.tanh(inner))
+    return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))
+
+
+def _softplus(x: Array) -> Array:
+    """log(1 + exp(x)) without overflow: numpy.logaddexp(0, x)."""
+    return np.logaddexp(np.zeros_like(x), x)
+
+
+def _hard_sigmoid(x: Array, alpha: float, beta: float) -> Array:
+    """max(0, min(1, alpha * x + beta)); NaN stays NaN (numpy.clip)."""
+    return np.clip(np.asarray(alpha, x.dtype) * x + np.asarray(beta, x.dtype), 0, 1)
+
+
+def _elu(op: Operation, x: Array) -> Array:
+    alpha = np.asarray(_float(op, "alpha"), x.dtype)
+    return np.where(x > 0, x, alpha * (np.exp(x) - 1))
+
+
+def _selu(op: Operation, x: Array) -> Array:
+    alpha, gamma = (np.asarray(_float(op, n), x.dtype) for n in ("alpha", "gamma"))
+    return gamma * np.where(x > 0, x, alpha * np.exp(x) - alpha)
+
+
+def _divide(lhs: Array, rhs: Array) -> Array:
+    """Floats: IEEE division. Integers: truncation toward zero, never a trap:
+    x / 0 is 0 and INT_MIN / -1 wraps to INT_MIN (as onnxruntime)."""
+    if lhs.dtype == np.bool_:
+        return lhs & rhs  # x / 1 = x, x / 0 = 0
+    if lhs.dtype.kind in "iu":
+        lhs, rhs = np.broadcast_arrays(lhs, rhs)
+        minus_one = rhs == -1 if lhs.dtype.kind == "i" else np.zeros(rhs.shape, bool)
+        divisor = np.where((rhs == 0) | minus_one, 1, rhs).astype(lhs.dtype)
+        quotient = lhs // divisor  # floor; truncation rounds toward zero instead
+        inexact = (lhs - quotient * divisor) != 0
+        quotient = quotient + (inexact & ((lhs < 0) != (divisor < 0))).astype(lhs.dtype)
+        negated = (np.zeros_like(lhs) - lhs).astype(lhs.dtype)  # wraps for INT_MIN
+        return np.where(rhs == 0, 0, np.where(minus_one, negated, quotient)).astype(lhs.dtype)
+    return lhs / rhs
+
+
+def _matmul(op: graph.MatmulOp, a: Array, b: Array) -> Array:
+    if graph.bool_value(op.properties, "transpose_a"):
+        a = np.swapaxes(a, -1, -2)
+    if graph.bool_value(op.properties, "transpose_b"):
+        b = np.swapaxes(b, -1, -2)
+    return np.matmul(a, b)
+
+
+def _lowest(dtype: np.dtype) -> float | int:
+    """max's identity: -inf, or the integer type's minimum."""
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min if dtype.kind in "iu" else False
+
+
+def _highest(dtype: np.dtype) -> float | int:
+    """min's identity: +inf, or the integer type's maximum."""
+    return np.inf if dtype.kind == "f" else np.iinfo(dtype).max if dtype.kind in "iu" else True
+
+
+def _mean(x: Array, axis: tuple[int, ...], keepdims: bool) -> Array:
+    """sum / count: NaN (0 / 0) over an empty axis, as numpy, without its warning."""
+    count = math.prod(x.shape[a] for a in axis)
+    return np.sum(x, axis=axis, keepdims=keepdims) / count
+
+
+REDUCTIONS: dict[type[Operation], Callable[..., Array]] = {
+    graph.ReduceSumOp: np.sum,
+    graph.ReduceProdOp: np.prod,
+    graph.ReduceMeanOp: _mean,
+    graph.ReduceMaxOp: lambda x, **kw: np.max(x, initial=_lowest(x.dtype), **kw),
+    graph.ReduceMinOp: lambda x, **kw: np.min(x, initial=_highest(x.dtype), **kw),
+}
+"""numpy's reductions with their identity over empty axes; NaN propagates."""
+
+
+def _reduction(op: graph.ReduceOp, x: Array) -> Array:
+    properties = op.with_defaults(op.properties)
+    axes = tuple(graph.reduced_axes(properties, x.ndim))
+    keep_dims = graph.bool_value(properties, "keep_dims")
+    return REDUCTIONS[type(op)](x, axis=axes, keepdims=keep_dims)
+
+
+def _axis(op: Operation, rank: int) -> int:
+    return graph.normalize_axis(graph.int_value(op.with_defaults(op.properties), "axis"), rank)
+
+
+def _log_softmax(op: Operation, x: Array) -> Array:
+    axis = _axis(op, x.ndim)
+    shifted = x - np.max(x, axis=axis, keepdims=True, initial=-np.inf)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+
+
+def _softmax(op: Operation, x: Array) -> Array:
+    """exp(x - max) / sum: a slice holding NaN or +inf, or only -inf, is all NaN."""
+    axis = _axis(op, x.ndim)
+    exponentials = np.exp(x - np.max(x, axis=axis, keepdims=True, initial=-np.inf))
+    return exponentials / np.sum(exponentials, axis=axis, keepdims=True)
+
+
+def _attention(op: graph.AttentionOp, query: Array, key: Array, value: Array, *mask) -> Array:
+    """softmax(query keyᵀ * scale + mask) value, op by op."""
+    properties = op.with_defaults(op.properties)
+    if not graph.bool_value(properties, "key_transposed"):
+        key = np.swapaxes(key, -1, -2)
+    scores = np.matmul(query, key) * np.float32(graph.float_value(properties, "scale"))
+    if mask:
+        scores = scores + mask[0]
+    exponentials = np.exp(scores - np.max(scores, axis=-1, keepdims=True, initial=-np.inf))
+    return np.matmul(exponentials / np.sum(exponentials, axis=-1, keepdims=True), value)
+
+
+def _normalize(x: Array, axes: tuple[int, ...], epsilon: float) -> Array:
+    mean = np.mean(x, axis=axes, keepdims=True)
+    variance = np.mean((x - mean) ** 2, axis=axes, keepdims=True)
+    return (x - mean) / np.sqrt(variance + epsilon)
+
+
+def _epsilon(op: Operation) -> float:
+    return graph.float_value(op.with_defaults(op.properties), "epsilon")
+
+
+def _layer_norm(op: graph.LayerNormOp, x: Array, gamma: Array, beta: Array) -> Array:
+    axes = tuple(range(_axis(op, x.ndim), x.ndim))
+    return _normalize(x, axes, _epsilon(op)) * gamma + beta
+
+
+def _rms_norm(op: graph.RmsNormOp, x: Array, scale: Array) -> Array:
+    axes = tuple(range(_axis(op, x.ndim), x.ndim))
+    return x / np.sqrt(np.mean(x * x, axis=axes, keepdims=True) + _epsilon(op)) * scale
+
+
+def _instance_norm(op: graph.InstanceNormOp, x: Array, scale: Array, bias: Array) -> Array:
+    scale, bias = (p.reshape([-1] + [1] * (x.ndim - 2)) for p in (scale, bias))
+    return _normalize(x, tuple(range(2, x.ndim)), _epsilon(op)) * scale + bias
+
+
+def _batch_norm(op: graph.BatchNormOp, x: Array, *parameters: Array) -> Array:
+    scale, bias, mean, var = (p.reshape([-1] + [1] * (x.ndim - 2)) for p in parameters)
+    return (x - mean) / np.sqrt(var + _epsilon(op)) * scale + bias
+
+
+def _slice(op: graph.SliceOp, x: Array) -> Array:
+    ranges = graph.slice_ranges(op.properties, x.shape)
+    return x[tuple(slice(r.start, r.stop, r.step) for r in ranges)]
+
+
+def _gather(op: graph.GatherOp, x: Array, indices: Array) -> Array:
+    """numpy.take; an index outside [-n, n) reads 0."""
+    axis = _axis(op, x.ndim)
+    n = x.shape[axis]
+    indices = indices.astype(np.int64)
+    if n == 0:
+        return np.zeros([*x.shape[:axis], *indices.shape, *x.shape[axis + 1 :]], x.dtype)
+    inside = (indices >= -n) & (indices < n)
+    taken = np.take(x, np.where(inside, indices, 0), axis=axis)
+    mask = inside.reshape([*[1] * axis, *indices.shape, *[1] * (x.ndim - axis - 1)])
+    return np.where(mask, taken, np.zeros((), x.dtype))
+
+
+def _pad(op: graph.PadOp, x: Array) -> Array:
+    """numpy.pad of the positive amounts, then a slice for the negative ones."""
+    properties = op.with_defaults(op.properties)
+    amounts = graph.pad_amounts(properties, x.ndim)
+    mode = properties["mode"].data
+    grow = [(max(b, 0), max(a, 0)) for b, a in amounts]
+    if mode == "constant":
+        fill = to_tensor(_float(op, "value"), TensorType(op.result.type.element_type, []))
+        padded = np.pad(x, grow, constant_values=fill)
+    else:
+        padded = np.pad(x, grow, mode=mode)  # edge, reflect, wrap: numpy's names
+    crop = tuple(
+        slice(-min(b, 0), padded.shape[d] + min(a, 0)) for d, (b, a) in enumerate(amounts)
+    )
+    return padded[crop]
+
+
+def _constant(op: graph.ConstantOp) -> Array:
+    values, shape = np.array(op.value.get_values()), op.value.type.get_shape()
+    # A splat holds one value for the whole tensor.
+    return to_tensor(
+        values.reshape(shape) if values.size == math.prod(shape) else values, op.value.type
+    )
+
+
+def _windows(
+    x: Array, kernel: list[int], properties, dilations: list[int], pad_value: float
+) -> Array:
+    """[N, C, OH, OW, KH, KW] views of the padded NCHW input."""
+    strides = graph.int_list(properties, "strides") or [1, 1]
+    top, left, bottom, right = graph.int_list(properties, "padding") or [0, 0, 0, 0]
+    padded = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=pad_value)
+    extent = [dilations[d] * (kernel[d] - 1) + 1 for d in range(2)]
+    windows = np.lib.stride_tricks.sliding_window_view(padded, extent, axis=(2, 3))
+    return windows[:, :, :: strides[0], :: strides[1], :: dilations[0], :: dilations[1]]
+
+
+def _conv2d(op: graph.Conv2dOp, x: Array, weight: Array) -> Array:
+    properties = op.with_defaults(op.properties)
+    groups = graph.int_value(properties, "groups")
+    dilations = graph.int_list(properties, "dilations")
+    windows = _windows(x, list(weight.shape[2:]), properties, dilations, 0)
+    n, c, oh, ow, kh, kw = windows.shape
+    grouped = windows.reshape(n, groups, c // groups, oh, ow, kh, kw)
+    grouped_weight = weight.reshape(groups, weight.shape[0] // groups, c // groups, kh, kw)
+    out = np.einsum("ngchwij,gocij->ngohw", grouped, grouped_weight)
+    return out.reshape(n, weight.shape[0], oh, ow)
+
+
+def _kernel(op: Operation) -> list[int]:
+    return graph.int_list(op.properties, "kernel")
+
+
+def _max_pool2d(op: graph.MaxPool2dOp, x: Array) -> Array:
+    """Padding counts as -inf; a NaN in a window gives NaN."""
+    lowest = _lowest(x.dtype)
+    windows = _windows(x, _kernel(op), op.with_defaults(op.properties), [1, 1], lowest)
+    return windows.max(axis=(-2, -1), initial=lowest)
+
+
+def _avg_pool2d(op: graph.AvgPool2dOp, x: Array) -> Array:
+    properties = op.with_defaults(op.properties)
+    sums = _windows(x, _kernel(op), properties, [1, 1], 0).sum(axis=(-2, -1))
+    inside = np.ones((1, 1, *x.shape[2:]), dtype=x.dtype)
+    counts = _windows(inside, _kernel(op), properties, [1, 1], 0).sum(axis=(-2, -1))
+    return sums / counts
+
+
+def _cast(op: graph.CastOp, x: Array) -> Array:
+    return to_tensor(x, op.result.type)
+
+
+def _float(op: Operation, name: str) -> float:
+    return graph.float_value(op.with_defaults(op.properties), name)
+
+
+IMPLEMENTATIONS: dict[type[Operation], Callable[..., Array]] = {
+    graph.ReluOp: lambda op, x: np.maximum(x, 0).astype(x.dtype),
+    graph.SigmoidOp: lambda op, x: 1.0 / (1.0 + np.exp(-x)),
+    graph.TanhOp: lambda op, x: np.tanh(x),
+    graph.ExpOp: lambda op, x: np.exp(x),
+    graph.LogOp: lambda op, x: np.log(x),
+    graph.SqrtOp: lambda op, x: np.sqrt(x),
+    graph.RsqrtOp: lambda op, x: 1.0 / np.sqrt(x),
+    graph.AbsOp: lambda op, x: np.abs(x),
+    graph.NegOp: lambda op, x: -x,
+    graph.ErfOp: lambda op, x: _erf(x),
+    graph.ReciprocalOp: lambda op, x: 1.0 / x,
+    graph.SquareOp: lambda op, x: x * x,
+    graph.GeluOp: _gelu,
+    graph.LeakyReluOp: lambda op, x: np.where(x >= 0, x, _float(op, "alpha") * x),
+    graph.ClampOp: lambda op, x: np.clip(x, _float(op, "min"), _float(op, "max")),
+    graph.CastOp: _cast,
+    graph.AddOp: lambda op, a, b: a + b,
+    graph.SubOp: lambda op, a, b: a - b,
+    graph.MulOp: lambda op, a, b: a * b,
+    graph.DivOp: lambda op, a, b: _divide(a, b),
+    graph.PowOp: lambda op, a, b: np.power(a, b),
+    graph.MaximumOp: lambda op, a, b: np.maximum(a, b),
+    graph.MinimumOp: lambda op, a, b: np.minimum(a, b),
+    graph.GreaterOp: lambda op, a, b: a > b,
+    graph.LessOp: lambda op, a, b: a < b,
+    graph.EqualOp: lambda op, a, b: a == b,
+    graph.GreaterEqualOp: lambda op, a, b: a >= b,
+    graph.LessEqualOp: lambda op, a, b: a <= b,
+    graph.NotEqualOp: lambda op, a, b: a != b,
+    graph.LogicalAndOp: lambda op, a, b: a & b,
+    graph.LogicalOrOp: lambda op, a, b: a | b,
+    graph.LogicalXorOp: lambda op, a, b: a ^ b,
+    graph.LogicalNotOp: lambda op, x: ~x,
+    graph.EluOp: _elu,
+    graph.SeluOp: _selu,
+    graph.SoftplusOp: lambda op, x: _softplus(x),
+    graph.HardSigmoidOp: lambda op, x: _hard_sigmoid(x, _float(op, "alpha"), _float(op, "beta")),
+    graph.HardSwishOp: lambda op, x: x * _hard_sigmoid(x, 1 / 6, 0.5),
+    graph.PreluOp: lambda op, x, slope: np.where(x < 0, slope * x, x),
+    graph.SelectOp: lambda op, c, a, b: np.where(c, a, b),
+    graph.MatmulOp: _matmul,
+    **{op: _reduction for op in REDUCTIONS},
+    graph.SoftmaxOp: _softmax,
+    graph.LogSoftmaxOp: _log_softmax,
+    graph.LayerNormOp: _layer_norm,
+    graph.RmsNormOp: _rms_norm,
+    graph.InstanceNormOp: _instance_norm,
+    graph.BatchNormOp: _batch_norm,
+    graph.AttentionOp: _attention,
+    graph.TransposeOp: lambda op, x: np.transpose(x, graph.int_list(op.properties, "perm")),
+    graph.ReshapeOp: lambda op, x: x.reshape(op.result.type.get_shape()),
+    graph.BroadcastToOp: lambda op, x: np.broadcast_to(x, op.result.type.get_shape()),
+    graph.ConcatOp: lambda op, *xs: np.concatenate(
+        xs, axis=graph.normalize_axis(graph.int_value(op.properties, "axis"), xs[0].ndim)
+    ),
+    graph.SliceOp: _slice,
+    graph.GatherOp: _gather,
+    graph.PadOp: _pad,
+    graph.ConstantOp: _constant,
+    graph.Conv2dOp: _conv2d,
+    graph.MaxPool2dOp: _max_pool2d,
+    graph.AvgPool2dOp: _avg_pool2d,
+}
+
+
+# --- the interpreter ------------------------------------------------------------
+
+
+def evaluate(op: Operation, operands: list[Array]) -> Array:
+    """The result of graph op `op` on `operands`; overflow, NaN and inf are
+    values, not warnings."""
+    with np.errstate(all="ignore"):
+        computed = IMPLEMENTATIONS[type(op)](op, *map(_compute_dtype, operands))
+        return to_tensor(computed, op.results[0].type)
+
+
+def _find_function(module: ModuleOp, entry: str) -> func.FuncOp:
+    functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
+    if entry not in functions:
+        available = ", ".join(sorted(functions)) or "none"
+        raise ValueError(f"no function @{entry} in the module (functions: {available})")
+    return functions[entry]
+
+
+def check_arguments(function: func.FuncOp, arrays: tuple[Any, ...]) -> list[Array]:
+    """Arrays for the function's inputs; a ValueError names a bad argument."""
+    inputs = function.function_type.inputs.data
+    if len(arrays) != len(inputs):
+        raise ValueError(
+            f"@{function.sym_name.data} takes {len(inputs)} arguments, got {len(arrays)}"
+        )
+    checked = []
+    for index, (array, type_) in enumerate(zip(arrays, inputs, strict=True)):
+        name = f"argument #{index} of @{function.sym_name.data}"
+        array = np.asarray(array)
+        expected_dtype = numpy_dtype(type_.element_type)
+        if array.dtype != expected_dtype:
+            raise ValueError(f"{name} has dtype {array.dtype}, expected {expected_dtype}")
+        if array.shape != tuple(type_.get_shape()):
+            raise ValueError(
+                f"{name} has shape {list(array.shape)}, expected {list(type_.get_shape())}"
+            )
+        checked.append(array)
+    return checked
+
+
+def _interpret(module: ModuleOp, function: func.FuncOp, arrays: list[Array]) -> list[Array]:
+    return _run_block(module, function.body.block, arrays, f"@{function.sym_name.data}")
+
+
+def _run_block(module: ModuleOp, block, arrays: list[Array], where: str) -> list[Array]:
+    """Run a function body or a graph.fused region; the terminator's operands are the results."""
+    values: dict[SSAValue, Array] = dict(zip(block.args, arrays, strict=True))
+    for op in block.ops:
+        operands = [values[operand] for operand in op.operands]
+        if isinstance(op, func.ReturnOp | graph.YieldOp):
+            return operands
+        if isinstance(op, func.CallOp):
+            callee = _find_function(module, op.callee.root_reference.data)
+            results = _interpret(module, callee, operands)
+        elif isinstance(op, graph.FusedOp):
+            results = _run_block(module, op.body.block, operands, "graph.fused")
+        elif type(op) in IMPLEMENTATIONS:
+            results = [evaluate(op, operands)]
+        else:
+            raise ValueError(f"the reference interpreter does not know '{op.name}'")
+        values.update(zip(op.results, results, strict=True))
+    raise ValueError(f"{where} has no terminator")
+
+
+def _parse_graph(text: str) -> ModuleOp:
+    """A graph module from text: the builtin, func and graph dialects are all
+    a graph may hold."""
+    from xdsl.context import Context
+    from xdsl.dialects.builtin import Builtin
+    from xdsl.dialects.func import Func
+
+    ctx = Context()
+    for dialect in (Builtin, Func, graph.Graph):
+        ctx.load_dialect(dialect)
+    module = parse_module(ctx, SourceFile("<string>", text))
+    verify_module(module)
+    return module
+
+
+def run(module_or_text: ModuleOp | str, *arrays: Any, entry: str = "main") -> Array | tuple:
+    """Run graph function `entry` on numpy arrays; one result is returned as
+    an array, several as a tuple."""
+    if isinstance(module_or_text, str):
+        module = _parse_graph(module_or_text)
+    else:
+        module = module_or_text
+    function = _find_function(module, entry)
+    results = _interpret(module, function, check_arguments(function, arrays))
+    return results[0] if len(results) == 1 else tuple(results)
+
+
+# --- comparing with the reference -----------------------------------------------
+
+
+def compare_to_reference(got: Any, want: Any, atol: float, rtol: float) -> tuple[bool, float]:
+    """Whether output `got` matches reference output `want`, and the max abs
+    error over the places where both are finite. NaN must meet NaN and inf
+    the same inf (NaN - NaN and inf - inf are NaN, so a plain difference
+    fails there); finite places must lie within atol + rtol * max|finite want|
+    (a reference inf would make that bound infinite). float64 throughout:
+    |INT_MIN| overflows in its own integer type."""
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    if got.shape != want.shape:
+        return False, math.inf
+    finite = np.isfinite(got) & np.isfinite(want)
+    specials_agree = np.array_equal(got[~finite], want[~finite], equal_nan=True)
+    error = float(np.abs(got[finite] - want[finite]).max(initial=0.0))
+    scale = float(np.abs(want[np.isfinite(want)]).max(initial=0.0))
+    return specials_agree and error <= atol + rtol * scale, error

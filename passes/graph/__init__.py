@@ -1,0 +1,1 @@
+"""Graph IR passes, one per module."""

@@ -1,0 +1,231 @@
+"""graph-fuse: element-wise chains, and element-wise epilogues of matmul and
+conv2d, become one `graph.fused` op each (lowered to one loop nest, so the
+intermediates never touch memory).
+
+Ops are grouped in block order: an element-wise op joins the group of one
+of its producers when they have the same result shape, its other operands
+are defined before the group starts (the fused op takes the place of the
+group's first op, so every use stays after its definition) or are
+constants (moved up to the fused op), and `max-ops` is not reached. A
+matmul (f32, plain layouts, no transposes: the brgemm path) or a conv2d
+starts a group when an element-wise op of its shape consumes it; the
+lowering applies the epilogue to each output tile right after computing it.
+Values used outside a group become results of the fused op. Groups of a
+single element-wise op, and dead groups (no value used outside), are left
+alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import Float32Type, ModuleOp
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from graphcompiler.dialects import graph
+from graphcompiler.ir import pass_statistics
+
+
+@dataclass
+class Group:
+    ops: list[Operation] = field(default_factory=list)
+    at: Operation | None = None
+    """Where the fused op goes (its inputs are defined before): the first
+    op, or a row anchor (its producers feed nothing else, so their inputs
+    are defined before it too)."""
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.ops[-1].results[0].type.get_shape()
+
+    @property
+    def start(self) -> Operation:
+        return self.at or self.ops[0]
+
+
+def _plain_f32(*values: SSAValue) -> bool:
+    return all(
+        v.type.element_type == Float32Type() and not isinstance(v.type.encoding, graph.FormatAttr)
+        for v in values
+    )
+
+
+def _plain(value: SSAValue) -> bool:
+    return not isinstance(value.type.encoding, graph.FormatAttr)
+
+
+def _row_anchorable(op: Operation) -> bool:
+    """softmax, log_softmax or layer_norm over the innermost axis, f32, plain."""
+    if not isinstance(op, graph.ROW_ANCHORS) or not _plain_f32(*op.operands, *op.results):
+        return False
+    rank = len(op.operands[0].type.get_shape())
+    axis = graph.int_value(op.with_defaults(op.properties), "axis")
+    return rank > 0 and graph.normalize_axis(axis, rank) == rank - 1
+
+
+def _producers(anchor: Operation, ops: list[Operation], position, taken, max_ops) -> list:
+    """The element-wise ops before `anchor` whose results feed only its
+    first operand or each other (walking back: every user of an op is seen
+    before it), of the anchor's shape, plain layouts, not in another group."""
+    members: set[Operation] = set()
+    shape = anchor.results[0].type.get_shape()
+    for op in reversed(ops[: position[anchor]]):
+        if len(members) + 1 >= max_ops:
+            break
+        if op in taken or not isinstance(op, graph.ELEMENTWISE_OPS):
+            continue
+        result = op.results[0]
+        uses = list(result.uses)
+        if (
+            uses
+            and result.type.get_shape() == shape
+            and all(_plain(v) for v in (*op.operands, result))
+            and all(
+                u.operation in members or (u.operation is anchor and u.index == 0) for u in uses
+            )
+        ):
+            members.add(op)
+    return sorted(members, key=position.__getitem__)
+
+
+def _anchorable(op: Operation) -> bool:
+    if isinstance(op, graph.Conv2dOp):
+        return True
+    if not isinstance(op, graph.MatmulOp):
+        return False
+    props = op.with_defaults(op.properties)
+    return (
+        _plain_f32(*op.operands, op.result)
+        and not graph.bool_value(props, "transpose_a")
+        and not graph.bool_value(props, "transpose_b")
+    )
+
+
+def find_groups(block: Block, max_ops: int) -> list[Group]:
+    ops = list(block.ops)
+    position = {op: index for index, op in enumerate(ops)}
+    group_of: dict[Operation, Group] = {}
+    groups: list[Group] = []
+
+    def defined_before(value: SSAValue, group: Group) -> bool:
+        owner = value.owner
+        if not isinstance(owner, Operation) or isinstance(owner, graph.ConstantOp):
+            return True  # a block argument, or a constant `fuse` moves up
+        return position.get(owner, -1) < position[group.start]
+
+    producers: dict[Operation, list[Operation]] = {}
+    taken: set[Operation] = set()
+    for op in ops:  # first, so that a row anchor's producers form no chain of their own
+        if _row_anchorable(op):
+            producers[op] = _producers(op, ops, position, taken, max_ops)
+            taken.update(producers[op])
+
+    for op in ops:
+        if op in taken:  # placed with its row anchor
+            continue
+        if op in producers:
+            group = Group([*producers[op], op], at=op)
+            groups.append(group)
+            for member in group.ops:
+                group_of[member] = group
+            continue
+        if not isinstance(op, graph.ELEMENTWISE_OPS):
+            continue
+        shape = op.results[0].type.get_shape()
+        chosen = None
+        for operand in op.operands:
+            producer = operand.owner
+            group = group_of.get(producer)
+            if (
+                group is None
+                and isinstance(producer, Operation)
+                and producer in position
+                and _anchorable(producer)
+            ):
+                if producer.results[0].type.get_shape() == shape:
+                    group = Group([producer])
+                    group_of[producer] = group
+                    groups.append(group)
+            if group is None or group.shape != shape or len(group.ops) >= max_ops:
+                continue
+            if all(o.owner in group.ops or defined_before(o, group) for o in op.operands):
+                chosen = group
+                break
+        if chosen is None:
+            chosen = Group()
+            groups.append(chosen)
+        chosen.ops.append(op)
+        group_of[op] = chosen
+    return [g for g in groups if len(g.ops) > 1 and _outputs(g)]
+
+
+def _outputs(group: Group) -> list[SSAValue]:
+    """The group's values used outside it: the fused op's results. A group
+    without any is dead code, left for DCE rather than fused into an op of
+    no results."""
+    members = set(group.ops)
+    return [
+        r for op in group.ops for r in op.results if any(u.operation not in members for u in r.uses)
+    ]
+
+
+def fuse(group: Group) -> graph.FusedOp:
+    """Replace the group's ops by one graph.fused at the place of its first
+    op: its inputs are defined before that (find_groups' rule; constants
+    written later are moved up) and its users come after it."""
+    members = set(group.ops)
+    inputs: list[SSAValue] = []
+    for op in group.ops:
+        for operand in op.operands:
+            if operand.owner not in members and operand not in inputs:
+                inputs.append(operand)
+    outputs = _outputs(group)
+    later = set()
+    op = group.start.next_op
+    while op is not None:
+        later.add(op)
+        op = op.next_op
+    for value in inputs:
+        if value.owner in later:  # a constant (find_groups' rule) written after the first op
+            value.owner.detach()
+            Rewriter.insert_op(value.owner, InsertPoint.before(group.start))
+    block = Block(arg_types=[v.type for v in inputs])
+    mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, block.args, strict=True))
+    for argument, value in zip(block.args, inputs, strict=True):
+        argument.name_hint = value.name_hint
+    for op in group.ops:
+        clone = op.clone(value_mapper=mapping)
+        block.add_op(clone)
+    block.add_op(graph.YieldOp.create(operands=[mapping[v] for v in outputs]))
+    fused = graph.FusedOp.create(
+        operands=inputs, result_types=[v.type for v in outputs], regions=[Region(block)]
+    )
+    Rewriter.insert_op(fused, InsertPoint.before(group.start))
+    for value, result in zip(outputs, fused.results, strict=True):
+        value.replace_all_uses_with(result)
+    for op in reversed(group.ops):
+        Rewriter.erase_op(op)
+    return fused
+
+
+@dataclass(frozen=True)
+class GraphFusePass(ModulePass):
+    """Fuse element-wise chains and matmul/conv2d epilogues into graph.fused ops."""
+
+    name = "graph-fuse"
+    max_ops: int = 16
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        fused_groups = fused_ops = 0
+        blocks = [b for f in op.walk() if isinstance(f, func.FuncOp) for b in f.body.blocks]
+        for block in blocks:
+            for group in find_groups(block, self.max_ops):
+                fused_groups += 1
+                fused_ops += len(group.ops)
+                fuse(group)
+        pass_statistics.record(self, "fused-groups", fused_groups, "graph.fused ops made")
+        pass_statistics.record(self, "fused-ops", fused_ops, "ops moved into them")

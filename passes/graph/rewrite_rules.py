@@ -1,0 +1,211 @@
+"""Sub-graph substitution (seed 003): a registry of declarative rules, each
+a chain of op names and the replacement for a match, applied by the
+`graph-rewrite-rules` pass.
+
+A chain matches ops op_0 -> op_1 -> ... where each op uses the previous
+op's result and that result has no other use. Users and plugins add rules:
+
+    from graphcompiler.passes.graph.rewrite_rules import Rule, register_rule
+    register_rule(Rule("my-rule", ("exp", "log"), my_rewrite, "log(exp x) -> x"))
+
+`rewrite(ops)` replaces the matched ops (in chain order) however it likes;
+it may decline by returning False.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import Float32Type, ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import DiagnosticException
+
+from graphcompiler.dialects import graph
+from graphcompiler.dialects.graph.builders import create_op
+from graphcompiler.ir import pass_statistics
+from graphcompiler.passes.graph.fuse import Group, fuse
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    chain: tuple[str, ...]
+    rewrite: Callable[[list[Operation]], bool | None]
+    description: str
+
+
+RULES: dict[str, Rule] = {}
+
+FLOAT32_MAX = 3.4028234663852886e38
+
+
+def register_rule(rule: Rule) -> None:
+    if rule.name in RULES:
+        raise ValueError(f"a rewrite rule named '{rule.name}' is already registered")
+    RULES[rule.name] = rule
+
+
+def match(op: Operation, chain: tuple[str, ...]) -> list[Operation] | None:
+    """The ops of `chain` starting at `op`, each the single user of the previous."""
+    if op.name != f"graph.{chain[0]}":
+        return None
+    matched = [op]
+    for _name in chain[1:]:
+        uses = list(matched[-1].results[0].uses) if matched[-1].results else []
+        if len(uses) != 1:
+            return None
+        matched.append(uses[0].operation)
+    if [m.name.removeprefix("graph.") for m in matched] != list(chain):
+        return None
+    return matched
+
+
+def _fuse_chain(ops: list[Operation]) -> bool:
+    """Replace the chain by one graph.fused (its first op is the anchor)."""
+    fuse(Group(list(ops)))
+    return True
+
+
+def _forward_input(ops: list[Operation]) -> bool:
+    """The chain computes the identity: its users take its input instead."""
+    ops[-1].results[0].replace_all_uses_with(ops[0].operands[0])
+    for op in reversed(ops):
+        Rewriter.erase_op(op)
+    return True
+
+
+register_rule(
+    Rule(
+        "conv2d-bias-relu",
+        ("conv2d", "add", "relu"),
+        _fuse_chain,
+        "conv2d + bias add + relu -> one fused kernel",
+    )
+)
+register_rule(
+    Rule(
+        "matmul-bias-gelu",
+        ("matmul", "add", "gelu"),
+        _fuse_chain,
+        "matmul + bias add + gelu -> one fused kernel",
+    )
+)
+register_rule(Rule("log-of-exp", ("exp", "log"), _forward_input, "log(exp(x)) -> x"))
+
+
+def _splat_constant(value: SSAValue) -> float | None:
+    """The one value of a constant whose elements are all equal."""
+    owner = value.owner
+    if not isinstance(owner, graph.ConstantOp):
+        return None
+    values = set(owner.value.get_values())
+    return float(values.pop()) if len(values) == 1 else None
+
+
+def _other(op: Operation, value: SSAValue) -> SSAValue:
+    """The operand of binary `op` that is not `value`."""
+    return op.operands[1] if op.operands[0] is value else op.operands[0]
+
+
+def _attention(ops: list[Operation]) -> bool:
+    """matmul(q, k) -> [scale] -> [+ mask] -> softmax -> matmul(., v) becomes
+    one graph.attention; declines whatever it cannot express exactly."""
+    scores, *middle, softmax, context = ops
+    if graph.bool_value(scores.properties, "transpose_a") or context.operands[0] is not softmax.result:
+        return False
+    if graph.bool_value(context.properties, "transpose_a") or graph.bool_value(
+        context.properties, "transpose_b"
+    ):
+        return False
+    properties = softmax.with_defaults(softmax.properties)
+    if graph.normalize_axis(graph.int_value(properties, "axis"), len(softmax.result.type.get_shape())) != len(softmax.result.type.get_shape()) - 1:
+        return False
+    if not isinstance(scores.result.type.element_type, Float32Type):
+        return False
+    scale, mask, value, factors = 1.0, None, scores.result, []
+    for op in middle:
+        if op.results[0].type != scores.result.type:  # the operand broadcast the scores
+            return False
+        other = _other(op, value)
+        if isinstance(op, graph.AddOp) and mask is None:
+            mask = other
+        elif isinstance(op, graph.MulOp | graph.DivOp) and mask is None:
+            factor = _splat_constant(other)
+            if factor is None or (isinstance(op, graph.DivOp) and op.operands[0] is not value):
+                return False
+            if isinstance(op, graph.DivOp) and factor == 0:  # leave x / 0 (inf, NaN) to the ops
+                return False
+            scale = scale * factor if isinstance(op, graph.MulOp) else scale / factor
+            factors.append(other.owner)
+        else:
+            return False
+        value = op.results[0]
+    if not math.isfinite(scale) or abs(scale) > FLOAT32_MAX:  # the scale is an f32 property
+        return False
+    query, key = scores.operands
+    operands = [query, key, context.operands[1], *([mask] if mask is not None else [])]
+    try:
+        attention = create_op(
+            "attention",
+            operands,
+            scale=scale,
+            key_transposed=not graph.bool_value(scores.properties, "transpose_b"),
+        )
+    except ValueError:
+        return False
+    if attention.result.type != context.result.type:
+        return False
+    Rewriter.insert_op(attention, InsertPoint.before(context))
+    context.result.replace_all_uses_with(attention.result)
+    for op in reversed(ops):
+        Rewriter.erase_op(op)
+    for constant in factors:
+        if not constant.result.uses:
+            Rewriter.erase_op(constant)
+    return True
+
+
+for _scaling in ((), ("mul",), ("div",)):
+    for _masking in ((), ("add",)):
+        _chain = ("matmul", *_scaling, *_masking, "softmax", "matmul")
+        register_rule(
+            Rule(
+                "attention" + "".join(f"-{n}" for n in (*_scaling, *_masking)),
+                _chain,
+                _attention,
+                f"{' -> '.join(_chain)} -> graph.attention (online softmax, scores never stored)",
+            )
+        )
+
+
+@dataclass(frozen=True)
+class GraphRewriteRulesPass(ModulePass):
+    """Apply the registered sub-graph rewrite rules (all, or those named)."""
+
+    name = "graph-rewrite-rules"
+    rules: tuple[str, ...] = ()
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        unknown = [name for name in self.rules if name not in RULES]
+        if unknown:
+            raise DiagnosticException(
+                f"unknown rewrite rule(s) {', '.join(unknown)} (known: {', '.join(RULES)})"
+            )
+        active = [RULES[name] for name in self.rules] if self.rules else list(RULES.values())
+        applied = 0
+        for function in [f for f in op.walk() if isinstance(f, func.FuncOp) and f.body.blocks]:
+            for candidate in list(function.body.block.ops):
+                if candidate.parent is None:  # consumed by an earlier rewrite
+                    continue
+                for rule in active:
+                    matched = match(candidate, rule.chain)
+                    if matched and rule.rewrite(matched) is not False:
+                        applied += 1
+                        break
+        pass_statistics.record(self, "rules-applied", applied, "sub-graphs rewritten")

@@ -1,0 +1,1 @@
+"""Tensor IR passes, one per module."""

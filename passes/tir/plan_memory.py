@@ -1,0 +1,181 @@
+"""tir-plan-memory: all local tensors of a function in one arena.
+
+Runs after convert-graph-to-tir, on each tir.func: the tensors defined in
+the function body (the graph's intermediates) get compile-time offsets in
+one 64-byte aligned byte arena, placed over the scheduled order so that a
+tensor reuses the space of tensors whose last use has passed. Placement is
+best fit among the free blocks, as TVM's planner: a free block is reused
+only if it is at most `match-range` times larger than the request, else the
+arena grows. Each `tir.define_tensor` becomes a `tir.tensor_ptr` view of the
+arena; the arena itself is one `tir.define_tensor` (so one allocation).
+
+With `arena-argument`, the arena of each function no other function calls
+(the entry a caller runs) becomes its last argument `%arena`, so the caller
+allocates it once and reuses it across calls (graphcompiler.compile does)
+rather than the function allocating and freeing it on every call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import FunctionType, IndexType, IntegerType, ModuleOp
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from graphcompiler.dialects import tir
+from graphcompiler.ir import pass_statistics
+
+ALIGNMENT = 64
+
+
+def _aligned(size: int) -> int:
+    return (size + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+
+
+def tensor_bytes(type_: tir.TirTensorType) -> int:
+    return tir._tensor_bytes(type_)
+
+
+@dataclass
+class ArenaPlanner:
+    """Best-fit placement of [start, end) lifetimes in one growing arena."""
+
+    match_range: int = 16
+    size: int = 0
+    free: list[tuple[int, int]] = field(default_factory=list)  # (offset, size), by offset
+
+    def allocate(self, request: int) -> int:
+        request = _aligned(request)
+        fits = [
+            (size, offset)
+            for offset, size in self.free
+            if request <= size <= request * self.match_range
+        ]
+        if not fits:
+            offset, self.size = self.size, self.size + request
+            return offset
+        size, offset = min(fits)
+        self.free.remove((offset, size))
+        if size > request:
+            self._release(offset + request, size - request)
+        return offset
+
+    def release(self, offset: int, request: int) -> None:
+        self._release(offset, _aligned(request))
+
+    def _release(self, offset: int, size: int) -> None:
+        """Return a block, merging it with free neighbours."""
+        self.free.append((offset, size))
+        self.free.sort()
+        merged: list[tuple[int, int]] = []
+        for block_offset, block_size in self.free:
+            if merged and merged[-1][0] + merged[-1][1] == block_offset:
+                merged[-1] = (merged[-1][0], merged[-1][1] + block_size)
+            else:
+                merged.append((block_offset, block_size))
+        if merged and merged[-1][0] + merged[-1][1] == self.size:  # a free tail shrinks the arena
+            self.size = merged.pop()[0]
+        self.free = merged
+
+
+def _lifetimes(function: tir.FuncOp) -> dict[tir.DefineTensorOp, tuple[int, int]]:
+    """[first, last] top-level op positions using each top-level local tensor
+    (directly or through views of it)."""
+    ops = list(function.body.block.ops)
+    position = {op: index for index, op in enumerate(ops)}
+
+    def top_level(op: Operation) -> Operation:
+        while op.parent_op() is not function:
+            op = op.parent_op()
+        return op
+
+    def last_use(value) -> int:
+        """The last top-level op using `value`, or a view of it (a
+        top-level tir.tensor_ptr, such as a reshape's); -1 if none."""
+        direct = [position[top_level(use.operation)] for use in value.uses]
+        views = [
+            use.operation.result
+            for use in value.uses
+            if isinstance(use.operation, tir.TensorPtrOp) and use.operation.parent_op() is function
+        ]
+        return max([*direct, *map(last_use, views)], default=-1)
+
+    lifetimes = {}
+    for op in ops:
+        if isinstance(op, tir.DefineTensorOp):
+            lifetimes[op] = (position[op], max(position[op], last_use(op.result)))
+    return lifetimes
+
+
+def plan_function(
+    function: tir.FuncOp, match_range: int, as_argument: bool = False
+) -> tuple[int, int]:
+    """Place `function`'s local tensors in one arena (a new last argument
+    with `as_argument`); (arena bytes, sum of the tensors' bytes)."""
+    lifetimes = _lifetimes(function)
+    if not lifetimes:
+        return 0, 0
+    planner = ArenaPlanner(match_range)
+    offsets: dict[tir.DefineTensorOp, int] = {}
+    live: list[tir.DefineTensorOp] = []
+    for define in sorted(lifetimes, key=lambda d: lifetimes[d]):
+        start = lifetimes[define][0]
+        for done in [d for d in live if lifetimes[d][1] < start]:
+            planner.release(offsets[done], tensor_bytes(done.result.type))
+            live.remove(done)
+        offsets[define] = planner.allocate(tensor_bytes(define.result.type))
+        live.append(define)
+    arena_size = max(
+        planner.size, max(o + _aligned(tensor_bytes(d.result.type)) for d, o in offsets.items())
+    )
+    arena_type = tir.TirTensorType([arena_size], IntegerType(8))
+    block = function.body.block
+    if as_argument:
+        arena = block.insert_arg(arena_type, len(block.args))
+        function.function_type = FunctionType.from_lists(
+            [a.type for a in block.args], function.function_type.outputs.data
+        )
+    else:
+        arena = tir.DefineTensorOp.create(result_types=[arena_type]).result
+        Rewriter.insert_op(arena.owner, InsertPoint.at_start(block))
+    arena.name_hint = "arena"
+    for define, offset in offsets.items():
+        offset_op = tir.ConstOp.create(
+            properties={"value": tir.IntegerAttr(offset, IndexType())}, result_types=[IndexType()]
+        )
+        view = tir.TensorPtrOp.create(
+            operands=[arena, offset_op.result], result_types=[define.result.type]
+        )
+        name = define.result.name_hint
+        Rewriter.replace_op(define, [offset_op, view], [view.result])
+        offset_op.result.name_hint, view.result.name_hint = None, name
+    return arena_size, sum(tensor_bytes(d.result.type) for d in offsets)
+
+
+@dataclass(frozen=True)
+class TirPlanMemoryPass(ModulePass):
+    """Place each function's intermediate tensors in one reused arena."""
+
+    name = "tir-plan-memory"
+    match_range: int = 16
+    arena_argument: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        arena_total = tensors_total = 0
+        called = {
+            call.callee.string_value() for call in op.walk() if isinstance(call, tir.CallOp)
+        }
+        for function in [f for f in op.ops if isinstance(f, tir.FuncOp) and not f.is_declaration]:
+            entry = function.sym_name.data not in called
+            arena, tensors = plan_function(
+                function, self.match_range, self.arena_argument and entry
+            )
+            arena_total += arena
+            tensors_total += tensors
+        pass_statistics.record(self, "arena-bytes", arena_total, "bytes of the arenas")
+        pass_statistics.record(
+            self, "intermediate-bytes", tensors_total, "bytes of the tensors placed in them"
+        )

@@ -1,0 +1,1 @@
+"""Where generated code runs: the target description (ISA, lanes, caches)."""

@@ -1,0 +1,240 @@
+"""ONNX's official node tests, run through graphcompiler.
+
+    python -m graphcompiler.tools.onnx_conformance            # the pass-rate table
+    python -m graphcompiler.tools.onnx_conformance --compiled --only test_gemm
+
+The onnx wheel no longer ships the node test data: onnx's own generator
+(`onnx.backend.test.case.node.collect_testcases`) makes it once, into
+`cache_dir()` (onnx's layout: NAME/model.onnx, NAME/test_data_set_N/
+{input,output}_K.pb, plus index.json), keyed by the onnx version.
+
+A case is *supported* when it imports; otherwise it is skipped with the
+importer's one-line reason. Supported cases run through the reference
+interpreter or the compiled path and are compared as onnx's runner does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import tempfile
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from graphcompiler.frontends.onnx.importer import OnnxImportError
+
+LAYOUT = 2
+"""Bumped when what generate() writes changes (the cache is then rebuilt)."""
+
+
+def cache_dir() -> Path:
+    """$GC_ONNX_NODE_TESTS, else ~/.cache/graphcompiler/onnx-node-tests/onnx-VERSION-LAYOUT."""
+    if os.environ.get("GC_ONNX_NODE_TESTS"):
+        return Path(os.environ["GC_ONNX_NODE_TESTS"])
+    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    return base / "graphcompiler" / "onnx-node-tests" / f"onnx-{onnx.__version__}-{LAYOUT}"
+
+
+@dataclass(frozen=True)
+class NodeCase:
+    name: str
+    directory: Path
+    rtol: float
+    atol: float
+    skip: str | None = None  # why the case cannot be written or run at all
+
+    def model(self) -> onnx.ModelProto:
+        return onnx.load(str(self.directory / "model.onnx"))
+
+    def data_sets(self) -> list[tuple[list[np.ndarray], list[np.ndarray]]]:
+        sets = []
+        for directory in sorted(self.directory.glob("test_data_set_*")):
+            sets.append(tuple(_read_arrays(directory, kind) for kind in ("input", "output")))
+        return sets
+
+
+def _read_arrays(directory: Path, kind: str) -> list[np.ndarray]:
+    count = len(list(directory.glob(f"{kind}_*.pb")))
+    arrays = []
+    for index in range(count):
+        tensor = onnx.TensorProto()
+        tensor.ParseFromString((directory / f"{kind}_{index}.pb").read_bytes())
+        arrays.append(numpy_helper.to_array(tensor))
+    return arrays
+
+
+def _write_case(case, directory: Path) -> str | None:
+    """One case in onnx's layout; the reason if it holds non-tensor values
+    (then only its model is written: importing it must fail cleanly)."""
+    graph = case.model.graph
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "model.onnx").write_bytes(case.model.SerializeToString())
+    if any(not v.type.HasField("tensor_type") for v in [*graph.input, *graph.output]):
+        return "inputs or outputs that are not tensors (sequences, maps, optionals)"
+    for number, (inputs, outputs) in enumerate(case.data_sets):
+        data_dir = directory / f"test_data_set_{number}"
+        data_dir.mkdir(exist_ok=True)
+        for kind, arrays in (("input", inputs), ("output", outputs)):
+            for index, array in enumerate(arrays):
+                tensor = (
+                    array
+                    if isinstance(array, onnx.TensorProto)
+                    else numpy_helper.from_array(np.asarray(array))
+                )
+                (data_dir / f"{kind}_{index}.pb").write_bytes(tensor.SerializeToString())
+    return None
+
+
+def generate(directory: Path) -> None:
+    """Run onnx's node test generator and store every case under `directory`."""
+    import warnings
+
+    from onnx.backend.test.case import node
+
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=directory.name + ".", dir=directory.parent))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the generators' own overflow warnings
+        cases = node.collect_testcases(None)
+    index = []
+    for case in cases:
+        skip = _write_case(case, staging / case.name)
+        index.append({"name": case.name, "rtol": case.rtol, "atol": case.atol, "skip": skip})
+    (staging / "index.json").write_text(json.dumps(index, indent=0))
+    try:
+        staging.rename(directory)
+    except OSError:  # another process got there first: use its copy
+        import shutil
+
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def node_cases(directory: Path | None = None) -> list[NodeCase]:
+    """The official node test cases, generated into the cache on first use."""
+    directory = directory or cache_dir()
+    if not (directory / "index.json").exists():
+        generate(directory)
+    entries = json.loads((directory / "index.json").read_text())
+    return [
+        NodeCase(e["name"], directory / e["name"], e["rtol"], e["atol"], e["skip"]) for e in entries
+    ]
+
+
+# --- running ----------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    status: str  # "pass", "fail", "skip"
+    detail: str = ""
+
+
+def run_case(case: NodeCase, compiled: bool) -> Outcome:
+    """Import and run one case; a Python exception other than an import
+    error is a failure (the importer must never raise one)."""
+    from onnx.backend.test.runner import Runner
+
+    from graphcompiler.driver.onnx_backend import CompiledBackend, ReferenceBackend
+    from graphcompiler.frontends.onnx import import_onnx
+
+    if case.skip:
+        try:
+            import_onnx(case.model())
+        except OnnxImportError as error:
+            return Outcome("skip", str(error))
+        return Outcome("skip", case.skip)
+    backend = CompiledBackend if compiled else ReferenceBackend
+    try:
+        rep = backend.prepare(case.model())
+        for inputs, expected in case.data_sets():
+            outputs = rep.run(inputs)
+            Runner.assert_similar_outputs(expected, outputs, rtol=case.rtol, atol=case.atol)
+    except OnnxImportError as error:  # at prepare, or at the first run (NeedsConstantInput)
+        return Outcome("skip", str(error))
+    except AssertionError as error:
+        return Outcome("fail", _first_line(str(error)))
+    except Exception as error:  # noqa: BLE001 - reported, never raised
+        return Outcome("fail", f"{type(error).__name__}: {_first_line(str(error))}")
+    return Outcome("pass")
+
+
+def _first_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return " ".join(lines[:3])[:300]
+
+
+def skip_category(reason: str) -> str:
+    """A skip reason without its node names (the table groups by it)."""
+    reason = re.sub(r"node '[^']*' \(([^)]*)\): ", r"\1: ", reason)
+    reason = re.sub(r"^(input|output|initializer|value) '[^']*'", r"\1", reason)
+    reason = re.sub(r"attribute '(\w+)' = .*? is not", r"attribute '\1' is not", reason)
+    return reason
+
+
+SKIP_KINDS = (
+    ("operator is not supported", "operator not supported (no graph op or composition)"),
+    ("operator domain", "operator not supported (no graph op or composition)"),
+    ("element type", "element type not supported (u16/u32/u64, float8, int4, string, ...)"),
+    ("opset", "opset older than 13, or no default-domain opset"),
+    ("imports no version", "opset older than 13, or no default-domain opset"),
+    ("must be a constant", "a value the static import needs is computed at run time"),
+    ("not a tensor", "sequence or optional values"),
+    ("attribute", "an attribute value not supported (training mode, dilated pooling, ...)"),
+)
+
+
+def skip_kind(reason: str) -> str:
+    """The README table's row for a skip reason."""
+    kind = next((k for text, k in SKIP_KINDS if text in reason), None)
+    return kind or "other (3-D windows, integer Pow, shapes inference cannot fix, ...)"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m graphcompiler.tools.onnx_conformance")
+    parser.add_argument("--compiled", action="store_true", help="only the compiled path")
+    parser.add_argument("--reference", action="store_true", help="only the reference interpreter")
+    parser.add_argument("--only", default="", help="a regex the case names must match")
+    parser.add_argument("--verbose", "-v", action="store_true", help="list failures and skips")
+    parser.add_argument("--kinds", action="store_true", help="count the skips by kind")
+    args = parser.parse_args(argv)
+    cases = [c for c in node_cases() if re.search(args.only, c.name)]
+    modes = [
+        m
+        for m in ("reference", "compiled")
+        if getattr(args, m) or not (args.compiled or args.reference)
+    ]
+    for mode in modes:
+        outcomes = {case.name: run_case(case, mode == "compiled") for case in cases}
+        counts = Counter(o.status for o in outcomes.values())
+        supported = counts["pass"] + counts["fail"]
+        rate = 100.0 * counts["pass"] / supported if supported else 0.0
+        print(
+            f"{mode}: {len(cases)} cases, {supported} supported, {counts['pass']} passed ({rate:.1f}%), "
+            f"{counts['fail']} failed, {counts['skip']} skipped"
+        )
+        if args.verbose:
+            for name, outcome in sorted(outcomes.items()):
+                if outcome.status == "fail":
+                    print(f"  FAIL {name}: {outcome.detail}")
+            skips = Counter(
+                skip_category(o.detail) for o in outcomes.values() if o.status == "skip"
+            )
+            for reason, count in skips.most_common():
+                print(f"  skip {count:4d}  {reason}")
+        if args.kinds:
+            kinds = Counter(skip_kind(o.detail) for o in outcomes.values() if o.status == "skip")
+            for kind, count in kinds.most_common():
+                print(f"  {count:4d}  {kind}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
