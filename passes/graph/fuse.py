@@ -19,15 +19,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import Float32Type, ModuleOp
+from xdsl.dialects.builtin import Float32Type
 from xdsl.ir import Block, Operation, Region, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from graphcompiler.dialects import graph
-from graphcompiler.ir import pass_statistics
+from graphcompiler.passes.function_pass import FunctionPass
 
 
 @dataclass
@@ -213,19 +211,16 @@ def fuse(group: Group) -> graph.FusedOp:
 
 
 @dataclass(frozen=True)
-class GraphFusePass(ModulePass):
+class GraphFusePass(FunctionPass):
     """Fuse element-wise chains and matmul/conv2d epilogues into graph.fused ops."""
 
     name = "graph-fuse"
     max_ops: int = 16
+    STATISTICS = {"fused-groups": "graph.fused ops made", "fused-ops": "ops moved into them"}
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        fused_groups = fused_ops = 0
-        blocks = [b for f in op.walk() if isinstance(f, func.FuncOp) for b in f.body.blocks]
-        for block in blocks:
-            for group in find_groups(block, self.max_ops):
-                fused_groups += 1
-                fused_ops += len(group.ops)
-                fuse(group)
-        pass_statistics.record(self, "fused-groups", fused_groups, "graph.fused ops made")
-        pass_statistics.record(self, "fused-ops", fused_ops, "ops moved into them")
+    def run_on_function(self, function: func.FuncOp) -> dict[str, int]:
+        groups = find_groups(function.body.block, self.max_ops)
+        counts = {"fused-groups": len(groups), "fused-ops": sum(len(group.ops) for group in groups)}
+        for group in groups:
+            fuse(group)
+        return counts

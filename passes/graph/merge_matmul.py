@@ -16,16 +16,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from graphcompiler.dialects import graph
 from graphcompiler.dialects.graph.builders import create_op
-from graphcompiler.ir import pass_statistics
+from graphcompiler.passes.function_pass import FunctionPass
 
 
 def _mergeable(op: Operation) -> bool:
@@ -82,15 +79,12 @@ def _groups(block) -> list[list[graph.MatmulOp]]:
 
 
 @dataclass(frozen=True)
-class GraphMergeMatmulPass(ModulePass):
+class GraphMergeMatmulPass(FunctionPass):
     """Merge matmuls that share their left operand into one matmul + slices."""
 
     name = "graph-merge-matmul"
+    STATISTICS = {"merged-matmuls": "matmuls merged into wider ones"}
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        merged = 0
-        for function in [f for f in op.walk() if isinstance(f, func.FuncOp) and f.body.blocks]:
-            for group in _groups(function.body.block):
-                if merge(group):
-                    merged += len(group)
-        pass_statistics.record(self, "merged-matmuls", merged, "matmuls merged into wider ones")
+    def run_on_function(self, function: func.FuncOp) -> dict[str, int]:
+        groups = [group for group in _groups(function.body.block) if merge(group)]
+        return {"merged-matmuls": sum(map(len, groups))}

@@ -22,13 +22,12 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, ModuleOp
 from xdsl.ir import Operation, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
 from graphcompiler.dialects import graph
 from graphcompiler.dialects.graph.builders import create_op
-from graphcompiler.ir import pass_statistics
+from graphcompiler.passes.function_pass import FunctionPass
 from graphcompiler.passes.graph.fuse import Group, fuse
 
 
@@ -185,11 +184,12 @@ for _scaling in ((), ("mul",), ("div",)):
 
 
 @dataclass(frozen=True)
-class GraphRewriteRulesPass(ModulePass):
+class GraphRewriteRulesPass(FunctionPass):
     """Apply the registered sub-graph rewrite rules (all, or those named)."""
 
     name = "graph-rewrite-rules"
     rules: tuple[str, ...] = ()
+    STATISTICS = {"rules-applied": "sub-graphs rewritten"}
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         unknown = [name for name in self.rules if name not in RULES]
@@ -197,15 +197,17 @@ class GraphRewriteRulesPass(ModulePass):
             raise DiagnosticException(
                 f"unknown rewrite rule(s) {', '.join(unknown)} (known: {', '.join(RULES)})"
             )
+        super().apply(ctx, op)
+
+    def run_on_function(self, function: func.FuncOp) -> dict[str, int]:
         active = [RULES[name] for name in self.rules] if self.rules else list(RULES.values())
         applied = 0
-        for function in [f for f in op.walk() if isinstance(f, func.FuncOp) and f.body.blocks]:
-            for candidate in list(function.body.block.ops):
-                if candidate.parent is None:  # consumed by an earlier rewrite
-                    continue
-                for rule in active:
-                    matched = match(candidate, rule.chain)
-                    if matched and rule.rewrite(matched) is not False:
-                        applied += 1
-                        break
-        pass_statistics.record(self, "rules-applied", applied, "sub-graphs rewritten")
+        for candidate in list(function.body.block.ops):
+            if candidate.parent is None:  # consumed by an earlier rewrite
+                continue
+            for rule in active:
+                matched = match(candidate, rule.chain)
+                if matched and rule.rewrite(matched) is not False:
+                    applied += 1
+                    break
+        return {"rules-applied": applied}

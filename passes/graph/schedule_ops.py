@@ -28,17 +28,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from graphcompiler.dialects.graph.builders import OpVisitor
 from graphcompiler.dialects.graph.ops import is_element_type
 from graphcompiler.interpreters.reference import numpy_dtype
-from graphcompiler.ir import pass_statistics
+from graphcompiler.passes.function_pass import FunctionPass
 
 HEAT_LAST, HEAT_BEFORE_LAST, HEAT_COLD = 2.5, 1.5, 1.0
 
@@ -167,21 +165,25 @@ def is_graph_body(function: func.FuncOp) -> bool:
 
 
 @dataclass(frozen=True)
-class GraphScheduleOpsPass(ModulePass):
+class GraphScheduleOpsPass(FunctionPass):
     """Reorder graph ops to keep hot inputs in cache and live tensors small."""
 
     name = "graph-schedule-ops"
     policy: str = "heuristic"
+    STATISTICS = {
+        "peak-bytes-before": "peak live bytes before",
+        "peak-bytes-after": "peak live bytes after",
+    }
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for function in [f for f in op.walk() if isinstance(f, func.FuncOp) and is_graph_body(f)]:
-            block = function.body.block
-            outputs = list(block.last_op.operands)
-            before = peak_live_bytes(list(block.ops), block.args, outputs)
-            order = schedule(function, self.policy)
-            for scheduled in order:
-                scheduled.detach()
-                block.add_op(scheduled)
-            after = peak_live_bytes(order, block.args, outputs)
-            pass_statistics.record(self, "peak-bytes-before", before, "peak live bytes before")
-            pass_statistics.record(self, "peak-bytes-after", after, "peak live bytes after")
+    def run_on_function(self, function: func.FuncOp) -> dict[str, int] | None:
+        if not is_graph_body(function):
+            return None
+        block = function.body.block
+        outputs = list(block.last_op.operands)
+        before = peak_live_bytes(list(block.ops), block.args, outputs)
+        order = schedule(function, self.policy)
+        for scheduled in order:
+            scheduled.detach()
+            block.add_op(scheduled)
+        after = peak_live_bytes(order, block.args, outputs)
+        return {"peak-bytes-before": before, "peak-bytes-after": after}
