@@ -222,12 +222,7 @@ def dialect_markdown(dialect: Dialect) -> str:
     """The whole reference: the dialect's module docstring, an index, then
     every op in definition order."""
     operations = list(dialect.operations)
-    # ops made with type() live in "abc"; their family's class names the module
-    module = next(
-        (cls.__module__ for op in operations for cls in op.__mro__ if cls.__module__ != "abc"),
-        None,
-    )
-    home = _home(module, dialect.name) if module else None
+    home = _home(operations[0].__module__, dialect.name) if operations else None
     intro = inspect.cleandoc(sys.modules[home].__doc__ or "") if home else ""
     if dialect.name in NUMERICS:
         numerics = importlib.import_module(NUMERICS[dialect.name])

@@ -1,0 +1,538 @@
+"""Element-wise ops: unary ops (with clamp and cast), broadcasting binary,
+comparison and logical ops, select and prelu."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import FloatAttr, StringAttr, TensorType, i1
+from xdsl.irdl import VarConstraint, base, irdl_op_definition, operand_def, prop_def, result_def
+from xdsl.utils.exceptions import VerifyException
+
+from graphcompiler.dialects.graph.base import (
+    GraphOp,
+    _fmt,
+    _require_float,
+    _require_numeric,
+    _require_result_type,
+    _require_same_element_type,
+    _shape,
+    broadcast_shapes,
+    f32_attr,
+    float_value,
+)
+
+
+class UnaryOp(GraphOp):
+    """f(x) element by element; the result has the input's type.
+
+    Example:
+
+        %y = {op} %x : tensor<4x8xf32>
+    """
+
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    input = operand_def(T)
+    result = result_def(T)
+    assembly_format = "$input attr-dict `:` type($input)"
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        _require_numeric(cls, operand_types[0], 0)
+        return operand_types[0]
+
+
+class FloatUnaryOp(UnaryOp):
+    """A unary op defined on floating-point tensors only."""
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        _require_float(cls, operand_types[0], 0)
+        return operand_types[0]
+
+
+@irdl_op_definition
+class ReluOp(UnaryOp):
+    """max(x, 0)"""
+
+    name = "graph.relu"
+
+
+@irdl_op_definition
+class AbsOp(UnaryOp):
+    """|x|"""
+
+    name = "graph.abs"
+
+
+@irdl_op_definition
+class NegOp(UnaryOp):
+    """-x"""
+
+    name = "graph.neg"
+
+
+@irdl_op_definition
+class SquareOp(UnaryOp):
+    """x * x"""
+
+    name = "graph.square"
+
+
+@irdl_op_definition
+class SigmoidOp(FloatUnaryOp):
+    """1 / (1 + exp(-x))"""
+
+    name = "graph.sigmoid"
+
+
+@irdl_op_definition
+class TanhOp(FloatUnaryOp):
+    """tanh(x)"""
+
+    name = "graph.tanh"
+
+
+@irdl_op_definition
+class ExpOp(FloatUnaryOp):
+    """e ** x"""
+
+    name = "graph.exp"
+
+
+@irdl_op_definition
+class LogOp(FloatUnaryOp):
+    """natural logarithm"""
+
+    name = "graph.log"
+
+
+@irdl_op_definition
+class SqrtOp(FloatUnaryOp):
+    """square root"""
+
+    name = "graph.sqrt"
+
+
+@irdl_op_definition
+class RsqrtOp(FloatUnaryOp):
+    """1 / sqrt(x)"""
+
+    name = "graph.rsqrt"
+
+
+@irdl_op_definition
+class ErfOp(FloatUnaryOp):
+    """the error function"""
+
+    name = "graph.erf"
+
+
+@irdl_op_definition
+class ReciprocalOp(FloatUnaryOp):
+    """1 / x"""
+
+    name = "graph.reciprocal"
+
+
+@irdl_op_definition
+class LogicalNotOp(UnaryOp):
+    """not x on i1 (numpy.logical_not).
+
+    Example:
+
+        %y = graph.logical_not %x : tensor<4x8xi1>
+    """
+
+    name = "graph.logical_not"
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        _require_bool(cls, operand_types)
+        return operand_types[0]
+
+
+@irdl_op_definition
+class GeluOp(FloatUnaryOp):
+    """x * Phi(x): 0.5 * x * (1 + erf(x / sqrt(2))) with `approximate = "none"`
+    (the default), 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))
+    with `approximate = "tanh"` (ONNX Gelu, PyTorch); NaN stays NaN. Phi is the
+    standard normal CDF.
+
+    Example:
+
+        %y = graph.gelu %x {approximate = "tanh"} : tensor<4x8xf32>
+    """
+
+    name = "graph.gelu"
+    approximate = prop_def(StringAttr, default_value=StringAttr("none"))
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        if properties["approximate"].data not in ("none", "tanh"):
+            raise VerifyException(
+                f'approximate must be "none" or "tanh", got "{properties["approximate"].data}"'
+            )
+        return super().infer_type(operand_types, properties, result_type)
+
+
+@irdl_op_definition
+class LeakyReluOp(FloatUnaryOp):
+    """x if x >= 0 else alpha * x (alpha defaults to 0.01, as in PyTorch and
+    ONNX); NaN stays NaN.
+
+    Example:
+
+        %y = graph.leaky_relu %x {alpha = 0.2 : f32} : tensor<4x8xf32>
+    """
+
+    name = "graph.leaky_relu"
+    alpha = prop_def(FloatAttr, default_value=f32_attr(0.01))
+
+
+@irdl_op_definition
+class EluOp(FloatUnaryOp):
+    """x if x > 0 else alpha * (exp(x) - 1) (ONNX Elu; alpha defaults to 1.0);
+    NaN stays NaN."""
+
+    name = "graph.elu"
+    alpha = prop_def(FloatAttr, default_value=f32_attr(1.0))
+
+
+@irdl_op_definition
+class SeluOp(FloatUnaryOp):
+    """gamma * (x if x > 0 else alpha * exp(x) - alpha) (ONNX Selu; alpha
+    defaults to 1.6732632, gamma to 1.0507010, ONNX's f32 values); NaN stays NaN."""
+
+    name = "graph.selu"
+    alpha = prop_def(FloatAttr, default_value=f32_attr(1.67326319217681884765625))
+    gamma = prop_def(FloatAttr, default_value=f32_attr(1.05070102214813232421875))
+
+
+@irdl_op_definition
+class SoftplusOp(FloatUnaryOp):
+    """log(1 + exp(x)), computed as numpy.logaddexp(0, x) = max(x, 0) + log1p(exp(-|x|)): x for
+    large x (no overflow to inf), exp(x) to full relative precision for very negative x;
+    NaN stays NaN, +inf gives +inf, -inf gives 0."""
+
+    name = "graph.softplus"
+
+
+@irdl_op_definition
+class HardSigmoidOp(FloatUnaryOp):
+    """max(0, min(1, alpha * x + beta)) (ONNX HardSigmoid; alpha defaults to
+    0.2, beta to 0.5); NaN stays NaN."""
+
+    name = "graph.hard_sigmoid"
+    alpha = prop_def(FloatAttr, default_value=f32_attr(0.2))
+    beta = prop_def(FloatAttr, default_value=f32_attr(0.5))
+
+
+@irdl_op_definition
+class HardSwishOp(FloatUnaryOp):
+    """x * max(0, min(1, x / 6 + 0.5)) (ONNX HardSwish: hard_sigmoid with alpha 1/6, beta 0.5);
+    NaN stays NaN."""
+
+    name = "graph.hard_swish"
+
+
+@irdl_op_definition
+class ClampOp(UnaryOp):
+    """min(max(x, min), max), with f32 bounds (min <= max) converted to the
+    element type; NaN stays NaN (numpy.clip).
+
+    Example:
+
+        %y = graph.clamp %x {min = 0.0 : f32, max = 6.0 : f32} : tensor<4x8xf32>
+    """
+
+    name = "graph.clamp"
+    min = prop_def(FloatAttr)
+    max = prop_def(FloatAttr)
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        low, high = float_value(properties, "min"), float_value(properties, "max")
+        if low > high:
+            raise VerifyException(f"min {low} is greater than max {high}")
+        return super().infer_type(operand_types, properties, result_type)
+
+
+@irdl_op_definition
+class CastOp(GraphOp):
+    """Converts each element to the result's element type (C semantics:
+    floats truncate toward zero into integers, nonzero becomes true in i1).
+
+    float -> integer saturates: NaN -> 0, values beyond the range (and
+    +-inf) -> the type's maximum or minimum; integer -> narrower integer
+    wraps; f32 -> f16/bf16 rounds to nearest even. The shape is kept.
+
+    Example:
+
+        %y = graph.cast %x : tensor<4x8xf32> -> tensor<4x8xi32>
+    """
+
+    name = "graph.cast"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        result_type = _require_result_type(cls, result_type)
+        if _shape(result_type) != _shape(operand_types[0]):
+            raise VerifyException(
+                f"result shape {_fmt(_shape(result_type))} differs from {cls.operand_role(0)} "
+                f"shape {_fmt(_shape(operand_types[0]))}"
+            )
+        return result_type
+
+
+class BinaryOp(GraphOp):
+    """lhs (op) rhs element by element, with numpy broadcasting; both
+    operands have one element type (no implicit promotion: graph.cast first).
+
+    Example:
+
+        %z = {op} %x, %b : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    """
+
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        _require_numeric(cls, operand_types[0], 0)
+        return cls.broadcast(operand_types)
+
+    @classmethod
+    def broadcast(cls, operand_types: Sequence[TensorType]) -> TensorType:
+        _require_same_element_type(cls, operand_types)
+        shape = broadcast_shapes(
+            [_shape(t) for t in operand_types], [cls.operand_role(i) for i in range(2)]
+        )
+        return TensorType(operand_types[0].element_type, shape)
+
+
+class ComparisonOp(BinaryOp):
+    """A broadcasting comparison (also of booleans); the result is i1.
+    Comparisons with NaN are false, except not_equal (true).
+
+    Example:
+
+        %m = {op} %x, %y : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xi1>
+    """
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        return TensorType(i1, cls.broadcast(operand_types).get_shape())
+
+
+@irdl_op_definition
+class AddOp(BinaryOp):
+    """lhs + rhs"""
+
+    name = "graph.add"
+
+
+@irdl_op_definition
+class SubOp(BinaryOp):
+    """lhs - rhs"""
+
+    name = "graph.sub"
+
+
+@irdl_op_definition
+class MulOp(BinaryOp):
+    """lhs * rhs"""
+
+    name = "graph.mul"
+
+
+@irdl_op_definition
+class DivOp(BinaryOp):
+    """lhs / rhs (integers: truncating toward zero)"""
+
+    name = "graph.div"
+
+
+class FloatBinaryOp(BinaryOp):
+    """A broadcasting binary op defined on floating-point tensors only."""
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        _require_float(cls, operand_types[0], 0)
+        return super().infer_type(operand_types, properties, result_type)
+
+
+@irdl_op_definition
+class PowOp(FloatBinaryOp):
+    """lhs ** rhs"""
+
+    name = "graph.pow"
+
+
+@irdl_op_definition
+class MaximumOp(BinaryOp):
+    """max(lhs, rhs)"""
+
+    name = "graph.maximum"
+
+
+@irdl_op_definition
+class MinimumOp(BinaryOp):
+    """min(lhs, rhs)"""
+
+    name = "graph.minimum"
+
+
+@irdl_op_definition
+class GreaterOp(ComparisonOp):
+    """lhs > rhs"""
+
+    name = "graph.greater"
+
+
+@irdl_op_definition
+class LessOp(ComparisonOp):
+    """lhs < rhs"""
+
+    name = "graph.less"
+
+
+@irdl_op_definition
+class EqualOp(ComparisonOp):
+    """lhs == rhs"""
+
+    name = "graph.equal"
+
+
+@irdl_op_definition
+class GreaterEqualOp(ComparisonOp):
+    """lhs >= rhs (numpy.greater_equal: false if either is NaN)"""
+
+    name = "graph.greater_equal"
+
+
+@irdl_op_definition
+class LessEqualOp(ComparisonOp):
+    """lhs <= rhs (numpy.less_equal: false if either is NaN)"""
+
+    name = "graph.less_equal"
+
+
+@irdl_op_definition
+class NotEqualOp(ComparisonOp):
+    """lhs != rhs (numpy.not_equal: true if either is NaN)"""
+
+    name = "graph.not_equal"
+
+
+def _require_bool(cls: type[GraphOp], types: Sequence[TensorType]) -> None:
+    for index, type_ in enumerate(types):
+        if type_.element_type != i1:
+            raise VerifyException(
+                f"{cls.operand_role(index)} has element type {type_.element_type}; {cls.name} "
+                "needs i1 (graph.cast or compare first)"
+            )
+
+
+class LogicalBinaryOp(BinaryOp):
+    """A broadcasting boolean op: i1 operands, i1 result.
+
+    Example:
+
+        %m = {op} %a, %b : (tensor<4x8xi1>, tensor<8xi1>) -> tensor<4x8xi1>
+    """
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        _require_bool(cls, operand_types)
+        return cls.broadcast(operand_types)
+
+
+@irdl_op_definition
+class LogicalAndOp(LogicalBinaryOp):
+    """lhs and rhs on i1 (numpy.logical_and)"""
+
+    name = "graph.logical_and"
+
+
+@irdl_op_definition
+class LogicalOrOp(LogicalBinaryOp):
+    """lhs or rhs on i1 (numpy.logical_or)"""
+
+    name = "graph.logical_or"
+
+
+@irdl_op_definition
+class LogicalXorOp(LogicalBinaryOp):
+    """lhs != rhs on i1 (numpy.logical_xor)"""
+
+    name = "graph.logical_xor"
+
+
+@irdl_op_definition
+class SelectOp(GraphOp):
+    """cond ? true_value : false_value element by element, broadcasting all three
+    (numpy.where); `cond` is i1, the values share one element type.
+
+    Example:
+
+        %y = graph.select %c, %x, %zero : (tensor<4x8xi1>, tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+    """
+
+    name = "graph.select"
+    cond = operand_def(TensorType)
+    true_value = operand_def(TensorType)
+    false_value = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = (
+        "$cond `,` $true_value `,` $false_value attr-dict `:` functional-type(operands, results)"
+    )
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        if operand_types[0].element_type != i1:
+            raise VerifyException(
+                f"{cls.operand_role(0)} has element type {operand_types[0].element_type}, "
+                "expected i1"
+            )
+        _require_same_element_type(cls, operand_types[1:])
+        shape = broadcast_shapes(
+            [_shape(t) for t in operand_types], [cls.operand_role(i) for i in range(3)]
+        )
+        return TensorType(operand_types[1].element_type, shape)
+
+
+@irdl_op_definition
+class PreluOp(GraphOp):
+    """x if x >= 0 else slope * x (ONNX PRelu; numpy.where(x < 0, slope * x, x)):
+    `slope` broadcasts to the input's shape (never the other way); NaN stays NaN.
+
+    Example:
+
+        %y = graph.prelu %x, %slope : (tensor<1x3x8x8xf32>, tensor<3x1x1xf32>) -> tensor<1x3x8x8xf32>
+    """
+
+    name = "graph.prelu"
+    input = operand_def(TensorType)
+    slope = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input `,` $slope attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        _require_float(cls, operand_types[0], 0)
+        _require_same_element_type(cls, operand_types)
+        shape = _shape(operand_types[0])
+        roles = [cls.operand_role(0), cls.operand_role(1)]
+        if broadcast_shapes([shape, _shape(operand_types[1])], roles) != shape:
+            raise VerifyException(
+                f"{roles[1]} of shape {_fmt(_shape(operand_types[1]))} does not broadcast to "
+                f"the shape {_fmt(shape)} of {roles[0]}"
+            )
+        return operand_types[0]

@@ -1,0 +1,65 @@
+"""`graph.matmul`: batched matrix products."""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import BoolAttr, TensorType
+from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
+from xdsl.utils.exceptions import VerifyException
+
+from graphcompiler.dialects.graph.base import (
+    GraphOp,
+    _require_numeric,
+    _require_same_element_type,
+    _shape,
+    bool_value,
+    broadcast_shapes,
+)
+
+
+@irdl_op_definition
+class MatmulOp(GraphOp):
+    """a @ b over the last two dims (optionally transposed); the batch dims
+    in front broadcast like numpy.
+
+    a is [..., M, K] ([..., K, M] with `transpose_a`), b is [..., K, N]
+    ([..., N, K] with `transpose_b`, e.g. a PyTorch Linear weight), the
+    result [..., M, N] (numpy.matmul; both operands have rank >= 2 and one
+    element type). f16 and bf16 accumulate in f32; integers wrap.
+
+    Example:
+
+        %y = graph.matmul %x, %w {transpose_b = true} : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+    """
+
+    name = "graph.matmul"
+    a = operand_def(TensorType)
+    b = operand_def(TensorType)
+    result = result_def(TensorType)
+    transpose_a = prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
+    transpose_b = prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
+    assembly_format = "$a `,` $b attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        _require_numeric(cls, operand_types[0], 0)
+        _require_same_element_type(cls, operand_types)
+        shapes = [_shape(t) for t in operand_types]
+        for index, shape in enumerate(shapes):
+            if len(shape) < 2:
+                raise VerifyException(
+                    f"{cls.operand_role(index)} has rank {len(shape)}, expected at least 2"
+                )
+        (m, k_a), (k_b, n) = shapes[0][-2:], shapes[1][-2:]
+        if bool_value(properties, "transpose_a"):
+            m, k_a = k_a, m
+        if bool_value(properties, "transpose_b"):
+            k_b, n = n, k_b
+        if k_a != k_b:
+            raise VerifyException(
+                f"{cls.operand_role(1)} contracting dimension is {k_b}, expected {k_a} to "
+                f"match {cls.operand_role(0)}"
+            )
+        batch = broadcast_shapes(
+            [shapes[0][:-2], shapes[1][:-2]], [cls.operand_role(0), cls.operand_role(1)]
+        )
+        return TensorType(operand_types[0].element_type, [*batch, m, n])
