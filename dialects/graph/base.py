@@ -1,21 +1,29 @@
 """What every graph op shares: the element types graph tensors may have,
 the `#graph.format` memory-format attribute, property and shape helpers, and
 the op bases (`GraphOp`: operand checks against the type `infer_type`
-computes) with the checks their `infer_type`s share."""
+computes, and the typed builder `GraphOp.build_from`) with the checks their
+`infer_type`s share.
+
+Outside the op classes, properties are read through typed accessors
+(`TransposeOp.permutation`, `HasAxis.normalized_axis(rank)`, ...); the
+string-keyed helpers (`int_list`, `int_value`, ...) serve `infer_type`,
+which sees a property mapping before the op exists."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import ClassVar
+from typing import ClassVar, Self
 
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    BoolAttr,
     DenseArrayBase,
     Float16Type,
     Float32Type,
     Float64Type,
     FloatAttr,
+    IntegerAttr,
     IntegerType,
     Signedness,
     StringAttr,
@@ -23,7 +31,7 @@ from xdsl.dialects.builtin import (
     i1,
     i64,
 )
-from xdsl.ir import Attribute, ParametrizedAttribute
+from xdsl.ir import Attribute, ParametrizedAttribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -263,6 +271,25 @@ def f32_attr(value: float) -> FloatAttr:
     return FloatAttr(value, Float32Type())
 
 
+def property_attribute(name: str, value: object) -> Attribute:
+    """A Python value as the property attribute graph ops use: bool -> i1,
+    int -> i64, float -> f32, str, int list -> array<i64>; an attribute is
+    kept as it is."""
+    if isinstance(value, Attribute):
+        return value
+    if isinstance(value, bool):
+        return BoolAttr.from_bool(value)
+    if isinstance(value, int):
+        return IntegerAttr(value, i64)
+    if isinstance(value, float):
+        return FloatAttr(value, Float32Type())
+    if isinstance(value, str):
+        return StringAttr(value)
+    if isinstance(value, list | tuple) and all(isinstance(v, int) for v in value):
+        return DenseArrayBase.from_list(i64, list(value))
+    raise ValueError(f"cannot use {value!r} as the value of property '{name}'")
+
+
 # --- op base ----------------------------------------------------------------
 
 
@@ -332,6 +359,31 @@ class GraphOp(DefinedAttributesOnly):
         merged.update(properties)
         return merged
 
+    @classmethod
+    def build_from(
+        cls,
+        operands: Sequence[SSAValue],
+        result_type: TensorType | None = None,
+        **properties: object,
+    ) -> Self:
+        """A verified, detached op on `operands` with its result type
+        inferred (give `result_type` for reshape, broadcast_to and cast);
+        properties as Python values (see `property_attribute`) or attributes:
+
+            graph.TransposeOp.build_from([x], perm=[1, 0])
+            graph.ReshapeOp.build_from([x], TensorType(f32, [2, 16]))
+
+        A VerifyException says why these operands and properties make no op."""
+        attributes = {name: property_attribute(name, v) for name, v in properties.items()}
+        inferred = cls.infer_type(
+            [value.type for value in operands], cls.with_defaults(attributes), result_type
+        )
+        op = cls.create(
+            operands=list(operands), result_types=[result_type or inferred], properties=attributes
+        )
+        op.verify()
+        return op
+
     def verify_(self) -> None:
         operand_types = [
             _check_tensor(operand.type, self.operand_role(index))
@@ -344,6 +396,22 @@ class GraphOp(DefinedAttributesOnly):
                 f"result type {_without_format(actual)} does not match the inferred type "
                 f"{_without_format(inferred)}"
             )
+
+
+class HasAxis:
+    """An op with an integer `axis` property (negative counts from the end)."""
+
+    def normalized_axis(self, rank: int) -> int:
+        """`axis` as a dim of a tensor of `rank`, in [0, rank)."""
+        return normalize_axis(self.axis.value.data, rank)
+
+
+class HasEpsilon:
+    """A normalization with an f32 `epsilon` property (added under its square root)."""
+
+    @property
+    def epsilon_value(self) -> float:
+        return self.epsilon.value.data
 
 
 def _without_format(type_: TensorType) -> TensorType:

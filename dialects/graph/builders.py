@@ -22,53 +22,24 @@ import numpy as np
 from xdsl.builder import InsertPoint
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
-    BFloat16Type,
-    BoolAttr,
-    DenseArrayBase,
     DenseIntOrFPElementsAttr,
-    Float16Type,
-    Float64Type,
-    FloatAttr,
-    IntegerAttr,
-    IntegerType,
     ModuleOp,
-    Signedness,
-    StringAttr,
     TensorType,
-    f32,
-    i1,
-    i8,
-    i32,
-    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import VerifyException
 
 from graphcompiler.dialects.graph import ops as graph
-
-ELEMENT_TYPES: dict[str, Attribute] = {
-    "f32": f32,
-    "f16": Float16Type(),
-    "bf16": BFloat16Type(),
-    "f64": Float64Type(),
-    "i64": i64,
-    "i32": i32,
-    "i16": IntegerType(16),
-    "i8": i8,
-    "ui8": IntegerType(8, Signedness.UNSIGNED),
-    "i1": i1,
-}
+from graphcompiler.ir import element_types
+from graphcompiler.ir.element_types import dense_elements
 
 
 def element_type(name_or_type: str | Attribute) -> Attribute:
+    """An element type given by name ('f32', 'bf16', 'ui8', ...) or as itself."""
     if isinstance(name_or_type, Attribute):
         return name_or_type
-    if name_or_type not in ELEMENT_TYPES:
-        raise ValueError(
-            f"unknown element type '{name_or_type}' (one of {', '.join(ELEMENT_TYPES)})"
-        )
-    return ELEMENT_TYPES[name_or_type]
+    return element_types.by_name(name_or_type)
 
 
 def tensor_type(
@@ -79,23 +50,6 @@ def tensor_type(
     return TensorType(element_type(dtype), list(shape), format)
 
 
-def _property(name: str, value: Any) -> Attribute:
-    """A Python value as the property attribute graph ops use."""
-    if isinstance(value, Attribute):
-        return value
-    if isinstance(value, bool):
-        return BoolAttr.from_bool(value)
-    if isinstance(value, int):
-        return IntegerAttr(value, i64)
-    if isinstance(value, float):
-        return FloatAttr(value, f32)
-    if isinstance(value, str):
-        return StringAttr(value)
-    if isinstance(value, list | tuple) and all(isinstance(v, int) for v in value):
-        return DenseArrayBase.from_list(i64, list(value))
-    raise ValueError(f"cannot use {value!r} as the value of property '{name}'")
-
-
 def dense_constant(
     array: np.ndarray, dtype: str | Attribute | None = None
 ) -> DenseIntOrFPElementsAttr:
@@ -104,11 +58,7 @@ def dense_constant(
     if dtype is None:
         dtype = {"f": "f32", "b": "i1"}.get(array.dtype.kind, "i64")
         dtype = "f16" if array.dtype == np.float16 else dtype
-    type_ = tensor_type(array.shape, dtype)
-    values = array.reshape(-1).tolist()
-    if array.dtype.kind == "b":
-        values = [int(v) for v in values]
-    return DenseIntOrFPElementsAttr.from_list(type_, values)
+    return dense_elements(array, element_type(dtype))
 
 
 def create_op(
@@ -118,7 +68,10 @@ def create_op(
     **params: Any,
 ) -> Operation:
     """A verified, detached `graph.<op_name>` with its result type inferred;
-    Python values for the properties (ints, floats, bools, int lists, str)."""
+    Python values for the properties (ints, floats, bools, int lists, str).
+    The op's class builds it (`GraphOp.build_from`); here the name is looked
+    up, a numpy `value` of a constant becomes a dense attribute, and a
+    rejected op is a ValueError naming it."""
     op_class = graph.OPS_BY_NAME.get(op_name)
     if op_class is None:
         close = difflib.get_close_matches(op_name, graph.OPS_BY_NAME, n=3)
@@ -126,18 +79,11 @@ def create_op(
         raise ValueError(f"unknown graph op '{op_name}'{hint}")
     if op_class is graph.ConstantOp and isinstance(params.get("value"), np.ndarray | list):
         params["value"] = dense_constant(params["value"], params.pop("dtype", None))
-    properties = {name: _property(name, value) for name, value in params.items()}
+    properties = {name: graph.property_attribute(name, value) for name, value in params.items()}
     try:
-        inferred = op_class.infer_type(
-            [value.type for value in inputs], op_class.with_defaults(properties), result_type
-        )
-        op = op_class.create(
-            operands=list(inputs), result_types=[result_type or inferred], properties=properties
-        )
-        op.verify()
+        return op_class.build_from(inputs, result_type, **properties)
     except (VerifyException, KeyError, TypeError, AttributeError) as error:
         raise ValueError(f"graph.{op_name}: {error}") from None
-    return op
 
 
 class GraphBuilder:

@@ -25,7 +25,6 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from graphcompiler.dialects.graph import ops as graph
-from graphcompiler.dialects.graph.builders import create_op
 
 
 def splat_value(value: SSAValue) -> float | None:
@@ -51,7 +50,7 @@ def _replace_by_operand(op: Operation, x: SSAValue, rewriter: PatternRewriter) -
     if x.type == result.type:
         rewriter.replace(op, [], [x])
         return
-    rewriter.replace(op, create_op("broadcast_to", [x], result.type))
+    rewriter.replace(op, graph.BroadcastToOp.build_from([x], result.type))
 
 
 MAX_SPLAT_ELEMENTS = 1 << 24
@@ -69,8 +68,10 @@ def _constant_like(result: SSAValue, number: float) -> list[Operation]:
     attribute = DenseIntOrFPElementsAttr.from_list(
         TensorType(type_.element_type, shape if small else [1] * len(shape)), [value]
     )
-    constant = create_op("constant", [], value=attribute)
-    return [constant] if small else [constant, create_op("broadcast_to", [constant.result], type_)]
+    constant = graph.ConstantOp.build_from([], value=attribute)
+    if small:
+        return [constant]
+    return [constant, graph.BroadcastToOp.build_from([constant.result], type_)]
 
 
 class _GraphPattern(RewritePattern):
@@ -124,8 +125,8 @@ class LogOfExpDiv(_GraphPattern):
         if not isinstance(quotient, graph.DivOp) or not isinstance(quotient.lhs.owner, graph.ExpOp):
             return
         x = quotient.lhs.owner.input
-        log_y = create_op("log", [quotient.rhs])
-        difference = create_op("sub", [x, log_y.result])
+        log_y = graph.LogOp.build_from([quotient.rhs])
+        difference = graph.SubOp.build_from([x, log_y.result])
         if difference.result.type != op.result.type:
             return
         rewriter.replace(op, [log_y, difference])
@@ -135,19 +136,19 @@ class TransposeOfTranspose(_GraphPattern):
     op_class = graph.TransposeOp
 
     def rewrite(self, op: graph.TransposeOp, rewriter: PatternRewriter) -> None:
-        perm = graph.int_list(op.properties, "perm")
+        perm = op.permutation
         if perm == list(range(len(perm))):
             rewriter.replace(op, [], [op.input])
             return
         inner = op.input.owner
         if not isinstance(inner, graph.TransposeOp):
             return
-        inner_perm = graph.int_list(inner.properties, "perm")
+        inner_perm = inner.permutation
         combined = [inner_perm[p] for p in perm]
         if combined == list(range(len(combined))):
             rewriter.replace(op, [], [inner.input])
         else:
-            rewriter.replace(op, create_op("transpose", [inner.input], perm=combined))
+            rewriter.replace(op, graph.TransposeOp.build_from([inner.input], perm=combined))
 
 
 class ReshapeChain(_GraphPattern):
@@ -160,7 +161,7 @@ class ReshapeChain(_GraphPattern):
         if source.type == op.result.type:
             rewriter.replace(op, [], [source])
         elif source is not op.input:
-            rewriter.replace(op, create_op("reshape", [source], op.result.type))
+            rewriter.replace(op, graph.ReshapeOp.build_from([source], op.result.type))
 
 
 class IdentityConversion(_GraphPattern):

@@ -65,8 +65,22 @@ def _require_rank(cls: type[GraphOp], types: Sequence[TensorType], index: int, r
         )
 
 
+class HasWindow:
+    """A 2-D window op's `strides` and `padding` (defaults filled in)."""
+
+    @property
+    def window_strides(self) -> list[int]:
+        """[h, w]"""
+        return list(self.strides.get_values())
+
+    @property
+    def window_padding(self) -> list[int]:
+        """[top, left, bottom, right]"""
+        return list(self.padding.get_values())
+
+
 @irdl_op_definition
-class Conv2dOp(GraphOp):
+class Conv2dOp(HasWindow, GraphOp):
     """2-D convolution, input NCHW, weight OIHW (I = C / groups).
 
     Cross-correlation as in PyTorch's conv2d and ONNX Conv (the filter is not
@@ -93,6 +107,16 @@ class Conv2dOp(GraphOp):
     groups = prop_def(IntegerAttr[I64], default_value=IntegerAttr(1, i64))
     assembly_format = "$input `,` $weight attr-dict `:` functional-type(operands, results)"
 
+    @property
+    def window_dilations(self) -> list[int]:
+        """[h, w]"""
+        return list(self.dilations.get_values())
+
+    @property
+    def group_count(self) -> int:
+        """`groups`: the channels split into this many independent convolutions."""
+        return self.groups.value.data
+
     @classmethod
     def infer_type(cls, operand_types, properties, result_type=None):
         _require_numeric(cls, operand_types[0], 0)
@@ -115,7 +139,7 @@ class Conv2dOp(GraphOp):
         return TensorType(operand_types[0].element_type, [n, o, h, w])
 
 
-class PoolOp(GraphOp):
+class PoolOp(HasWindow, GraphOp):
     """A 2-D pooling window over an NCHW input: `kernel` [KH, KW] (required),
     `strides` [h, w], `padding` [top, left, bottom, right]; output sizes as
     conv2d's (no dilation, floor rounding: no ceil_mode).
@@ -131,6 +155,11 @@ class PoolOp(GraphOp):
     strides = prop_def(DenseArrayBase, default_value=i64_array([1, 1]))
     padding = prop_def(DenseArrayBase, default_value=i64_array([0, 0, 0, 0]))
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    @property
+    def window_size(self) -> list[int]:
+        """`kernel`: [KH, KW]"""
+        return list(self.kernel.get_values())
 
     @classmethod
     def infer_type(cls, operand_types, properties, result_type=None):

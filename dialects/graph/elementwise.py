@@ -190,6 +190,10 @@ class LeakyReluOp(FloatUnaryOp):
     name = "graph.leaky_relu"
     alpha = prop_def(FloatAttr, default_value=f32_attr(0.01))
 
+    @property
+    def alpha_value(self) -> float:
+        return self.alpha.value.data
+
 
 @irdl_op_definition
 class EluOp(FloatUnaryOp):
@@ -198,6 +202,10 @@ class EluOp(FloatUnaryOp):
 
     name = "graph.elu"
     alpha = prop_def(FloatAttr, default_value=f32_attr(1.0))
+
+    @property
+    def alpha_value(self) -> float:
+        return self.alpha.value.data
 
 
 @irdl_op_definition
@@ -208,6 +216,14 @@ class SeluOp(FloatUnaryOp):
     name = "graph.selu"
     alpha = prop_def(FloatAttr, default_value=f32_attr(1.67326319217681884765625))
     gamma = prop_def(FloatAttr, default_value=f32_attr(1.05070102214813232421875))
+
+    @property
+    def alpha_value(self) -> float:
+        return self.alpha.value.data
+
+    @property
+    def gamma_value(self) -> float:
+        return self.gamma.value.data
 
 
 @irdl_op_definition
@@ -227,6 +243,14 @@ class HardSigmoidOp(FloatUnaryOp):
     name = "graph.hard_sigmoid"
     alpha = prop_def(FloatAttr, default_value=f32_attr(0.2))
     beta = prop_def(FloatAttr, default_value=f32_attr(0.5))
+
+    @property
+    def alpha_value(self) -> float:
+        return self.alpha.value.data
+
+    @property
+    def beta_value(self) -> float:
+        return self.beta.value.data
 
 
 @irdl_op_definition
@@ -250,6 +274,14 @@ class ClampOp(UnaryOp):
     name = "graph.clamp"
     min = prop_def(FloatAttr)
     max = prop_def(FloatAttr)
+
+    @property
+    def min_value(self) -> float:
+        return self.min.value.data
+
+    @property
+    def max_value(self) -> float:
+        return self.max.value.data
 
     @classmethod
     def infer_type(cls, operand_types, properties, result_type=None):

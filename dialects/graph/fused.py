@@ -8,12 +8,7 @@ from xdsl.irdl import irdl_op_definition, region_def, traits_def, var_operand_de
 from xdsl.traits import IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from graphcompiler.dialects.graph.base import (
-    DefinedAttributesOnly,
-    GraphOp,
-    int_value,
-    normalize_axis,
-)
+from graphcompiler.dialects.graph.base import DefinedAttributesOnly, GraphOp
 from graphcompiler.dialects.graph.conv_pool import Conv2dOp
 from graphcompiler.dialects.graph.elementwise import (
     AbsOp,
@@ -151,12 +146,11 @@ class FusedOp(DefinedAttributesOnly):
         if isinstance(anchor, ROW_ANCHORS):
             self._verify_row_anchor(anchor)
 
-    def _verify_row_anchor(self, anchor: GraphOp) -> None:
+    def _verify_row_anchor(self, anchor: SoftmaxOp | LogSoftmaxOp | LayerNormOp) -> None:
         """The lowering evaluates the ops before a row anchor on each load of
         its normalized operand, so they may feed nothing else."""
         rank = len(anchor.operands[0].type.get_shape())
-        axis = normalize_axis(int_value(anchor.with_defaults(anchor.properties), "axis"), rank)
-        if axis != rank - 1:
+        if anchor.normalized_axis(rank) != rank - 1:
             raise VerifyException(f"a fused '{anchor.name}' must normalize the innermost axis")
         before = set()
         for op in self.body.block.ops:
@@ -165,9 +159,7 @@ class FusedOp(DefinedAttributesOnly):
             before.add(op)
         for op in before:
             for use in op.results[0].uses:
-                if use.operation not in before and not (
-                    use.operation is anchor and use.index == 0
-                ):
+                if use.operation not in before and not (use.operation is anchor and use.index == 0):
                     raise VerifyException(
                         f"'{op.name}' before the anchor may only feed the anchor's first operand"
                     )

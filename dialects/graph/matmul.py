@@ -39,6 +39,21 @@ class MatmulOp(GraphOp):
     transpose_b = prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
     assembly_format = "$a `,` $b attr-dict `:` functional-type(operands, results)"
 
+    @property
+    def a_transposed(self) -> bool:
+        """`transpose_a`: a is [..., K, M]."""
+        return bool(self.transpose_a.value.data)
+
+    @property
+    def b_transposed(self) -> bool:
+        """`transpose_b`: b is [..., N, K]."""
+        return bool(self.transpose_b.value.data)
+
+    @property
+    def is_transposed(self) -> bool:
+        """Whether either operand is transposed."""
+        return self.a_transposed or self.b_transposed
+
     @classmethod
     def infer_type(cls, operand_types, properties, result_type=None):
         _require_numeric(cls, operand_types[0], 0)

@@ -11,6 +11,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from graphcompiler.dialects.graph.base import (
     GraphOp,
+    HasAxis,
+    HasEpsilon,
     _fmt,
     _require_float,
     _require_same_element_type,
@@ -34,7 +36,7 @@ def _check_parameter_shape(
 
 
 @irdl_op_definition
-class LayerNormOp(GraphOp):
+class LayerNormOp(HasAxis, HasEpsilon, GraphOp):
     """(x - mean) / sqrt(var + epsilon) * gamma + beta, with mean and variance
     over the dims axis..rank-1; gamma and beta have the shape of those dims.
     Compiled: per block (64 vectors per accumulator) the mean, then the centred sum of
@@ -72,7 +74,7 @@ class LayerNormOp(GraphOp):
 
 
 @irdl_op_definition
-class RmsNormOp(GraphOp):
+class RmsNormOp(HasAxis, HasEpsilon, GraphOp):
     """x / sqrt(mean(x**2) + epsilon) * scale, the mean over the dims
     axis..rank-1 (ONNX RMSNormalization, T5/LLaMA's RMSNorm); scale has the
     shape of those dims; `axis` defaults to -1, `epsilon` to 1e-5. Compiled
@@ -103,7 +105,7 @@ class RmsNormOp(GraphOp):
 
 
 @irdl_op_definition
-class InstanceNormOp(GraphOp):
+class InstanceNormOp(HasEpsilon, GraphOp):
     """(x - mean) / sqrt(var + epsilon) * scale[c] + bias[c] for input
     [N, C, D1, ...], mean and (biased) variance over D1, ... per (n, c)
     (ONNX InstanceNormalization); scale and bias are [C]; `epsilon` defaults
@@ -165,7 +167,19 @@ class AttentionOp(GraphOp):
     result = result_def(TensorType)
     scale = prop_def(FloatAttr, default_value=f32_attr(1.0))
     key_transposed = prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
-    assembly_format = "$query `,` $key `,` $value (`,` $mask^)? attr-dict `:` functional-type(operands, results)"
+    assembly_format = (
+        "$query `,` $key `,` $value (`,` $mask^)? attr-dict `:` functional-type(operands, results)"
+    )
+
+    @property
+    def scale_value(self) -> float:
+        """`scale`: the factor of the scores."""
+        return self.scale.value.data
+
+    @property
+    def key_is_transposed(self) -> bool:
+        """`key_transposed`: key is [..., D, Sk]."""
+        return bool(self.key_transposed.value.data)
 
     @classmethod
     def infer_type(cls, operand_types, properties, result_type=None):
@@ -174,7 +188,9 @@ class AttentionOp(GraphOp):
         shapes = [_shape(t) for t in operand_types]
         for index, shape in enumerate(shapes[:3]):
             if len(shape) < 2:
-                raise VerifyException(f"{cls.operand_role(index)} has rank {len(shape)}, expected at least 2")
+                raise VerifyException(
+                    f"{cls.operand_role(index)} has rank {len(shape)}, expected at least 2"
+                )
         (sq, d), (sk, dv) = shapes[0][-2:], shapes[2][-2:]
         key = shapes[1][-2:][::-1] if bool_value(properties, "key_transposed") else shapes[1][-2:]
         if key != [sk, d]:
@@ -195,7 +211,7 @@ class AttentionOp(GraphOp):
 
 
 @irdl_op_definition
-class BatchNormOp(GraphOp):
+class BatchNormOp(HasEpsilon, GraphOp):
     """Inference batch norm over channel dim 1:
     (x - mean) / sqrt(var + epsilon) * scale + bias; element-wise, in this
     order (a few ulp).

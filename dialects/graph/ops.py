@@ -19,6 +19,8 @@ from graphcompiler.dialects.graph.base import (
     FormatAttr,
     GraphCanonicalization,
     GraphOp,
+    HasAxis,
+    HasEpsilon,
     bool_value,
     broadcast_shapes,
     f32_attr,
@@ -30,12 +32,14 @@ from graphcompiler.dialects.graph.base import (
     is_float,
     normalize_axis,
     parse_layout,
+    property_attribute,
 )
 from graphcompiler.dialects.graph.constant import ConstantOp
 from graphcompiler.dialects.graph.conv_pool import (
     AvgPool2dOp,
     Conv2dOp,
     FloatPoolOp,
+    HasWindow,
     MaxPool2dOp,
     PoolOp,
     window_output_shape,
@@ -155,6 +159,7 @@ __all__ = [
     "FLOAT_TYPES", "FUSION_ANCHORS", "FloatBinaryOp", "FloatPoolOp", "FloatReduceOp",
     "FloatUnaryOp", "FormatAttr", "FusedOp", "GRAPH_OPS", "GatherOp", "GeluOp", "Graph",
     "GraphCanonicalization", "GraphOp", "GreaterEqualOp", "GreaterOp", "HardSigmoidOp",
+    "HasAxis", "HasEpsilon", "HasWindow",
     "HardSwishOp", "INTEGER_WIDTHS", "InstanceNormOp", "LayerNormOp", "LeakyReluOp",
     "LessEqualOp", "LessOp", "LogOp", "LogSoftmaxOp", "LogicalAndOp", "LogicalBinaryOp",
     "LogicalNotOp", "LogicalOrOp", "LogicalXorOp", "MatmulOp", "MaxPool2dOp", "MaximumOp",
@@ -165,6 +170,6 @@ __all__ = [
     "SoftmaxBase", "SoftmaxOp", "SoftplusOp", "SqrtOp", "SquareOp", "SubOp", "TanhOp",
     "TransposeOp", "UnaryOp", "YieldOp", "bool_value", "broadcast_shapes", "f32_attr",
     "float_value", "i64_array", "int_list", "int_value", "is_element_type", "is_float",
-    "normalize_axis", "pad_amounts", "parse_layout", "reduced_axes", "slice_ranges",
+    "normalize_axis", "pad_amounts", "parse_layout", "property_attribute", "reduced_axes", "slice_ranges",
     "window_output_shape",
 ]  # fmt: skip

@@ -11,6 +11,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from graphcompiler.dialects.graph.base import (
     GraphOp,
+    HasAxis,
     _require_float,
     _require_numeric,
     _shape,
@@ -45,6 +46,15 @@ class ReduceOp(GraphOp):
     axes = prop_def(DenseArrayBase, default_value=i64_array([]))
     keep_dims = prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def reduced_axes(self, rank: int) -> list[int]:
+        """The dims reduced in an input of `rank`, in [0, rank), sorted (all when `axes` is empty)."""
+        return reduced_axes(self.properties, rank)
+
+    @property
+    def keeps_reduced_dims(self) -> bool:
+        """`keep_dims`: the reduced dims stay, with size 1."""
+        return bool(self.keep_dims.value.data)
 
     @classmethod
     def infer_type(cls, operand_types, properties, result_type=None):
@@ -101,7 +111,7 @@ class ReduceProdOp(ReduceOp):
     name = "graph.reduce_prod"
 
 
-class SoftmaxBase(FloatUnaryOp):
+class SoftmaxBase(HasAxis, FloatUnaryOp):
     """Normalizes along `axis` (default -1, the innermost; negative counts
     from the end); the result has the input's type.
 

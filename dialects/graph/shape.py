@@ -31,6 +31,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from graphcompiler.dialects.graph.base import (
     GraphOp,
+    HasAxis,
     _fmt,
     _require_result_type,
     _require_same_element_type,
@@ -58,6 +59,11 @@ class TransposeOp(GraphOp):
     result = result_def(TensorType)
     perm = prop_def(DenseArrayBase)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    @property
+    def permutation(self) -> list[int]:
+        """`perm`: result dim d is input dim permutation[d]."""
+        return list(self.perm.get_values())
 
     @classmethod
     def infer_type(cls, operand_types, properties, result_type=None):
@@ -134,7 +140,7 @@ class BroadcastToOp(ResultShapedOp):
 
 
 @irdl_op_definition
-class ConcatOp(GraphOp):
+class ConcatOp(HasAxis, GraphOp):
     """Joins the inputs along `axis`; all other dims must agree
     (numpy.concatenate).
 
@@ -205,6 +211,17 @@ class SliceOp(GraphOp):
     steps = opt_prop_def(DenseArrayBase)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
+    @property
+    def step_sizes(self) -> list[int]:
+        """`steps`, or 1 per dim when absent."""
+        if self.steps is None:
+            return [1] * len(self.starts.get_values())
+        return list(self.steps.get_values())
+
+    def ranges(self, shape: Sequence[int]) -> list[range]:
+        """The indices taken along each dim of an input of `shape` (see slice_ranges)."""
+        return slice_ranges(self.properties, shape)
+
     @classmethod
     def infer_type(cls, operand_types, properties, result_type=None):
         ranges = slice_ranges(properties, _shape(operand_types[0]))
@@ -212,7 +229,7 @@ class SliceOp(GraphOp):
 
 
 @irdl_op_definition
-class GatherOp(GraphOp):
+class GatherOp(HasAxis, GraphOp):
     """numpy.take(input, indices, axis) (ONNX Gather): the result has shape
     input.shape[:axis] + indices.shape + input.shape[axis + 1:]. An index i
     in [-n, 0) reads i + n (n = input.shape[axis]); an index outside
@@ -282,6 +299,20 @@ class PadOp(GraphOp):
     mode = prop_def(StringAttr, default_value=StringAttr("constant"))
     value = prop_def(FloatAttr, default_value=f32_attr(0.0))
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    @property
+    def pad_mode(self) -> str:
+        """One of PAD_MODES."""
+        return self.mode.data
+
+    @property
+    def fill_value(self) -> float:
+        """`value`: what "constant" mode pads with."""
+        return self.value.value.data
+
+    def amounts(self, rank: int) -> list[tuple[int, int]]:
+        """(before, after) per dim (see pad_amounts)."""
+        return pad_amounts(self.properties, rank)
 
     @classmethod
     def infer_type(cls, operand_types, properties, result_type=None):

@@ -39,8 +39,9 @@ from graphcompiler.lowering.graph_to_tir.kernel import (
     Kernel,
     broadcast_indices,
 )
-from graphcompiler.lowering.graph_to_tir.matmul import MatmulSchedule, unflatten
+from graphcompiler.lowering.graph_to_tir.matmul import unflatten
 from graphcompiler.lowering.graph_to_tir.reductions import nan_max
+from graphcompiler.target.schedules import MatmulSchedule
 
 f32 = Float32Type()
 
@@ -57,9 +58,8 @@ def _batch_index(index: list, batch: list[int], shape: list[int]) -> list:
 class AttentionKernel:
     def __init__(self, kernel: Kernel, op: graph.AttentionOp):
         self.kernel, self.b = kernel, kernel.b
-        props = op.with_defaults(op.properties)
-        self.scale = graph.float_value(props, "scale")
-        self.key_transposed = graph.bool_value(props, "key_transposed")
+        self.scale = op.scale_value
+        self.key_transposed = op.key_is_transposed
         self.q, self.k, self.v = kernel.inputs[:3]
         self.mask = kernel.inputs[3] if len(kernel.inputs) == 4 else None
         self.out = kernel.out

@@ -62,7 +62,7 @@ def take(kernel: Kernel, op: graph.GatherOp) -> None:
     """out[o, i, p] = input[o, wrap(indices[i]), p], 0 for an index outside [-n, n)."""
     source, indices = kernel.inputs
     rank = len(source.shape)
-    axis = graph.normalize_axis(graph.int_value(op.with_defaults(op.properties), "axis"), rank)
+    axis = op.normalized_axis(rank)
     n, count = source.shape[axis], len(indices.shape)
 
     def body(index: list[SSAValue], lanes: int) -> None:
@@ -101,10 +101,9 @@ def _source_position(
 def pad(kernel: Kernel, op: graph.PadOp) -> None:
     """out[i] = input[source(i)] (numpy.pad's modes), `value` outside in constant mode."""
     source = kernel.inputs[0]
-    properties = op.with_defaults(op.properties)
-    amounts = graph.pad_amounts(properties, len(source.shape))
-    mode = properties["mode"].data
-    value = graph.float_value(properties, "value")
+    amounts = op.amounts(len(source.shape))
+    mode = op.pad_mode
+    value = op.fill_value
     fill = value if tir.is_float(source.element) else int(value)
 
     def body(index: list[SSAValue], lanes: int) -> None:

@@ -45,7 +45,6 @@ from graphcompiler.lowering.graph_to_tir.reductions import (
     _blocked_row,
     _elementwise_row,
     _plus,
-    _props,
     _row,
     _var,
     _view,
@@ -162,11 +161,11 @@ def plain_rows(kernel: Kernel, x: Operand, out: Operand, rows: int, length: int)
     )
 
 
-def softmax(kernel: Kernel, op: Operation) -> None:
+def softmax(kernel: Kernel, op: graph.SoftmaxBase) -> None:
     """softmax / log_softmax over one axis (see softmax_rows for the
     innermost axis; _softmax_columns otherwise)."""
     x, out = kernel.inputs[0], kernel.out
-    axis = graph.normalize_axis(graph.int_value(_props(op), "axis"), len(x.shape))
+    axis = op.normalized_axis(len(x.shape))
     outer, length = math.prod(x.shape[:axis]), x.shape[axis]
     inner = math.prod(x.shape[axis + 1 :])
     if outer * length * inner == 0:
@@ -340,7 +339,7 @@ def _softmax_columns(kernel, x, out, outer, length, inner, lanes, log) -> None:
 def layer_norm(kernel: Kernel, op: graph.LayerNormOp) -> None:
     """layer_norm over the trailing axes from `axis`, as rows (layer_norm_rows)."""
     x, gamma, beta = kernel.inputs
-    axis = graph.normalize_axis(graph.int_value(_props(op), "axis"), len(x.shape))
+    axis = op.normalized_axis(len(x.shape))
     rows, count = math.prod(x.shape[:axis]), math.prod(x.shape[axis:])
     if rows * count == 0:
         return
@@ -358,7 +357,7 @@ def layer_norm_rows(kernel, op, element, rows, count, lanes, io: RowIO, gamma, b
     the next row (-18% time at 4096x1024). The row is read three times
     (gamma and beta are [count] tensors)."""
     b = kernel.b
-    epsilon = graph.float_value(_props(op), "epsilon")
+    epsilon = op.epsilon_value
     with kernel.loop_nest([rows], worth_parallel_work(rows, rows * count)) as (row,):
         load = lambda j, w: io.load(row, j, w)  # noqa: E731
         mean64, variance = row_moments(kernel, element, count, lanes, load)
@@ -429,7 +428,7 @@ def batch_norm(kernel: Kernel, op: graph.BatchNormOp) -> None:
     as [C, 1, ...] tensors broadcast over the spatial dims."""
     x, *parameters = kernel.inputs
     out = kernel.out
-    epsilon = graph.float_value(_props(op), "epsilon")
+    epsilon = op.epsilon_value
     channel_shape = [x.shape[1], *[1] * (len(x.shape) - 2)]
     scale, bias, mean, var = (
         Operand(
@@ -496,18 +495,18 @@ def _each_row(kernel: Kernel, rows: int, count: int, per_row) -> None:
         )
 
 
-def _inverse_root(kernel: Kernel, op, statistic64: SSAValue, element: Attribute) -> SSAValue:
+def _inverse_root(
+    kernel: Kernel, op: graph.HasEpsilon, statistic64: SSAValue, element: Attribute
+) -> SSAValue:
     """1 / sqrt(statistic + epsilon), computed in f64, in the compute type."""
-    epsilon = graph.float_value(op.with_defaults(op.properties), "epsilon")
     b = kernel.b
-    return b.cast(b.unary(tir.RsqrtOp, b.add(statistic64, epsilon)), element)
+    return b.cast(b.unary(tir.RsqrtOp, b.add(statistic64, op.epsilon_value)), element)
 
 
 def rms_norm(kernel: Kernel, op: graph.RmsNormOp) -> None:
     """x * (1 / sqrt(mean(x * x) + epsilon)) * scale[j] over rows of the dims from `axis` on."""
     x, scale = kernel.inputs
-    properties = op.with_defaults(op.properties)
-    axis = graph.normalize_axis(graph.int_value(properties, "axis"), len(x.shape))
+    axis = op.normalized_axis(len(x.shape))
     rows, count = math.prod(x.shape[:axis]), math.prod(x.shape[axis:])
     flat_scale = _view(kernel, scale, [count])
     b = kernel.b

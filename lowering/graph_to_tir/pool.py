@@ -45,10 +45,9 @@ class _Pool:
         x, out = kernel.inputs[0], kernel.out
         _, _, self.h, self.width = x.shape
         _, _, self.oh, self.ow = out.shape
-        self.kh, self.kw = graph.int_list(op.properties, "kernel")
-        props = op.with_defaults(op.properties)
-        self.sh, self.sw = graph.int_list(props, "strides") or [1, 1]
-        self.pt, self.pl = (graph.int_list(props, "padding") or [0, 0, 0, 0])[:2]
+        self.kh, self.kw = op.window_size
+        self.sh, self.sw = op.window_strides
+        self.pt, self.pl = op.window_padding[:2]
         self.is_max = isinstance(op, graph.MaxPool2dOp)
         self.element = compute_type(x.element)
         self.lowest = _lowest(self.element)

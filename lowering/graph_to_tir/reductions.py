@@ -29,7 +29,7 @@ from xdsl.dialects.builtin import (
     VectorType,
     i1,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, SSAValue
 
 from graphcompiler.dialects import graph, tir
 from graphcompiler.dialects.tir.builder import TirBuilder
@@ -52,10 +52,6 @@ into a partial sum that grows with the row (error ~ (64 + n / block) ulp)."""
 
 f32, f64 = Float32Type(), Float64Type()
 FLOAT_MAX = 3.4028234663852886e38
-
-
-def _props(op: Operation) -> dict[str, Attribute]:
-    return op.with_defaults(op.properties)
 
 
 # --- shapes ------------------------------------------------------------------------------
@@ -276,7 +272,7 @@ class Accumulators:
 def reduction(kernel: Kernel, op: graph.ReduceOp) -> None:
     """sum, mean, prod, max, min over any axes (see the module doc)."""
     x, out = kernel.inputs[0], kernel.out
-    axes = graph.reduced_axes(_props(op), len(x.shape))
+    axes = op.reduced_axes(len(x.shape))
     count = math.prod(x.shape[d] for d in axes)
     outputs = math.prod(out.shape)
     element = compute_type(x.element)

@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     VectorType,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from graphcompiler.dialects import graph, tir
 from graphcompiler.lowering.graph_to_tir.attention import attention
@@ -44,10 +44,6 @@ from graphcompiler.lowering.graph_to_tir.reductions import reduction, unflatten
 
 Template = Callable[[Kernel, Operation], None]
 f32 = Float32Type()
-
-
-def _props(op: Operation) -> dict[str, Attribute]:
-    return op.with_defaults(op.properties)
 
 
 # --- element-wise -------------------------------------------------------------------
@@ -156,14 +152,14 @@ def _gelu(k: Kernel, op: graph.GeluOp, x: SSAValue) -> SSAValue:
 
 
 def _clamp(k: Kernel, op: graph.ClampOp, x: SSAValue) -> SSAValue:
-    low, high = (graph.float_value(op.properties, n) for n in ("min", "max"))
+    low, high = op.min_value, op.max_value
     if not tir.is_float(x.type):  # the reference clips in float, then truncates
         low, high = math.trunc(low), math.trunc(high)
     return k.b.binary(tir.MinOp, k.b.binary(tir.MaxOp, x, low), high)
 
 
 def _leaky_relu(k: Kernel, op: graph.LeakyReluOp, x: SSAValue) -> SSAValue:
-    alpha = graph.float_value(_props(op), "alpha")
+    alpha = op.alpha_value
     return k.b.select(k.b.binary(tir.GeOp, x, 0.0), x, k.b.mul(alpha, x))
 
 
@@ -208,15 +204,14 @@ def _elu(k: Kernel, x: SSAValue, alpha: float, gamma: float = 1.0) -> SSAValue:
 
 def _activation(k: Kernel, op: Operation, values: list[SSAValue]) -> SSAValue:
     """The ONNX activations with float parameters."""
-    props, x = _props(op), values[0]
-    alpha = graph.float_value(props, "alpha") if "alpha" in props else 0.0
+    x = values[0]
     match op:
         case graph.EluOp():
-            return _elu(k, x, alpha)
+            return _elu(k, x, op.alpha_value)
         case graph.SeluOp():
-            return _elu(k, x, alpha, graph.float_value(props, "gamma"))
+            return _elu(k, x, op.alpha_value, op.gamma_value)
         case graph.HardSigmoidOp():
-            return _hard_sigmoid(k, x, alpha, graph.float_value(props, "beta"))
+            return _hard_sigmoid(k, x, op.alpha_value, op.beta_value)
         case graph.HardSwishOp():
             return k.b.mul(x, _hard_sigmoid(k, x, 1 / 6, 0.5))
     raise AssertionError(f"no activation template for {op.name}")
@@ -321,7 +316,7 @@ def gather(
 
 
 def _transpose_index(kernel: Kernel, op: graph.TransposeOp, index: list) -> list:
-    perm = graph.int_list(op.properties, "perm")
+    perm = op.permutation
     source = [None] * len(perm)
     for d, p in enumerate(perm):
         source[p] = index[d]
@@ -329,7 +324,7 @@ def _transpose_index(kernel: Kernel, op: graph.TransposeOp, index: list) -> list
 
 
 def _slice_index(kernel: Kernel, op: graph.SliceOp, index: list) -> list:
-    ranges = graph.slice_ranges(op.properties, kernel.inputs[0].shape)
+    ranges = op.ranges(kernel.inputs[0].shape)
     b = kernel.b
     return [
         b.add(b.mul(i, r.step), r.start) if (r.step, r.start) != (1, 0) else i
@@ -338,7 +333,7 @@ def _slice_index(kernel: Kernel, op: graph.SliceOp, index: list) -> list:
 
 
 def _slice_vectorizable(op: graph.SliceOp) -> bool:
-    steps = graph.int_list(op.properties, "steps")
+    steps = op.step_sizes
     return not steps or steps[-1] == 1
 
 
@@ -364,7 +359,7 @@ def _flat_buffer(kernel: Kernel, operand: Operand, count: int) -> Operand:
 
 def concat(kernel: Kernel, op: graph.ConcatOp) -> None:
     out = kernel.out
-    axis = graph.normalize_axis(graph.int_value(op.properties, "axis"), len(out.shape))
+    axis = op.normalized_axis(len(out.shape))
     offset = 0
     for source in kernel.inputs:
 
@@ -548,10 +543,7 @@ TEMPLATES: dict[type, Template] = {
     graph.AttentionOp: attention,
     graph.TransposeOp: gather(
         _transpose_index,
-        lambda op: (
-            graph.int_list(op.properties, "perm")[-1]
-            == len(graph.int_list(op.properties, "perm")) - 1
-        ),
+        lambda op: op.permutation[-1] == len(op.permutation) - 1,
     ),
     graph.SliceOp: gather(_slice_index, _slice_vectorizable),
     graph.ReshapeOp: reshape,
@@ -569,7 +561,7 @@ def empty_contraction(op: Operation) -> bool:
     """A matmul over K = 0: each output element is an empty sum, 0."""
     if not isinstance(op, graph.MatmulOp):
         return False
-    transposed = graph.bool_value(_props(op), "transpose_a")
+    transposed = op.a_transposed
     return op.operands[0].type.get_shape()[-2 if transposed else -1] == 0
 
 

@@ -25,6 +25,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from graphcompiler.dialects import graph
+from graphcompiler.ir.pipeline import pass_option
 from graphcompiler.passes.function_pass import FunctionPass
 
 
@@ -61,8 +62,7 @@ def _row_anchorable(op: Operation) -> bool:
     if not isinstance(op, graph.ROW_ANCHORS) or not _plain_f32(*op.operands, *op.results):
         return False
     rank = len(op.operands[0].type.get_shape())
-    axis = graph.int_value(op.with_defaults(op.properties), "axis")
-    return rank > 0 and graph.normalize_axis(axis, rank) == rank - 1
+    return rank > 0 and op.normalized_axis(rank) == rank - 1
 
 
 def _producers(anchor: Operation, ops: list[Operation], position, taken, max_ops) -> list:
@@ -95,12 +95,7 @@ def _anchorable(op: Operation) -> bool:
         return True
     if not isinstance(op, graph.MatmulOp):
         return False
-    props = op.with_defaults(op.properties)
-    return (
-        _plain_f32(*op.operands, op.result)
-        and not graph.bool_value(props, "transpose_a")
-        and not graph.bool_value(props, "transpose_b")
-    )
+    return _plain_f32(*op.operands, op.result) and not op.is_transposed
 
 
 def find_groups(block: Block, max_ops: int) -> list[Group]:
@@ -215,7 +210,7 @@ class GraphFusePass(FunctionPass):
     """Fuse element-wise chains and matmul/conv2d epilogues into graph.fused ops."""
 
     name = "graph-fuse"
-    max_ops: int = 16
+    max_ops: int = pass_option(16, "the most ops one fused group takes")
     STATISTICS = {"fused-groups": "graph.fused ops made", "fused-ops": "ops moved into them"}
 
     def run_on_function(self, function: func.FuncOp) -> dict[str, int]:

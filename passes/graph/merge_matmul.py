@@ -19,18 +19,16 @@ from dataclasses import dataclass
 from xdsl.dialects import func
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import VerifyException
 
 from graphcompiler.dialects import graph
-from graphcompiler.dialects.graph.builders import create_op
 from graphcompiler.passes.function_pass import FunctionPass
 
 
 def _mergeable(op: Operation) -> bool:
     if not isinstance(op, graph.MatmulOp):
         return False
-    props = op.with_defaults(op.properties)
-    transposed = graph.bool_value(props, "transpose_a") or graph.bool_value(props, "transpose_b")
-    return not transposed and len(op.b.type.get_shape()) == 2
+    return not op.is_transposed and len(op.b.type.get_shape()) == 2
 
 
 def merge(group: list[graph.MatmulOp]) -> bool:
@@ -38,19 +36,18 @@ def merge(group: list[graph.MatmulOp]) -> bool:
     be valid, e.g. weights too big to concatenate."""
     first = group[0]
     try:
-        concat = create_op("concat", [m.b for m in group], axis=1)
-        merged = create_op("matmul", [first.a, concat.result])
-    except ValueError:
+        concat = graph.ConcatOp.build_from([m.b for m in group], axis=1)
+        merged = graph.MatmulOp.build_from([first.a, concat.result])
+    except VerifyException:
         return False
     Rewriter.insert_op([concat, merged], InsertPoint.before(first))
     *leading, _ = merged.result.type.get_shape()
     offset = 0
     for matmul in group:
         width = matmul.b.type.get_shape()[1]
-        piece = create_op(
-            "slice", [merged.result],
-            starts=[0] * len(leading) + [offset], ends=[*leading, offset + width],
-        )  # fmt: skip
+        piece = graph.SliceOp.build_from(
+            [merged.result], starts=[0] * len(leading) + [offset], ends=[*leading, offset + width]
+        )
         Rewriter.insert_op(piece, InsertPoint.before(first))
         matmul.result.replace_all_uses_with(piece.result)
         offset += width

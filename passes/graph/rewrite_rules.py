@@ -23,10 +23,10 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.utils.exceptions import DiagnosticException
+from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from graphcompiler.dialects import graph
-from graphcompiler.dialects.graph.builders import create_op
+from graphcompiler.ir.pipeline import pass_option
 from graphcompiler.passes.function_pass import FunctionPass
 from graphcompiler.passes.graph.fuse import Group, fuse
 
@@ -116,14 +116,12 @@ def _attention(ops: list[Operation]) -> bool:
     """matmul(q, k) -> [scale] -> [+ mask] -> softmax -> matmul(., v) becomes
     one graph.attention; declines whatever it cannot express exactly."""
     scores, *middle, softmax, context = ops
-    if graph.bool_value(scores.properties, "transpose_a") or context.operands[0] is not softmax.result:
+    if scores.a_transposed or context.operands[0] is not softmax.result:
         return False
-    if graph.bool_value(context.properties, "transpose_a") or graph.bool_value(
-        context.properties, "transpose_b"
-    ):
+    if context.is_transposed:
         return False
-    properties = softmax.with_defaults(softmax.properties)
-    if graph.normalize_axis(graph.int_value(properties, "axis"), len(softmax.result.type.get_shape())) != len(softmax.result.type.get_shape()) - 1:
+    rank = len(softmax.result.type.get_shape())
+    if softmax.normalized_axis(rank) != rank - 1:
         return False
     if not isinstance(scores.result.type.element_type, Float32Type):
         return False
@@ -150,13 +148,10 @@ def _attention(ops: list[Operation]) -> bool:
     query, key = scores.operands
     operands = [query, key, context.operands[1], *([mask] if mask is not None else [])]
     try:
-        attention = create_op(
-            "attention",
-            operands,
-            scale=scale,
-            key_transposed=not graph.bool_value(scores.properties, "transpose_b"),
+        attention = graph.AttentionOp.build_from(
+            operands, scale=scale, key_transposed=not scores.b_transposed
         )
-    except ValueError:
+    except VerifyException:
         return False
     if attention.result.type != context.result.type:
         return False
@@ -188,7 +183,9 @@ class GraphRewriteRulesPass(FunctionPass):
     """Apply the registered sub-graph rewrite rules (all, or those named)."""
 
     name = "graph-rewrite-rules"
-    rules: tuple[str, ...] = ()
+    rules: tuple[str, ...] = pass_option(
+        (), "the rules to apply, by name (default: all registered)"
+    )
     STATISTICS = {"rules-applied": "sub-graphs rewritten"}
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
