@@ -3,6 +3,8 @@ convolution templates emit."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from xdsl.dialects.builtin import (
     I64,
     BoolAttr,
@@ -37,6 +39,18 @@ from graphcompiler.dialects.tir.types import (
 from graphcompiler.dialects.tir.verify import _constant_int
 
 
+class BrgemmSizes(NamedTuple):
+    """The GEMM of a brgemm: C[m, n] (+)= A[m, k] x B[k, n], with the
+    leading dimensions (row strides, in elements) of A, B and C."""
+
+    m: int
+    n: int
+    k: int
+    lda: int
+    ldb: int
+    ldc: int
+
+
 class BrgemmBase(StatementOp):
     """C[M, N] (+)= sum over b < batch of A_b[M, K] x B_b[N, K]... with leading
     dimensions lda/ldb/ldc (row-major: A_b[m, k] at m * lda + k)."""
@@ -51,30 +65,34 @@ class BrgemmBase(StatementOp):
     ldc = prop_def(IntegerAttr[I64])
     accumulate = prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
 
-    def sizes(self) -> dict[str, int]:
-        return {
-            name: getattr(self, name).value.data for name in ("m", "n", "k", "lda", "ldb", "ldc")
-        }
+    @property
+    def gemm_sizes(self) -> BrgemmSizes:
+        """m, n, k, lda, ldb and ldc as ints."""
+        attributes = (self.m, self.n, self.k, self.lda, self.ldb, self.ldc)
+        return BrgemmSizes(*(attribute.value.data for attribute in attributes))
 
-    def check_common(self) -> dict[str, int]:
-        sizes = self.sizes()
-        for name in ("m", "n", "k"):
-            _require(sizes[name] > 0, f"{name} = {sizes[name]} must be positive")
-        _require(
-            sizes["lda"] >= sizes["k"], f"lda = {sizes['lda']} is smaller than k = {sizes['k']}"
-        )
-        _require(
-            sizes["ldb"] >= sizes["n"], f"ldb = {sizes['ldb']} is smaller than n = {sizes['n']}"
-        )
-        _require(
-            sizes["ldc"] >= sizes["n"], f"ldc = {sizes['ldc']} is smaller than n = {sizes['n']}"
-        )
+    def sizes(self) -> dict[str, int]:
+        """`gemm_sizes` keyed by property name."""
+        return self.gemm_sizes._asdict()
+
+    @property
+    def accumulates(self) -> bool:
+        """`accumulate`: C is added to rather than overwritten."""
+        return bool(self.accumulate.value.data)
+
+    def check_common(self) -> BrgemmSizes:
+        sizes = self.gemm_sizes
+        for name, size in (("m", sizes.m), ("n", sizes.n), ("k", sizes.k)):
+            _require(size > 0, f"{name} = {size} must be positive")
+        _require(sizes.lda >= sizes.k, f"lda = {sizes.lda} is smaller than k = {sizes.k}")
+        _require(sizes.ldb >= sizes.n, f"ldb = {sizes.ldb} is smaller than n = {sizes.n}")
+        _require(sizes.ldc >= sizes.n, f"ldc = {sizes.ldc} is smaller than n = {sizes.n}")
         _require(
             is_integer(self.batch.type) and lanes_of(self.batch.type) == 1,
             f"the batch count has type {self.batch.type}, expected an integer",
         )
         c_type = self.c.type
-        footprint = (sizes["m"] - 1) * sizes["ldc"] + sizes["n"]
+        footprint = (sizes.m - 1) * sizes.ldc + sizes.n
         _require(
             footprint <= c_type.element_count(),
             f"C needs {footprint} elements (m, n, ldc) but {c_type} has {c_type.element_count()}",
@@ -94,7 +112,13 @@ class BrgemmBase(StatementOp):
 
 @irdl_op_definition
 class BrgemmOp(BrgemmBase):
-    """Intrinsic brgemm: A_b = A + b * stride_a, B_b = B + b * stride_b."""
+    """Intrinsic brgemm: A_b = A + b * stride_a, B_b = B + b * stride_b.
+
+    Example:
+
+        %batch = tir.const 2 : index
+        tir.brgemm %A, %B, %C, %batch {m = 4 : i64, n = 8 : i64, k = 16 : i64, lda = 16 : i64, ldb = 8 : i64, ldc = 8 : i64, stride_a = 64 : i64, stride_b = 128 : i64} : !tir.tensor<128xf32>, !tir.tensor<256xf32>, !tir.tensor<32xf32>, index
+    """
 
     name = "tir.brgemm"
     a = operand_def(TirTensorType)
@@ -104,27 +128,39 @@ class BrgemmOp(BrgemmBase):
     assembly_format = "$a `,` $b `,` $c `,` $batch attr-dict `:` type($a) `,` type($b) `,` type($c) `,` type($batch)"
     irdl_options = (ParsePropInAttrDict(),)
 
+    @property
+    def batch_strides(self) -> tuple[int, int]:
+        """(stride_a, stride_b): the elements between A_b and A_b+1, B_b and B_b+1."""
+        return self.stride_a.value.data, self.stride_b.value.data
+
     def verify_(self) -> None:
         sizes = self.check_common()
         self.check_inputs(self.a.type.element_type, self.b.type.element_type)
         batch = _constant_int(self.batch)
         _require(batch is None or batch > 0, f"the batch count {batch} must be positive")
         last = (batch or 1) - 1
-        for name, rows, cols, lead, stride in (
-            ("A", sizes["m"], sizes["k"], sizes["lda"], "stride_a"),
-            ("B", sizes["k"], sizes["n"], sizes["ldb"], "stride_b"),
+        stride_a, stride_b = self.batch_strides
+        for name, tensor, rows, cols, lead, stride_name, stride in (
+            ("A", self.a, sizes.m, sizes.k, sizes.lda, "stride_a", stride_a),
+            ("B", self.b, sizes.k, sizes.n, sizes.ldb, "stride_b", stride_b),
         ):
-            tensor_type = (self.a if name == "A" else self.b).type
-            footprint = last * getattr(self, stride).value.data + (rows - 1) * lead + cols
+            tensor_type = tensor.type
+            footprint = last * stride + (rows - 1) * lead + cols
             _require(
                 footprint <= tensor_type.element_count(),
-                f"{name} needs {footprint} elements (batch, {stride}, shape, leading dim) but {tensor_type} has {tensor_type.element_count()}",
+                f"{name} needs {footprint} elements (batch, {stride_name}, shape, leading dim) but {tensor_type} has {tensor_type.element_count()}",
             )
 
 
 @irdl_op_definition
 class ListBrgemmOp(BrgemmBase):
-    """Intrinsic list_brgemm: A_b and B_b are the pointers a_list[b], b_list[b]."""
+    """Intrinsic list_brgemm: A_b and B_b are the pointers a_list[b], b_list[b].
+
+    Example:
+
+        %batch = tir.const 2 : index
+        tir.list_brgemm %As, %Bs, %C, %batch {m = 4 : i64, n = 4 : i64, k = 4 : i64, lda = 4 : i64, ldb = 4 : i64, ldc = 4 : i64, a_type = f32, b_type = f32} : !tir.tensor<2x!tir.ptr>, !tir.tensor<2x!tir.ptr>, !tir.tensor<16xf32>, index
+    """
 
     name = "tir.list_brgemm"
     a_list = operand_def(TirTensorType)
@@ -136,16 +172,17 @@ class ListBrgemmOp(BrgemmBase):
 
     def verify_(self) -> None:
         self.check_common()
-        for name in ("a_list", "b_list"):
+        lists = (("a_list", self.a_list), ("b_list", self.b_list))
+        for name, pointers in lists:
             _require(
-                isinstance(getattr(self, name).type.element_type, PtrType),
-                f"{name} must be a tensor of !tir.ptr, got {getattr(self, name).type}",
+                isinstance(pointers.type.element_type, PtrType),
+                f"{name} must be a tensor of !tir.ptr, got {pointers.type}",
             )
         self.check_inputs(self.a_type, self.b_type)
         batch = _constant_int(self.batch)
         if batch is not None:
-            for name in ("a_list", "b_list"):
-                count = getattr(self, name).type.element_count()
+            for name, pointers in lists:
+                count = pointers.type.element_count()
                 _require(
                     batch <= count,
                     f"{name} holds {count} pointers, fewer than the batch count {batch}",
@@ -154,6 +191,19 @@ class ListBrgemmOp(BrgemmBase):
 
 MAX_TILE_ACCUMULATORS = 256
 """A generated microkernel unrolls its tile: beyond this it is not a register tile."""
+
+
+class BrgemmTileSizes(NamedTuple):
+    """The sizes of a brgemm_tile (see BrgemmTileOp)."""
+
+    m: int
+    n: int
+    k: int
+    lanes: int
+    a_row: int
+    a_k: int
+    ldb: int
+    ldc: int
 
 
 @irdl_op_definition
@@ -166,7 +216,12 @@ class BrgemmTileOp(StatementOp):
     ceil(n / lanes) vector accumulators, broadcast-A/FMA, lanes past n masked.
     With `prefetch_b`, K step l also asks for prefetch_b[l * ldb] to be
     brought into L2: the caller points it at the B block the next tiles read
-    (a matmul's next panel), which then arrives while this tile computes."""
+    (a matmul's next panel), which then arrives while this tile computes.
+
+    Example:
+
+        tir.brgemm_tile %A, %B, %C {m = 4 : i64, n = 16 : i64, k = 8 : i64, lanes = 16 : i64, a_row = 8 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 16 : i64} : !tir.tensor<32xf32>, !tir.tensor<128xf32>, !tir.tensor<64xf32>
+    """
 
     name = "tir.brgemm_tile"
     a = operand_def(TirTensorType)
@@ -192,8 +247,21 @@ class BrgemmTileOp(StatementOp):
     )
     irdl_options = (ParsePropInAttrDict(), AttrSizedOperandSegments(as_property=True))
 
+    @property
+    def tile_sizes(self) -> BrgemmTileSizes:
+        """m, n, k, lanes, a_row, a_k, ldb and ldc as ints."""
+        attributes = (self.m, self.n, self.k, self.lanes, self.a_row, self.a_k, self.ldb, self.ldc)
+        return BrgemmTileSizes(*(attribute.value.data for attribute in attributes))
+
     def size(self, name: str) -> int:
+        """The integer property `name` (`tile_sizes` has them all, typed)."""
         return getattr(self, name).value.data
+
+    @property
+    def accumulates(self) -> bool:
+        """`accumulate`: C is added to rather than overwritten (unless
+        `accumulate_if` decides at run time)."""
+        return bool(self.accumulate.value.data)
 
     def offset_pairs(self) -> tuple[tuple[int, int], ...]:
         if self.offsets is None:
@@ -202,8 +270,7 @@ class BrgemmTileOp(StatementOp):
         return tuple(zip(flat[0::2], flat[1::2], strict=True))
 
     def verify_(self) -> None:
-        m, n, k, lanes = (self.size(x) for x in ("m", "n", "k", "lanes"))
-        a_row, a_k, ldb, ldc = (self.size(x) for x in ("a_row", "a_k", "ldb", "ldc"))
+        m, n, k, lanes, a_row, a_k, ldb, ldc = self.tile_sizes
         for name, value in (("m", m), ("n", n), ("k", k), ("lanes", lanes)):
             _require(value > 0, f"{name} = {value} must be positive")
         _require(lanes <= MAX_LANES, f"lanes = {lanes} is more than {MAX_LANES}")
@@ -214,7 +281,7 @@ class BrgemmTileOp(StatementOp):
         )
         _require(ldb >= n and ldc >= n, f"ldb = {ldb} and ldc = {ldc} must be at least n = {n}")
         _require(
-            self.accumulate_if is None or not self.accumulate.value.data,
+            self.accumulate_if is None or not self.accumulates,
             "accumulate and accumulate_if are exclusive",
         )
         if self.offsets is not None:

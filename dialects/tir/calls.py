@@ -54,7 +54,18 @@ def _check_call(
 
 @irdl_op_definition
 class FuncAddrOp(ExpressionOp):
-    """The address of a function, for indirect calls and the parallel call."""
+    """The address of a function, for indirect calls and the parallel call.
+
+    Example:
+
+        builtin.module {
+          tir.func @body(%p: !tir.ptr)
+          tir.func @f() -> !tir.ptr {
+            %fn = tir.func_addr @body : !tir.ptr
+            tir.return %fn : !tir.ptr
+          }
+        }
+    """
 
     name = "tir.func_addr"
     callee = prop_def(SymbolRefAttr)
@@ -68,7 +79,18 @@ class FuncAddrOp(ExpressionOp):
 
 @irdl_op_definition
 class CallOp(ExpressionOp):
-    """A direct call; the value is the callee's result (`none` if void)."""
+    """A direct call; the value is the callee's result (`none` if void).
+
+    Example:
+
+        builtin.module {
+          tir.func @twice(i32) -> i32
+          tir.func @f(%x: i32) -> i32 {
+            %y = tir.call @twice(%x) : (i32) -> i32
+            tir.return %y : i32
+          }
+        }
+    """
 
     name = "tir.call"
     callee = prop_def(SymbolRefAttr)
@@ -82,7 +104,18 @@ class CallOp(ExpressionOp):
 
 @irdl_op_definition
 class CallIndirectOp(ExpressionOp):
-    """A call through a pointer whose prototype is the function `prototype`."""
+    """A call through a pointer whose prototype is the function `prototype`.
+
+    Example:
+
+        builtin.module {
+          tir.func @twice(i32) -> i32
+          tir.func @f(%fn: !tir.ptr, %x: i32) -> i32 {
+            %y = tir.call_indirect %fn(%x) {prototype = @twice} : (i32) -> i32
+            tir.return %y : i32
+          }
+        }
+    """
 
     name = "tir.call_indirect"
     target = operand_def(PtrType)

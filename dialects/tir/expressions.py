@@ -1,9 +1,7 @@
-"""Expressions: one result each; constants, binary and unary arithmetic,
-comparisons and logic."""
+"""Expressions: one result each; constants, binary arithmetic, comparisons
+and logic. The unary ones are in `unary.py`."""
 
 from __future__ import annotations
-
-from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
@@ -61,6 +59,12 @@ class ExpressionOp(IRDLOperation):
 class ConstOp(TypedValueFormat, ExpressionOp):
     """A scalar or SIMD vector constant.
 
+    Written as its typed value then the attributes, like graph.constant
+    (TypedValueFormat). The parser is hand-written, not an assembly_format,
+    so that a type tir has no values of (f80, tensors, ...) is rejected where
+    it is written: xDSL runs no extra check in a declarative parser, and such
+    an op, once built, could not even be printed in a diagnostic.
+
     Example:
 
         %c = tir.const dense<1.0> : vector<8xf32>
@@ -73,8 +77,7 @@ class ConstOp(TypedValueFormat, ExpressionOp):
 
     @classmethod
     def parse(cls, parser: Parser) -> ConstOp:
-        """Rejects types tir has no values of (f80, tensors, ...) where they
-        are written: such an op could not even be printed in a diagnostic."""
+        """TypedValueFormat's parser, then the value's type checked where it is written."""
         start = parser.pos
         op = super().parse(parser)
         if not is_value_type(op.value.type):
@@ -181,98 +184,266 @@ class LogicExpression(BinaryExpression):
         _require(is_bool(common), f"'{cls.name}' needs boolean operands, got {common}")
 
 
-def _op_class(base_class: type[IRDLOperation], op_name: str, doc: str) -> type[IRDLOperation]:
-    class_name = "".join(part.title() for part in op_name.split("_")) + "Op"
-    return irdl_op_definition(
-        type(class_name, (base_class,), {"name": f"tir.{op_name}", "__doc__": doc})
-    )
+@irdl_op_definition
+class AddOp(BinaryExpression):
+    """lhs + rhs
+
+    Example:
+
+        %z = tir.add %x, %i : (f32, index) -> f32
+    """
+
+    name = "tir.add"
 
 
-AddOp = _op_class(BinaryExpression, "add", "lhs + rhs")
-SubOp = _op_class(BinaryExpression, "sub", "lhs - rhs")
-MulOp = _op_class(BinaryExpression, "mul", "lhs * rhs")
-DivOp = _op_class(
-    BinaryExpression,
-    "div",
-    "lhs / rhs (integers truncate toward zero and never trap: x / 0 is 0, INT_MIN / -1 is INT_MIN)",
-)
-ModOp = _op_class(
-    IntegerBinaryExpression,
-    "mod",
-    "lhs % rhs, integers only (C remainder; x % 0 and INT_MIN % -1 are 0, no trap)",
-)
-MinOp = _op_class(BinaryExpression, "min", "intrinsic min(lhs, rhs); NaN if a float operand is NaN")
-MaxOp = _op_class(BinaryExpression, "max", "intrinsic max(lhs, rhs); NaN if a float operand is NaN")
+@irdl_op_definition
+class SubOp(BinaryExpression):
+    """lhs - rhs
+
+    Example:
+
+        %z = tir.sub %x, %y : (f32, f32) -> f32
+    """
+
+    name = "tir.sub"
+
+
+@irdl_op_definition
+class MulOp(BinaryExpression):
+    """lhs * rhs
+
+    Example:
+
+        %z = tir.mul %i, %j : (index, index) -> index
+    """
+
+    name = "tir.mul"
+
+
+@irdl_op_definition
+class DivOp(BinaryExpression):
+    """lhs / rhs (integers truncate toward zero and never trap: x / 0 is 0, INT_MIN / -1 is INT_MIN)
+
+    Example:
+
+        %z = tir.div %x, %y : (vector<8xf32>, vector<8xf32>) -> vector<8xf32>
+    """
+
+    name = "tir.div"
+
+
+@irdl_op_definition
+class ModOp(IntegerBinaryExpression):
+    """lhs % rhs, integers only (C remainder; x % 0 and INT_MIN % -1 are 0, no trap)
+
+    Example:
+
+        %z = tir.mod %i, %n : (index, index) -> index
+    """
+
+    name = "tir.mod"
+
+
+@irdl_op_definition
+class MinOp(BinaryExpression):
+    """intrinsic min(lhs, rhs); NaN if a float operand is NaN
+
+    Example:
+
+        %z = tir.min %x, %y : (f32, f32) -> f32
+    """
+
+    name = "tir.min"
+
+
+@irdl_op_definition
+class MaxOp(BinaryExpression):
+    """intrinsic max(lhs, rhs); NaN if a float operand is NaN
+
+    Example:
+
+        %z = tir.max %x, %y : (vector<8xf32>, vector<8xf32>) -> vector<8xf32>
+    """
+
+    name = "tir.max"
 
 
 class FloatBinaryExpression(BinaryExpression):
+    """A binary op on floats (vectors of floats lane-wise).
+
+    Example:
+
+        %z = {op} %x, %y : (f32, f32) -> f32
+    """
+
     @classmethod
     def operand_rule(cls, common: Attribute) -> None:
         _require(is_float(common), f"'{cls.name}' needs float operands, got {common}")
 
 
-PowOp = _op_class(FloatBinaryExpression, "pow", "lhs ** rhs (extension: not in the design's list)")
-IntAndOp = _op_class(IntegerBinaryExpression, "int_and", "intrinsic bitwise lhs & rhs")
-IntOrOp = _op_class(IntegerBinaryExpression, "int_or", "intrinsic bitwise lhs | rhs")
-IntXorOp = _op_class(IntegerBinaryExpression, "int_xor", "intrinsic bitwise lhs ^ rhs")
-ShlOp = _op_class(IntegerBinaryExpression, "shl", "intrinsic lhs << rhs")
-ShrOp = _op_class(IntegerBinaryExpression, "shr", "intrinsic lhs >> rhs (arithmetic for signed)")
-GtOp = _op_class(ComparisonExpression, "gt", "lhs > rhs (lane-wise on vectors)")
-LtOp = _op_class(ComparisonExpression, "lt", "lhs < rhs")
-GeOp = _op_class(ComparisonExpression, "ge", "lhs >= rhs")
-LeOp = _op_class(ComparisonExpression, "le", "lhs <= rhs")
-EqOp = _op_class(ComparisonExpression, "eq", "lhs == rhs")
-NeOp = _op_class(ComparisonExpression, "ne", "lhs != rhs")
-AndOp = _op_class(LogicExpression, "and", "logical lhs && rhs (lane-wise)")
-OrOp = _op_class(LogicExpression, "or", "logical lhs || rhs (lane-wise)")
-
-
-class UnaryExpression(ExpressionOp):
-    """f(x); the result has x's type unless the op says otherwise.
+@irdl_op_definition
+class PowOp(FloatBinaryExpression):
+    """lhs ** rhs (extension: not in the design's list)
 
     Example:
 
-        %y = {op} %x : f32 -> f32
+        %z = tir.pow %x, %y : (f32, f32) -> f32
     """
 
-    input = operand_def()
-    result = result_def()
-    traits = traits_def(Pure())
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
-    RULE: ClassVar[str] = "numeric"  # numeric | float | bool
-
-    def check_types(self) -> None:
-        input_type = self.input.type
-        checks = {
-            "numeric": is_integer(input_type) or is_float(input_type),
-            "float": is_float(input_type),
-            "bool": is_bool(input_type),
-        }
-        _require(checks[self.RULE], f"'{self.name}' needs a {self.RULE} operand, got {input_type}")
-        _require(
-            self.result.type == input_type, f"result type {self.result.type} should be {input_type}"
-        )
+    name = "tir.pow"
 
 
-def _unary(op_name: str, doc: str, rule: str) -> type[IRDLOperation]:
-    class_name = "".join(part.title() for part in op_name.split("_")) + "Op"
-    namespace = {
-        "name": f"tir.{op_name}",
-        "__doc__": doc,
-        "RULE": rule,
-        "__annotations__": {"RULE": ClassVar[str]},
-    }
-    return irdl_op_definition(type(class_name, (UnaryExpression,), namespace))
+@irdl_op_definition
+class IntAndOp(IntegerBinaryExpression):
+    """intrinsic bitwise lhs & rhs
+
+    Example:
+
+        %z = tir.int_and %a, %b : (i32, i32) -> i32
+    """
+
+    name = "tir.int_and"
 
 
-NotOp = _unary("not", "logical !x\n\nExample:\n\n    %y = tir.not %b : i1 -> i1", "bool")
-AbsOp = _unary("abs", "intrinsic |x|", "numeric")
-RoundOp = _unary("round", "intrinsic: nearest integer value, halves away from zero", "float")
-FloorOp = _unary("floor", "intrinsic floor(x)", "float")
-CeilOp = _unary("ceil", "intrinsic ceil(x)", "float")
-ExpOp = _unary("exp", "intrinsic e ** x", "float")
-SqrtOp = _unary("sqrt", "intrinsic sqrt(x)", "float")
-RsqrtOp = _unary("rsqrt", "intrinsic 1 / sqrt(x)", "float")
-# Math the graph lowering needs beyond the seed's intrinsic list.
-LogOp = _unary("log", "natural logarithm (extension: not in the design's list)", "float")
-TanhOp = _unary("tanh", "hyperbolic tangent (extension: not in the design's list)", "float")
+@irdl_op_definition
+class IntOrOp(IntegerBinaryExpression):
+    """intrinsic bitwise lhs | rhs
+
+    Example:
+
+        %z = tir.int_or %a, %b : (i32, i32) -> i32
+    """
+
+    name = "tir.int_or"
+
+
+@irdl_op_definition
+class IntXorOp(IntegerBinaryExpression):
+    """intrinsic bitwise lhs ^ rhs
+
+    Example:
+
+        %z = tir.int_xor %a, %b : (vector<8xi32>, vector<8xi32>) -> vector<8xi32>
+    """
+
+    name = "tir.int_xor"
+
+
+@irdl_op_definition
+class ShlOp(IntegerBinaryExpression):
+    """intrinsic lhs << rhs
+
+    Example:
+
+        %z = tir.shl %a, %b : (i32, i32) -> i32
+    """
+
+    name = "tir.shl"
+
+
+@irdl_op_definition
+class ShrOp(IntegerBinaryExpression):
+    """intrinsic lhs >> rhs (arithmetic for signed)
+
+    Example:
+
+        %z = tir.shr %a, %b : (i32, i32) -> i32
+    """
+
+    name = "tir.shr"
+
+
+@irdl_op_definition
+class GtOp(ComparisonExpression):
+    """lhs > rhs (lane-wise on vectors)
+
+    Example:
+
+        %c = tir.gt %x, %y : (vector<8xf32>, vector<8xf32>) -> vector<8xi1>
+    """
+
+    name = "tir.gt"
+
+
+@irdl_op_definition
+class LtOp(ComparisonExpression):
+    """lhs < rhs
+
+    Example:
+
+        %c = tir.lt %i, %n : (index, index) -> i1
+    """
+
+    name = "tir.lt"
+
+
+@irdl_op_definition
+class GeOp(ComparisonExpression):
+    """lhs >= rhs
+
+    Example:
+
+        %c = tir.ge %x, %y : (f32, f32) -> i1
+    """
+
+    name = "tir.ge"
+
+
+@irdl_op_definition
+class LeOp(ComparisonExpression):
+    """lhs <= rhs
+
+    Example:
+
+        %c = tir.le %x, %y : (f32, f32) -> i1
+    """
+
+    name = "tir.le"
+
+
+@irdl_op_definition
+class EqOp(ComparisonExpression):
+    """lhs == rhs
+
+    Example:
+
+        %c = tir.eq %a, %b : (i32, i32) -> i1
+    """
+
+    name = "tir.eq"
+
+
+@irdl_op_definition
+class NeOp(ComparisonExpression):
+    """lhs != rhs
+
+    Example:
+
+        %c = tir.ne %x, %y : (f32, f32) -> i1
+    """
+
+    name = "tir.ne"
+
+
+@irdl_op_definition
+class AndOp(LogicExpression):
+    """logical lhs && rhs (lane-wise)
+
+    Example:
+
+        %c = tir.and %p, %q : (i1, i1) -> i1
+    """
+
+    name = "tir.and"
+
+
+@irdl_op_definition
+class OrOp(LogicExpression):
+    """logical lhs || rhs (lane-wise)
+
+    Example:
+
+        %c = tir.or %p, %q : (vector<8xi1>, vector<8xi1>) -> vector<8xi1>
+    """
+
+    name = "tir.or"

@@ -3,20 +3,22 @@ fmadd and the lane shuffles (unpack, shuffle, permute)."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from xdsl.dialects.builtin import I64, Float32Type, IntegerAttr, IntegerType, VectorType, i1, i32
 from xdsl.irdl import (
-    IRDLOperation,
+    AnyAttr,
+    VarConstraint,
+    base,
     irdl_op_definition,
     operand_def,
     prop_def,
     result_def,
     traits_def,
 )
-from xdsl.parser import Parser
-from xdsl.printer import Printer
 from xdsl.traits import Pure
 
-from graphcompiler.dialects.tir.expressions import ExpressionOp, _op_class
+from graphcompiler.dialects.tir.expressions import ExpressionOp
 from graphcompiler.dialects.tir.types import (
     _require,
     bit_width,
@@ -31,7 +33,12 @@ from graphcompiler.dialects.tir.types import (
 
 
 class ConversionExpression(ExpressionOp):
-    """x converted to the result type under the op's rule."""
+    """x converted to the result type under the op's rule.
+
+    Example:
+
+        %y = {op} %x : f32 -> i32
+    """
 
     input = operand_def()
     result = result_def()
@@ -64,7 +71,12 @@ class CastOp(ConversionExpression):
 
 @irdl_op_definition
 class ReinterpretOp(ConversionExpression):
-    """Intrinsic: the same bits seen as another type of the same width."""
+    """Intrinsic: the same bits seen as another type of the same width.
+
+    Example:
+
+        %y = tir.reinterpret %x : vector<8xf32> -> vector<8xi32>
+    """
 
     name = "tir.reinterpret"
 
@@ -97,7 +109,12 @@ class BroadcastOp(ConversionExpression):
 
 @irdl_op_definition
 class IsnanOp(ConversionExpression):
-    """Intrinsic: x is NaN (lane-wise)."""
+    """Intrinsic: x is NaN (lane-wise).
+
+    Example:
+
+        %c = tir.isnan %x : vector<8xf32> -> vector<8xi1>
+    """
 
     name = "tir.isnan"
 
@@ -111,7 +128,12 @@ class IsnanOp(ConversionExpression):
 
 @irdl_op_definition
 class SaturatedCastOp(ConversionExpression):
-    """Intrinsic: f32/s32 to u8 (clamped to 0..255) or s8 (-128..127); NaN gives 0."""
+    """Intrinsic: f32/s32 to u8 (clamped to 0..255) or s8 (-128..127); NaN gives 0.
+
+    Example:
+
+        %y = tir.saturated_cast %x : vector<16xf32> -> vector<16xui8>
+    """
 
     name = "tir.saturated_cast"
 
@@ -131,7 +153,12 @@ class SaturatedCastOp(ConversionExpression):
 
 @irdl_op_definition
 class RoundAndCastOp(ConversionExpression):
-    """Intrinsic: round to nearest (like std::roundf), then convert to s32."""
+    """Intrinsic: round to nearest (like std::roundf), then convert to s32.
+
+    Example:
+
+        %y = tir.round_and_cast %x : f32 -> i32
+    """
 
     name = "tir.round_and_cast"
 
@@ -144,6 +171,13 @@ class RoundAndCastOp(ConversionExpression):
 
 
 class VectorReduceExpression(ExpressionOp):
+    """A reduction of a vector's lanes to one scalar of its element type.
+
+    Example:
+
+        %s = {op} %v : vector<8xf32> -> f32
+    """
+
     input = operand_def()
     result = result_def()
     traits = traits_def(Pure())
@@ -160,57 +194,78 @@ class VectorReduceExpression(ExpressionOp):
         )
 
 
-ReduceAddOp = _op_class(VectorReduceExpression, "reduce_add", "intrinsic: sum of the lanes")
-ReduceMulOp = _op_class(VectorReduceExpression, "reduce_mul", "intrinsic: product of the lanes")
-ReduceMaxOp = _op_class(
-    VectorReduceExpression, "reduce_max", "intrinsic: largest lane (NaN if any lane is NaN)"
-)
-ReduceMinOp = _op_class(
-    VectorReduceExpression, "reduce_min", "intrinsic: smallest lane (NaN if any lane is NaN)"
-)
+@irdl_op_definition
+class ReduceAddOp(VectorReduceExpression):
+    """intrinsic: sum of the lanes
+
+    Example:
+
+        %s = tir.reduce_add %v : vector<8xf32> -> f32
+    """
+
+    name = "tir.reduce_add"
+
+
+@irdl_op_definition
+class ReduceMulOp(VectorReduceExpression):
+    """intrinsic: product of the lanes
+
+    Example:
+
+        %s = tir.reduce_mul %v : vector<8xi32> -> i32
+    """
+
+    name = "tir.reduce_mul"
+
+
+@irdl_op_definition
+class ReduceMaxOp(VectorReduceExpression):
+    """intrinsic: largest lane (NaN if any lane is NaN)
+
+    Example:
+
+        %s = tir.reduce_max %v : vector<8xf32> -> f32
+    """
+
+    name = "tir.reduce_max"
+
+
+@irdl_op_definition
+class ReduceMinOp(VectorReduceExpression):
+    """intrinsic: smallest lane (NaN if any lane is NaN)
+
+    Example:
+
+        %s = tir.reduce_min %v : vector<16xf32> -> f32
+    """
+
+    name = "tir.reduce_min"
 
 
 @irdl_op_definition
 class SelectOp(ExpressionOp):
-    """cond ? a : b, lane-wise for vectors."""
+    """cond ? a : b, lane-wise for vectors.
+
+    Example:
+
+        %y = tir.select %c, %a, %b : vector<8xi1>, vector<8xf32>
+    """
 
     name = "tir.select"
+    T: ClassVar = VarConstraint("T", AnyAttr())
     cond = operand_def()
-    true_value = operand_def()
-    false_value = operand_def()
-    result = result_def()
+    true_value = operand_def(T)
+    false_value = operand_def(T)
+    result = result_def(T)
     traits = traits_def(Pure())
-
-    @classmethod
-    def parse(cls, parser: Parser) -> SelectOp:
-        operands = [parser.parse_unresolved_operand()]
-        for _ in range(2):
-            parser.parse_punctuation(",")
-            operands.append(parser.parse_unresolved_operand())
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        cond_type = parser.parse_type()
-        parser.parse_punctuation(",")
-        value_type = parser.parse_type()
-        resolved = [parser.resolve_operand(operands[0], cond_type)] + [
-            parser.resolve_operand(o, value_type) for o in operands[1:]
-        ]
-        return cls.create(operands=resolved, result_types=[value_type], attributes=attributes)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_list(self.operands, printer.print_operand)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(f" : {self.cond.type}, {self.result.type}")
+    assembly_format = (
+        "$cond `,` $true_value `,` $false_value attr-dict `:` type($cond) `,` type($result)"
+    )
 
     def check_types(self) -> None:
         _require(
             is_bool(self.cond.type),
             f"the condition has type {self.cond.type}, expected i1 or a vector of i1",
-        )
-        _require(
-            self.true_value.type == self.false_value.type == self.result.type,
-            "both values and the result must have the same type",
         )
         _require(
             lanes_of(self.cond.type) == lanes_of(self.result.type),
@@ -228,145 +283,124 @@ class FmaddOp(ExpressionOp):
     """
 
     name = "tir.fmadd"
-    a = operand_def()
-    b = operand_def()
-    c = operand_def()
-    result = result_def()
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    a = operand_def(T)
+    b = operand_def(T)
+    c = operand_def(T)
+    result = result_def(T)
     traits = traits_def(Pure())
-
-    @classmethod
-    def parse(cls, parser: Parser) -> FmaddOp:
-        return _parse_same_type(cls, parser, 3)
-
-    def print(self, printer: Printer) -> None:
-        _print_same_type(self, printer)
+    assembly_format = "$a `,` $b `,` $c attr-dict `:` type($result)"
 
     def check_types(self) -> None:
         _require(is_float(self.result.type), f"fmadd works on floats, got {self.result.type}")
 
 
-def _parse_same_type(cls, parser: Parser, count: int) -> IRDLOperation:
-    """`op %a, %b, ... attr-dict : T` where every operand and the result are T."""
-    operands = [parser.parse_unresolved_operand()]
-    for _ in range(count - 1):
-        parser.parse_punctuation(",")
-        operands.append(parser.parse_unresolved_operand())
-    attributes = parser.parse_optional_attr_dict()
-    parser.parse_punctuation(":")
-    type_ = parser.parse_type()
-    properties = {
-        name: attributes.pop(name)
-        for name in list(attributes)
-        if name in cls.get_irdl_definition().properties
-    }
-    return cls.create(
-        operands=[parser.resolve_operand(o, type_) for o in operands],
-        result_types=[type_],
-        properties=properties,
-        attributes=attributes,
-    )
-
-
-def _print_same_type(op: IRDLOperation, printer: Printer) -> None:
-    printer.print_string(" ")
-    printer.print_list(op.operands, printer.print_operand)
-    printer.print_op_attributes({**op.properties, **op.attributes})
-    printer.print_string(" : ")
-    printer.print_attribute(op.results[0].type)
-
-
 class VectorPairExpression(ExpressionOp):
     """An x86-style lane shuffle of two vectors of the same type."""
 
-    a = operand_def(VectorType)
-    b = operand_def(VectorType)
-    result = result_def(VectorType)
+    T: ClassVar = VarConstraint("T", base(VectorType))
+    a = operand_def(T)
+    b = operand_def(T)
+    result = result_def(T)
     traits = traits_def(Pure())
+    assembly_format = "$a `,` $b attr-dict `:` type($result)"
 
-    @classmethod
-    def parse(cls, parser: Parser):
-        return _parse_same_type(cls, parser, 2)
+    @property
+    def unit_bits(self) -> int:
+        """The width of the units the op moves: `elem_bits` where the op has
+        it, else whole 128-bit lanes."""
+        return 128
 
-    def print(self, printer: Printer) -> None:
-        _print_same_type(self, printer)
 
-    def check_types(self) -> None:
-        _require(
-            self.a.type == self.b.type == self.result.type,
-            "both vectors and the result must have the same type",
-        )
+class _ElemBits(VectorPairExpression):
+    """`elem_bits` is the width of the units moved: a multiple of the element
+    width that divides 128."""
+
+    elem_bits = prop_def(IntegerAttr[I64])
+
+    @property
+    def unit_bits(self) -> int:
+        return self.elem_bits.value.data
+
+
+class _Imm(VectorPairExpression):
+    """`imm` is the x86 control byte."""
+
+    imm = prop_def(IntegerAttr[I64])
+
+    @property
+    def imm_value(self) -> int:
+        """The control byte `imm`."""
+        return self.imm.value.data
 
 
 @irdl_op_definition
-class UnpackLowOp(VectorPairExpression):
-    """Intrinsic: interleave the low halves of each 128-bit lane of a and b."""
+class UnpackLowOp(_ElemBits):
+    """Intrinsic: interleave the low halves of each 128-bit lane of a and b.
+
+    Example:
+
+        %y = tir.unpack_low %a, %b {elem_bits = 32 : i64} : vector<8xf32>
+    """
 
     name = "tir.unpack_low"
-    elem_bits = prop_def(IntegerAttr[I64])
 
 
 @irdl_op_definition
-class UnpackHighOp(VectorPairExpression):
-    """Intrinsic: interleave the high halves of each 128-bit lane of a and b."""
+class UnpackHighOp(_ElemBits):
+    """Intrinsic: interleave the high halves of each 128-bit lane of a and b.
+
+    Example:
+
+        %y = tir.unpack_high %a, %b {elem_bits = 64 : i64} : vector<8xf32>
+    """
 
     name = "tir.unpack_high"
-    elem_bits = prop_def(IntegerAttr[I64])
 
 
 @irdl_op_definition
-class ShuffleOp(VectorPairExpression):
-    """Intrinsic: x86 shuffle of a and b selected by the `imm` control byte."""
+class ShuffleOp(_Imm, _ElemBits):
+    """Intrinsic: x86 shuffle of a and b selected by the `imm` control byte.
+
+    Example:
+
+        %y = tir.shuffle %a, %b {imm = 68 : i64, elem_bits = 32 : i64} : vector<8xf32>
+    """
 
     name = "tir.shuffle"
-    imm = prop_def(IntegerAttr[I64])
-    elem_bits = prop_def(IntegerAttr[I64])
 
 
 @irdl_op_definition
-class PermuteOp(VectorPairExpression):
-    """Intrinsic: x86 permute of 128-bit lanes of a and b by `imm`."""
+class PermuteOp(_Imm):
+    """Intrinsic: x86 permute of 128-bit lanes of a and b by `imm`.
+
+    Example:
+
+        %y = tir.permute %a, %b {imm = 32 : i64} : vector<8xf32>
+    """
 
     name = "tir.permute"
-    imm = prop_def(IntegerAttr[I64])
 
 
 @irdl_op_definition
 class Permutex2varOp(ExpressionOp):
-    """Intrinsic: lanes of a and b picked by the integer vector idx."""
+    """Intrinsic: lanes of a and b picked by the integer vector idx.
+
+    Example:
+
+        %y = tir.permutex2var %a, %idx, %b : vector<8xf32>, vector<8xi32>
+    """
 
     name = "tir.permutex2var"
-    a = operand_def(VectorType)
+    T: ClassVar = VarConstraint("T", base(VectorType))
+    a = operand_def(T)
     idx = operand_def(VectorType)
-    b = operand_def(VectorType)
-    result = result_def(VectorType)
+    b = operand_def(T)
+    result = result_def(T)
     traits = traits_def(Pure())
-
-    @classmethod
-    def parse(cls, parser: Parser) -> Permutex2varOp:
-        names = [parser.parse_unresolved_operand()]
-        for _ in range(2):
-            parser.parse_punctuation(",")
-            names.append(parser.parse_unresolved_operand())
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        value_type = parser.parse_type()
-        parser.parse_punctuation(",")
-        idx_type = parser.parse_type()
-        types = [value_type, idx_type, value_type]
-        operands = [parser.resolve_operand(n, t) for n, t in zip(names, types, strict=True)]
-        return cls.create(operands=operands, result_types=[value_type], attributes=attributes)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_list(self.operands, printer.print_operand)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(f" : {self.a.type}, {self.idx.type}")
+    assembly_format = "$a `,` $idx `,` $b attr-dict `:` type($a) `,` type($idx)"
 
     def check_types(self) -> None:
-        _require(
-            self.a.type == self.b.type == self.result.type,
-            "a, b and the result must have the same type",
-        )
         _require(
             is_integer(self.idx.type) and lanes_of(self.idx.type) == lanes_of(self.a.type),
             f"idx must be an integer vector with {lanes_of(self.a.type)} lanes, got {self.idx.type}",

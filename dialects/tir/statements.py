@@ -6,17 +6,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
-    I64,
     BoolAttr,
     DenseIntOrFPElementsAttr,
     FunctionType,
-    IntegerAttr,
     NoneType,
     StringAttr,
     SymbolNameConstraint,
     SymbolRefAttr,
     UnitAttr,
-    VectorType,
     i1,
 )
 from xdsl.dialects.utils import parse_func_op_like, print_func_op_like
@@ -33,7 +30,6 @@ from xdsl.irdl import (
     region_def,
     result_def,
     traits_def,
-    var_operand_def,
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -49,15 +45,7 @@ from graphcompiler.dialects.tir.types import (
     is_value_type,
     lanes_of,
 )
-from graphcompiler.dialects.tir.verify import (
-    _check_access,
-    _enclosing,
-    _index_type_of,
-    _is_inside,
-    _resolve_access,
-    parse_access,
-    print_access,
-)
+from graphcompiler.dialects.tir.verify import _enclosing, _index_type_of, _is_inside
 
 
 @irdl_op_definition
@@ -165,7 +153,14 @@ def _check_visibility(region: Region) -> None:
 
 @irdl_op_definition
 class GlobalOp(IRDLOperation):
-    """A module-level var or tensor, optionally with an initial value."""
+    """A module-level var or tensor, optionally with an initial value.
+
+    Example:
+
+        tir.global @counter : i64
+        tir.global @scale : f32 = 2.5 : f32
+        tir.global @table : !tir.tensor<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+    """
 
     name = "tir.global"
     sym_name = prop_def(SymbolNameConstraint())
@@ -198,7 +193,19 @@ class GlobalOp(IRDLOperation):
 
 @irdl_op_definition
 class GlobalRefOp(IRDLOperation):
-    """The handle of a global: `!tir.var<T>` for vars, the tensor for tensors."""
+    """The handle of a global: `!tir.var<T>` for vars, the tensor for tensors.
+
+    Example:
+
+        builtin.module {
+          tir.global @counter : i64 = 0 : i64
+          tir.func @get() -> i64 {
+            %v = tir.global_ref @counter : !tir.var<i64>
+            %x = tir.read %v : !tir.var<i64>
+            tir.return %x : i64
+          }
+        }
+    """
 
     name = "tir.global_ref"
     global_name = prop_def(SymbolRefAttr)
@@ -227,7 +234,15 @@ class StatementOp(IRDLOperation):
 
 @irdl_op_definition
 class StmtsOp(StatementOp):
-    """A block of statements; locals defined inside are scoped to it."""
+    """A block of statements; locals defined inside are scoped to it.
+
+    Example:
+
+        tir.stmts {
+          %tmp = tir.define_var %x : !tir.var<f32>
+          %y = tir.read %tmp : !tir.var<f32>
+        }
+    """
 
     name = "tir.stmts"
     body = region_def("single_block")
@@ -358,64 +373,20 @@ class AssignOp(_VarValueFormat, StatementOp):
 
 
 @irdl_op_definition
-class StoreOp(StatementOp):
-    """A[i, j] = value, or A[i, j lanes N] = vector (N lanes along the last dim).
+class EvaluateOp(StatementOp):
+    """Evaluates an expression for its effect (a call), discarding its value.
 
     Example:
 
-        %i = tir.const 0 : index
-        %v = tir.const 1.0 : f32
-        tir.store %v, %A[%i, %i] : !tir.tensor<4x8xf32>
+        builtin.module {
+          tir.func @print_float(f32)
+          tir.func @show(%x: f32) {
+            %0 = tir.call @print_float(%x) : (f32) -> none
+            tir.evaluate %0 : none
+            tir.return
+          }
+        }
     """
-
-    name = "tir.store"
-    value = operand_def()
-    tensor = operand_def(TirTensorType)
-    indices = var_operand_def()
-    lanes = prop_def(IntegerAttr[I64], default_value=IntegerAttr(1, 64))
-
-    @classmethod
-    def parse(cls, parser: Parser) -> StoreOp:
-        value = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        access = parse_access(parser)
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        tensor_type = parser.parse_type()
-        tensor, indices = _resolve_access(parser, access, tensor_type)
-        value_type = _access_type(tensor_type, access[2])
-        return cls.create(
-            operands=[parser.resolve_operand(value, value_type), tensor, *indices],
-            properties={"lanes": IntegerAttr(access[2], 64)},
-            attributes=attributes,
-        )
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.value)
-        printer.print_string(", ")
-        print_access(printer, self.tensor, self.indices, self.lanes.value.data)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.tensor.type)
-
-    def verify_(self) -> None:
-        tensor_type = _check_access(self, self.tensor, self.indices, self.lanes.value.data)
-        expected = _access_type(tensor_type, self.lanes.value.data)
-        _require(
-            self.value.type == expected,
-            f"stores a {self.value.type} into {tensor_type} with {self.lanes.value.data} lanes; expected {expected}",
-        )
-
-
-def _access_type(tensor_type: Attribute, lanes: int) -> Attribute:
-    element = tensor_type.element_type if isinstance(tensor_type, TirTensorType) else tensor_type
-    return VectorType(element, [lanes]) if lanes > 1 else element
-
-
-@irdl_op_definition
-class EvaluateOp(StatementOp):
-    """Evaluates an expression for its effect (a call), discarding its value."""
 
     name = "tir.evaluate"
     value = operand_def()
@@ -424,7 +395,17 @@ class EvaluateOp(StatementOp):
 
 @irdl_op_definition
 class IfOp(StatementOp):
-    """if (cond) { then } else { otherwise }."""
+    """if (cond) { then } else { otherwise }.
+
+    Example:
+
+        %v = tir.define_var : !tir.var<f32>
+        tir.if %c {
+          tir.assign %v = %x : !tir.var<f32>
+        } else {
+          tir.assign %v = %y : !tir.var<f32>
+        }
+    """
 
     name = "tir.if"
     cond = operand_def(i1)
@@ -535,8 +516,7 @@ class ForOp(StatementOp):
             is_integer(var_type) and lanes_of(var_type) == 1,
             f"loop variable has type {var_type}, expected an integer or index",
         )
-        for name in ("start", "end", "step"):
-            bound = getattr(self, name)
+        for name, bound in (("start", self.start), ("end", self.end), ("step", self.step)):
             _require(
                 bound.type == var_type,
                 f"{name} has type {bound.type}, expected {var_type} like the loop variable",
@@ -545,7 +525,14 @@ class ForOp(StatementOp):
 
 @irdl_op_definition
 class ReturnOp(StatementOp):
-    """Returns from the function, with its value if it has a return type."""
+    """Returns from the function, with its value if it has a return type.
+
+    Example:
+
+        tir.func @id(%x: f32) -> f32 {
+          tir.return %x : f32
+        }
+    """
 
     name = "tir.return"
     value = opt_operand_def()

@@ -24,6 +24,8 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from graphcompiler.ir import element_types
+
 
 @irdl_attr_definition
 class PtrType(ParametrizedAttribute, TypeAttribute):
@@ -139,14 +141,20 @@ def with_element(type_: Attribute, element: Attribute) -> Attribute:
 
 
 def bit_width(type_: Attribute) -> int:
+    """Bits of a scalar or of all lanes of a vector (a pointer: 64)."""
     element = element_of(type_)
-    if isinstance(element, IndexType):
-        width = 64
-    elif isinstance(element, IntegerType):
-        width = element.width.data
-    else:
-        width = {Float16Type: 16, BFloat16Type: 16, Float32Type: 32, Float64Type: 64}[type(element)]
+    width = 64 if isinstance(element, PtrType) else element_types.bit_width(element)
     return width * lanes_of(type_)
+
+
+def byte_size(type_: Attribute) -> int:
+    """Bytes a value takes in memory (an i1 takes a byte)."""
+    return max(1, bit_width(type_) // 8)
+
+
+def tensor_bytes(type_: Attribute) -> int:
+    """Bytes a tir tensor takes in memory."""
+    return type_.element_count() * byte_size(type_.element_type)
 
 
 def common_type(lhs: Attribute, rhs: Attribute) -> Attribute:

@@ -476,3 +476,55 @@ tir.func @brgemm_tile_not_a_register_tile(%A: !tir.tensor<8xf32>, %P: !tir.tenso
   tir.brgemm_tile %A, %P, %C {m = 1000 : i64, n = 16 : i64, k = 4 : i64, lanes = 16 : i64, a_row = 4 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 4 : i64} : !tir.tensor<8xf32>, !tir.tensor<64xf32>, !tir.tensor<8xf32>
   tir.return
 }
+
+// -----
+
+// The declarative ops tie their types with constraint variables; the custom
+// form cannot even write these, the generic form can.
+tir.func @select_value_types(%c: i1, %a: f32, %b: i32) {
+  // expected-error @+1 {{'tir.select' op operand 'false_value' at position 2 does not verify: attribute f32 expected from variable 'T', but got i32}}
+  %0 = "tir.select"(%c, %a, %b) : (i1, f32, i32) -> f32
+  tir.return
+}
+
+// -----
+
+tir.func @read_type() {
+  %v = tir.define_var : !tir.var<f32>
+  // expected-error @+1 {{'tir.read' op result 'result' at position 0 does not verify: attribute f32 expected from variable 'T', but got i32}}
+  %0 = "tir.read"(%v) : (!tir.var<f32>) -> i32
+  tir.return
+}
+
+// -----
+
+tir.func @shuffle_types(%a: vector<8xf32>, %b: vector<4xf64>) {
+  // expected-error @+1 {{'tir.shuffle' op operand 'b' at position 1 does not verify: attribute vector<8xf32> expected from variable 'T', but got vector<4xf64>}}
+  %0 = "tir.shuffle"(%a, %b) <{imm = 68 : i64, elem_bits = 32 : i64}> : (vector<8xf32>, vector<4xf64>) -> vector<8xf32>
+  tir.return
+}
+
+// -----
+
+tir.func @permutex2var_idx(%a: vector<8xf32>, %idx: vector<4xi32>) {
+  // expected-error @+1 {{'tir.permutex2var' op idx must be an integer vector with 8 lanes, got vector<4xi32>}}
+  %0 = tir.permutex2var %a, %idx, %a : vector<8xf32>, vector<4xi32>
+  tir.return
+}
+
+// -----
+
+tir.func @list_brgemm_not_pointers(%A: !tir.tensor<4xf32>, %C: !tir.tensor<64xf32>, %n: index) {
+  // expected-error @+1 {{'tir.list_brgemm' op a_list must be a tensor of !tir.ptr, got !tir.tensor<4xf32>}}
+  tir.list_brgemm %A, %A, %C, %n {m = 2 : i64, n = 2 : i64, k = 2 : i64, lda = 2 : i64, ldb = 2 : i64, ldc = 2 : i64, a_type = f32, b_type = f32} : !tir.tensor<4xf32>, !tir.tensor<4xf32>, !tir.tensor<64xf32>, index
+  tir.return
+}
+
+// -----
+
+tir.func @brgemm_b_footprint(%A: !tir.tensor<32x32xf32>, %B: !tir.tensor<32x32xf32>, %C: !tir.tensor<32x32xf32>) {
+  %batch = tir.const 2 : index
+  // expected-error @+1 {{B needs 2048 elements (batch, stride_b, shape, leading dim) but !tir.tensor<32x32xf32> has 1024}}
+  tir.brgemm %A, %B, %C, %batch {m = 32 : i64, n = 32 : i64, k = 32 : i64, lda = 32 : i64, ldb = 32 : i64, ldc = 32 : i64, stride_a = 0 : i64, stride_b = 1024 : i64} : !tir.tensor<32x32xf32>, !tir.tensor<32x32xf32>, !tir.tensor<32x32xf32>, index
+  tir.return
+}

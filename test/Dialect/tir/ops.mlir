@@ -189,10 +189,15 @@ tir.func @everything(%n: i64, %f: f32, %T: !tir.tensor<4x8xf32>, %I: !tir.tensor
   // CHECK: %fma = tir.fmadd %vec, %ones, %vec : vector<8xf32>
   %fma = tir.fmadd %vec, %ones, %vec : vector<8xf32>
   %vlt = tir.lt %fma, %ones : (vector<8xf32>, vector<8xf32>) -> vector<8xi1>
+  // CHECK: %vsel = tir.select %vlt, %fma, %ones : vector<8xi1>, vector<8xf32>
   %vsel = tir.select %vlt, %fma, %ones : vector<8xi1>, vector<8xf32>
+  // CHECK-NEXT: %lo = tir.unpack_low %vsel, %ones {elem_bits = 32 : i64} : vector<8xf32>
   %lo = tir.unpack_low %vsel, %ones {elem_bits = 32 : i64} : vector<8xf32>
+  // CHECK-NEXT: %hi = tir.unpack_high %lo, %ones {elem_bits = 32 : i64} : vector<8xf32>
   %hi = tir.unpack_high %lo, %ones {elem_bits = 32 : i64} : vector<8xf32>
+  // CHECK-NEXT: %sh = tir.shuffle %hi, %lo {imm = 68 : i64, elem_bits = 32 : i64} : vector<8xf32>
   %sh = tir.shuffle %hi, %lo {imm = 68 : i64, elem_bits = 32 : i64} : vector<8xf32>
+  // CHECK-NEXT: %pe = tir.permute %sh, %lo {imm = 32 : i64} : vector<8xf32>
   %pe = tir.permute %sh, %lo {imm = 32 : i64} : vector<8xf32>
   // CHECK: %px = tir.permutex2var %pe, %lanes, %lo : vector<8xf32>, vector<8xi32>
   %px = tir.permutex2var %pe, %lanes, %lo : vector<8xf32>, vector<8xi32>
