@@ -239,3 +239,36 @@ tir.func @vector_math(%x: vector<16xf32>) -> vector<16xf32> {
   %e = tir.exp %t : vector<16xf32> -> vector<16xf32>
   tir.return %e : vector<16xf32>
 }
+
+// -----
+
+// A body-less tir.func @llvm.* declares an LLVM intrinsic (tir-expand-math
+// calls copysign, fmuladd or ldexp so): its calls become llvm.call_intrinsic
+// and it is not declared as a function.
+// CHECK-LABEL: llvm.func @intrinsic_call(
+// CHECK-SAME:      %[[A:[^:]*]]: f32, %[[B:[^:]*]]: f32)
+// CHECK-NEXT:    %[[R:.*]] = llvm.call_intrinsic "llvm.copysign.f32"(%[[A]], %[[B]]) : (f32, f32) -> f32
+// CHECK-NEXT:    llvm.return %[[R]] : f32
+// CHECK-NOT:   llvm.func @llvm.copysign.f32
+tir.func @llvm.copysign.f32(f32, f32) -> f32
+tir.func @intrinsic_call(%a: f32, %b: f32) -> f32 {
+  %0 = tir.call @llvm.copysign.f32(%a, %b) : (f32, f32) -> f32
+  tir.return %0 : f32
+}
+
+// -----
+
+// bf16 arithmetic is done in f32 (tir-legalize-types' patterns, which the
+// conversion applies to what is left): widened bits, one fadd, rounded back
+// to nearest even.
+// CHECK-LABEL: llvm.func @bf16_add(
+// CHECK-SAME:      %[[A:[^:]*]]: i16, %[[B:[^:]*]]: i16) -> i16
+// CHECK:         %[[A32:.*]] = llvm.zext %[[A]] : i16 to i32
+// CHECK:         %[[B32:.*]] = llvm.zext %[[B]] : i16 to i32
+// CHECK:         %[[SUM:.*]] = llvm.fadd %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT:    llvm.bitcast %[[SUM]] : f32 to i32
+// CHECK:         llvm.trunc %{{.*}} : i32 to i16
+tir.func @bf16_add(%a: bf16, %b: bf16) -> bf16 {
+  %0 = tir.add %a, %b : (bf16, bf16) -> bf16
+  tir.return %0 : bf16
+}

@@ -1,5 +1,5 @@
 """f32 exp, log, tanh (and sigmoid, tanh-gelu built on them) are expanded
-inline by convert-tir-to-llvm, so vector loops stay vectors: compiled graphs
+inline by tir-expand-math, so vector loops stay vectors: compiled graphs
 against float64 numpy on dense grids of the hard ranges (denormals, near 1
 for log, near 0 and the polynomial/exp switch for tanh, overflow and
 underflow for exp) and on special values, at every target the host runs.
@@ -46,7 +46,7 @@ GRIDS = {
 }
 
 MAX_ULPS = {"log": 1.0, "tanh": 1.5, "exp": 1.5}
-"""Measured: log 0.83 ulp, tanh 1.3 ulp, exp 0.87 ulp with FMA and 1.13 without (see tir_to_llvm.py)."""
+"""Measured: log 0.83 ulp, tanh 1.3 ulp, exp 0.87 ulp with FMA and 1.13 without (see passes/tir/expand_math.py)."""
 
 
 def _reference(name: str, x: np.ndarray) -> np.ndarray:
