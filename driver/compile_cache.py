@@ -36,6 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from graphcompiler.runtime.brgemm_routines import KERNEL_KINDS, kind_of
+from graphcompiler.runtime.microkernels import GeneratedKernel
 from graphcompiler.runtime.object_cache import read_verified, write_verified
 
 if TYPE_CHECKING:
@@ -44,13 +46,13 @@ if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
 
 
-
 @dataclass
 class CachedCompile:
     graph: str
     graph_dot: str
     tir: str
     llvm_ir: str
+    microkernels: tuple[GeneratedKernel, ...]
     arena_bytes: int | None
     external_data: dict[str, bytes]
     object_code: bytes
@@ -181,7 +183,9 @@ def load(directory: Path, key: str) -> CachedCompile | None:
         external = {name: blobs[name].tobytes() for name in meta["external"]}
         object_code = blobs[OBJECT_CODE].tobytes()
     entry = CachedCompile(
-        meta["graph"], meta["graph_dot"], meta["tir"], meta["llvm_ir"], meta["arena_bytes"],
+        meta["graph"], meta["graph_dot"], meta["tir"], meta["llvm_ir"],
+        tuple(KERNEL_KINDS[kind].from_fields(fields) for kind, fields in meta["microkernels"]),
+        meta["arena_bytes"],
         external, object_code,
     )  # fmt: skip
     _remember(directory, key, entry)
@@ -208,6 +212,7 @@ def store(directory: Path, key: str, entry: CachedCompile) -> None:
         "graph_dot": entry.graph_dot,
         "tir": entry.tir,
         "llvm_ir": entry.llvm_ir,
+        "microkernels": [[kind_of(kernel), kernel.fields()] for kernel in entry.microkernels],
         "arena_bytes": entry.arena_bytes,
         "external": sorted(entry.external_data),
     }
@@ -222,5 +227,3 @@ def store(directory: Path, key: str, entry: CachedCompile) -> None:
         write_verified(directory / f"{key}.json", json.dumps(meta).encode())
     except OSError:
         pass
-
-

@@ -24,18 +24,20 @@ from xdsl.ir import Block, Region
 from graphcompiler.dialects import tir
 from graphcompiler.driver.compile_cache import module_text
 from graphcompiler.driver.loading import load_module
-from graphcompiler.driver.registration import GRAPH_STAGE, LLVM_STAGE, TIR_STAGE, default_registry
-from graphcompiler.interpreters.reference import round_to_bf16
+from graphcompiler.driver.registration import (
+    COMPILE_TIR_STAGE,
+    GRAPH_STAGE,
+    LLVM_STAGE,
+    default_registry,
+)
+from graphcompiler.ir.element_types import round_to_bf16
 from graphcompiler.ir.registry import Registry
 from graphcompiler.lowering.graph_to_tir.kernel import tir_tensor_type
+from graphcompiler.passes.tir.plan_memory import arena_argument_bytes
 from graphcompiler.runtime.direct_call import DirectCall, aligned_empty
 
 if TYPE_CHECKING:
     from graphcompiler.lowering.llvm.split import LlvmProgram
-
-ARENA_STAGE = TIR_STAGE.replace("tir-plan-memory", "tir-plan-memory{arena-argument=true}")
-"""The default pipeline's Tensor IR stage: the entry takes its intermediates'
-arena as an argument, which the compiled graph allocates once."""
 
 
 class CompiledGraph:
@@ -98,6 +100,7 @@ class CompiledGraph:
             self._progress("loading the cached machine code")
             self.graph, self.tir, self.llvm_ir = cached.graph, cached.tir, cached.llvm_ir
             self._graph_dot, self.arena_bytes = cached.graph_dot, cached.arena_bytes
+            self.microkernels = cached.microkernels
             self.engine = JitEngine(
                 self.llvm_ir, num_threads, cached.external_data, cached.object_code
             )
@@ -111,8 +114,8 @@ class CompiledGraph:
             )
             if directory and self.engine.object_code:
                 entry_ = CachedCompile(
-                    self.graph, self._graph_dot, self.tir, self.llvm_ir, self.arena_bytes,
-                    external_data, self.engine.object_code,
+                    self.graph, self._graph_dot, self.tir, self.llvm_ir, self.microkernels,
+                    self.arena_bytes, external_data, self.engine.object_code,
                 )  # fmt: skip
                 store_cached(directory, key, entry_)
         self._function = TirFunction(
@@ -151,10 +154,9 @@ class CompiledGraph:
             stage(GRAPH_STAGE, verify=True)
             self.graph, self._graph_dot = module_text(module), _dot(module)
             self._progress("lowering to Tensor IR")
-            stage(ARENA_STAGE)
+            stage(COMPILE_TIR_STAGE)
             self.tir = module_text(module)
-            arguments = len(self.input_types) + len(self.output_types)
-            self.arena_bytes = _arena_bytes(module, self.entry, arguments)
+            self.arena_bytes = _arena_bytes(module, self.entry)
             self._progress("lowering to the llvm dialect")
             stage(LLVM_STAGE)
         else:  # a user's pipeline (plugin passes, maybe): verified after each pass
@@ -164,7 +166,7 @@ class CompiledGraph:
         external_data: dict[str, bytes] = {}
         self._progress("translating to LLVM IR")
         program = translate_program(module, external_data)
-        self.llvm_ir = program.text
+        self.llvm_ir, self.microkernels = program.text, program.microkernels
         return program, external_data
 
     def __call__(
@@ -287,7 +289,7 @@ class CompiledGraph:
     def asm(self) -> str:
         from graphcompiler.runtime.jit.engine import assembly
 
-        return assembly(self.llvm_ir)
+        return assembly(self.llvm_ir, self.microkernels)
 
 
 @dataclass(frozen=True)
@@ -360,11 +362,10 @@ def bind_constants(function: func.FuncOp, constants: Mapping[str, Any]) -> None:
     """Turn the named arguments of `function` into graph.constant ops holding
     the given arrays (weights known at compile time: matmul and conv pack
     them once); the function no longer takes them."""
-    from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, FunctionType
+    from xdsl.dialects.builtin import FunctionType
 
     from graphcompiler.dialects import graph
-    from graphcompiler.dialects.graph.builders import dense_constant
-    from graphcompiler.interpreters.reference import numpy_dtype
+    from graphcompiler.ir.element_types import dense_elements
 
     block = function.body.block
     arguments = {a.name_hint: a for a in block.args if a.name_hint}
@@ -382,14 +383,7 @@ def bind_constants(function: func.FuncOp, constants: Mapping[str, Any]) -> None:
             raise ValueError(
                 f"constant '{name}' has shape {list(array.shape)}, expected {list(type_.get_shape())}"
             )
-        dtype = numpy_dtype(type_.element_type)
-        if dtype.itemsize * 8 == tir.bit_width(type_.element_type) and dtype.kind != "b":
-            data = BytesAttr(np.ascontiguousarray(array, dtype.newbyteorder("<")).tobytes())
-            value = DenseIntOrFPElementsAttr(
-                TensorType(type_.element_type, type_.get_shape()), data
-            )
-        else:  # bf16, i1: element by element
-            value = dense_constant(array.astype(dtype), type_.element_type)
+        value = dense_elements(array, type_.element_type)
         constant = graph.ConstantOp.create(properties={"value": value}, result_types=[type_])
         constant.result.name_hint = name
         block.insert_op_before(constant, block.first_op)
@@ -434,13 +428,12 @@ def _native_view(array: np.ndarray, type_: TensorType) -> np.ndarray:
     return array.reshape(1) if not type_.get_shape() else array
 
 
-def _arena_bytes(module: ModuleOp, entry: str, arguments: int) -> int | None:
-    """The size of the arena argument tir-plan-memory gave the tir entry
-    (after its `arguments` inputs and outputs), None if it has none."""
+def _arena_bytes(module: ModuleOp, entry: str) -> int | None:
+    """The size of the arena argument tir-plan-memory gave the tir entry,
+    None if it has none."""
     for op in module.ops:
         if isinstance(op, tir.FuncOp) and op.sym_name.data == entry:
-            params = op.function_type.inputs.data
-            return params[-1].get_shape()[0] if len(params) > arguments else None
+            return arena_argument_bytes(op)
     return None
 
 

@@ -17,50 +17,36 @@ import ctypes
 import functools
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from xdsl.dialects.builtin import (
-    BFloat16Type,
-    Float16Type,
     Float32Type,
     Float64Type,
     IndexType,
     IntegerType,
     ModuleOp,
     NoneType,
-    Signedness,
 )
 from xdsl.ir import Attribute
 
 from graphcompiler.dialects import tir
 from graphcompiler.driver.loading import load_module
+from graphcompiler.ir import element_types
 from graphcompiler.runtime.jit.engine import JitEngine, assembly
+
+if TYPE_CHECKING:
+    from graphcompiler.lowering.llvm.split import LlvmProgram
 
 TIR_TO_LLVM = "builtin.module(tir-to-llvm)"
 
 
 def buffer_dtype(element: Attribute) -> np.dtype:
-    """The numpy dtype of a tir tensor's elements (bf16 travels as uint16 bits)."""
-    match element:
-        case Float32Type():
-            return np.dtype(np.float32)
-        case Float64Type():
-            return np.dtype(np.float64)
-        case Float16Type():
-            return np.dtype(np.float16)
-        case BFloat16Type():
-            return np.dtype(np.uint16)
-        case IndexType():
-            return np.dtype(np.int64)
-        case tir.PtrType():
-            return np.dtype(np.uintp)
-        case IntegerType() if element.width.data == 1:
-            return np.dtype(np.bool_)
-        case IntegerType():
-            unsigned = element.signedness.data == Signedness.UNSIGNED
-            return np.dtype(f"{'u' if unsigned else ''}int{element.width.data}")
-    raise ValueError(f"no numpy dtype for {element}")
+    """The numpy dtype of a tir tensor's elements (bf16 travels as uint16
+    bits, a pointer as uintp)."""
+    if isinstance(element, tir.PtrType):
+        return np.dtype(np.uintp)
+    return element_types.buffer_dtype(element)
 
 
 def _scalar_ctype(type_: Attribute) -> type:
@@ -170,13 +156,13 @@ def check_array(
     return value
 
 
-def lower_to_llvm_ir(module: ModuleOp) -> str:
+def lower_to_llvm_ir(module: ModuleOp) -> LlvmProgram:
     """Run tir-to-llvm on `module` (in place) and translate it to LLVM IR."""
     from graphcompiler.driver.registration import apply_pipeline
-    from graphcompiler.lowering.llvm.translate import translate_to_llvm_ir
+    from graphcompiler.lowering.llvm.translate import translate_program
 
     apply_pipeline(module, TIR_TO_LLVM)
-    return translate_to_llvm_ir(module)
+    return translate_program(module)
 
 
 class TirProgram:
@@ -191,8 +177,9 @@ class TirProgram:
         self.global_types = {g.sym_name.data: g.type for g in globals_}
         self.tir = str(module)
         signatures = {f.sym_name.data: f.clone() for f in definitions}
-        self.llvm_ir = lower_to_llvm_ir(module)
-        self.engine = JitEngine(self.llvm_ir, num_threads)
+        program = lower_to_llvm_ir(module)
+        self.llvm_ir, self.microkernels = program.text, program.microkernels
+        self.engine = JitEngine(self.llvm_ir, num_threads, microkernels=self.microkernels)
         self.functions = {name: TirFunction(self.engine, f) for name, f in signatures.items()}
         self.globals = {name: self._global_view(name, t) for name, t in self.global_types.items()}
 
@@ -206,7 +193,7 @@ class TirProgram:
 
     @functools.cached_property
     def asm(self) -> str:
-        return assembly(self.llvm_ir)
+        return assembly(self.llvm_ir, self.microkernels)
 
     def _global_view(self, name: str, type_: Attribute) -> np.ndarray:
         """A writable numpy view of a global (0-d for scalars)."""

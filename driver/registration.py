@@ -37,6 +37,8 @@ PASSES = {
     "tir-plan-memory": ("graphcompiler.passes.tir.plan_memory", "TirPlanMemoryPass"),
     "tir-outline-parallel": ("graphcompiler.passes.tir.outline_parallel", "TirOutlineParallelPass"),
     "tir-parallel-regions": ("graphcompiler.passes.tir.parallel_regions", "TirParallelRegionsPass"),
+    "tir-legalize-types": ("graphcompiler.passes.tir.legalize_types", "TirLegalizeTypesPass"),
+    "tir-expand-math": ("graphcompiler.passes.tir.expand_math", "TirExpandMathPass"),
     "convert-graph-to-tir": ("graphcompiler.lowering.graph_to_tir", "ConvertGraphToTirPass"),
     "convert-tir-to-llvm": ("graphcompiler.lowering.tir_to_llvm", "ConvertTirToLlvmPass"),
     "view-op-graph": ("graphcompiler.passes.view_op_graph", "ViewOpGraphPass"),
@@ -52,7 +54,13 @@ GRAPH_PASSES = (
 )
 GRAPH_STAGE = ",".join(GRAPH_PASSES)
 TIR_STAGE = "convert-graph-to-tir,tir-plan-memory"
-LLVM_STAGE = "tir-outline-parallel,tir-parallel-regions,convert-tir-to-llvm"
+COMPILE_TIR_STAGE = "convert-graph-to-tir,tir-plan-memory{arena-argument=true}"
+"""compile()'s Tensor IR stage: the entry takes its intermediates' arena as
+an argument (of `tir.arena_bytes`), which the compiled graph allocates once."""
+LLVM_STAGE = (
+    "tir-outline-parallel,tir-parallel-regions,tir-legalize-types,tir-expand-math,"
+    "convert-tir-to-llvm"
+)
 
 # name -> (pipeline elements, description)
 PIPELINES = {
@@ -62,7 +70,8 @@ PIPELINES = {
     ),
     "tir-to-llvm": (
         LLVM_STAGE,
-        "Tensor IR to the llvm dialect: outline parallel loops, group them in regions, then convert",
+        "Tensor IR to the llvm dialect: outline parallel loops, group them in regions, "
+        "make conversions explicit, expand math, then convert",
     ),
 }
 

@@ -100,6 +100,7 @@ class WarmGraph:
         self.input_names: list[str] = list(record["input_names"])
         self.arena_bytes: int | None = cached.arena_bytes
         self.graph, self.tir, self.llvm_ir = cached.graph, cached.tir, cached.llvm_ir
+        self.microkernels = cached.microkernels
         self._graph_dot = cached.graph_dot
         self.engine = JitEngine(self.llvm_ir, num_threads, cached.external_data, cached.object_code)
         inputs, outputs = (
@@ -145,4 +146,4 @@ class WarmGraph:
     def asm(self) -> str:
         from graphcompiler.runtime.jit.engine import assembly
 
-        return assembly(self.llvm_ir)
+        return assembly(self.llvm_ir, self.microkernels)

@@ -36,49 +36,31 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     BFloat16Type,
-    Float16Type,
-    Float32Type,
-    Float64Type,
-    IntegerType,
     ModuleOp,
-    Signedness,
     TensorType,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from graphcompiler.dialects import graph
 from graphcompiler.ir.diagnostics import SourceFile
+from graphcompiler.ir.element_types import compute_dtype, round_to_bf16
 from graphcompiler.ir.parsing import parse_module
 from graphcompiler.ir.verifier import verify_module
 
 Array = np.ndarray
 
 
-def numpy_dtype(element_type: Attribute) -> np.dtype:
-    """The numpy dtype that holds tensors of `element_type` (bf16 -> float32)."""
-    match element_type:
-        case Float32Type() | BFloat16Type():
-            return np.dtype(np.float32)
-        case Float16Type():
-            return np.dtype(np.float16)
-        case Float64Type():
-            return np.dtype(np.float64)
-        case IntegerType() if element_type.width.data == 1:
-            return np.dtype(np.bool_)
-        case IntegerType() if element_type.signedness.data == Signedness.UNSIGNED:
-            return np.dtype(f"uint{element_type.width.data}")
-        case IntegerType():
-            return np.dtype(f"int{element_type.width.data}")
-    raise ValueError(f"no numpy dtype for element type {element_type}")
-
-
-def round_to_bf16(values: Array) -> Array:
-    """Round float32 values to the nearest bf16 (ties to even), keeping NaN
-    and the shape (rank 0 included)."""
-    single = np.array(values, dtype=np.float32, order="C")  # ascontiguousarray makes 0-d 1-d
-    bits = single.view(np.uint32)
-    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
-    return np.where(np.isnan(single), single, rounded.view(np.float32)).astype(np.float32)
+def random_input(type_: TensorType, rng: np.random.Generator, low=-1.0, high=1.0) -> Array:
+    """Random values for a tensor of `type_`: floats uniform in [low, high)
+    (bf16 ones rounded to bf16), integers in -9..9 (0..9 unsigned), booleans
+    half true: what gc-run --random-inputs, the fuzzer and tests feed."""
+    dtype, shape = compute_dtype(type_.element_type), type_.get_shape()
+    if dtype == np.bool_:
+        return rng.random(shape) > 0.5
+    if dtype.kind in "iu":
+        return rng.integers(0 if dtype.kind == "u" else -9, 10, shape).astype(dtype)
+    values = rng.uniform(low, high, shape).astype(dtype)
+    return round_to_bf16(values) if isinstance(type_.element_type, BFloat16Type) else values
 
 
 def float_to_int(values: Array, dtype: np.dtype) -> Array:
@@ -96,7 +78,7 @@ def float_to_int(values: Array, dtype: np.dtype) -> Array:
 def to_tensor(values: Any, type_: TensorType) -> Array:
     """`values` as an array of `type_`'s dtype and shape: floats convert to
     integers with `float_to_int`, to i1 as `x != 0`; integers wrap."""
-    dtype = numpy_dtype(type_.element_type)
+    dtype = compute_dtype(type_.element_type)
     array = np.asarray(values)
     if dtype == np.bool_:
         array = array != 0
@@ -136,13 +118,13 @@ def _hard_sigmoid(x: Array, alpha: float, beta: float) -> Array:
     return np.clip(np.asarray(alpha, x.dtype) * x + np.asarray(beta, x.dtype), 0, 1)
 
 
-def _elu(op: Operation, x: Array) -> Array:
-    alpha = np.asarray(_float(op, "alpha"), x.dtype)
+def _elu(op: graph.EluOp, x: Array) -> Array:
+    alpha = np.asarray(op.alpha_value, x.dtype)
     return np.where(x > 0, x, alpha * (np.exp(x) - 1))
 
 
-def _selu(op: Operation, x: Array) -> Array:
-    alpha, gamma = (np.asarray(_float(op, n), x.dtype) for n in ("alpha", "gamma"))
+def _selu(op: graph.SeluOp, x: Array) -> Array:
+    alpha, gamma = (np.asarray(v, x.dtype) for v in (op.alpha_value, op.gamma_value))
     return gamma * np.where(x > 0, x, alpha * np.exp(x) - alpha)
 
 
@@ -164,9 +146,9 @@ def _divide(lhs: Array, rhs: Array) -> Array:
 
 
 def _matmul(op: graph.MatmulOp, a: Array, b: Array) -> Array:
-    if graph.bool_value(op.properties, "transpose_a"):
+    if op.a_transposed:
         a = np.swapaxes(a, -1, -2)
-    if graph.bool_value(op.properties, "transpose_b"):
+    if op.b_transposed:
         b = np.swapaxes(b, -1, -2)
     return np.matmul(a, b)
 
@@ -198,35 +180,28 @@ REDUCTIONS: dict[type[Operation], Callable[..., Array]] = {
 
 
 def _reduction(op: graph.ReduceOp, x: Array) -> Array:
-    properties = op.with_defaults(op.properties)
-    axes = tuple(graph.reduced_axes(properties, x.ndim))
-    keep_dims = graph.bool_value(properties, "keep_dims")
-    return REDUCTIONS[type(op)](x, axis=axes, keepdims=keep_dims)
+    axes = tuple(op.reduced_axes(x.ndim))
+    return REDUCTIONS[type(op)](x, axis=axes, keepdims=op.keeps_reduced_dims)
 
 
-def _axis(op: Operation, rank: int) -> int:
-    return graph.normalize_axis(graph.int_value(op.with_defaults(op.properties), "axis"), rank)
-
-
-def _log_softmax(op: Operation, x: Array) -> Array:
-    axis = _axis(op, x.ndim)
+def _log_softmax(op: graph.LogSoftmaxOp, x: Array) -> Array:
+    axis = op.normalized_axis(x.ndim)
     shifted = x - np.max(x, axis=axis, keepdims=True, initial=-np.inf)
     return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
 
 
-def _softmax(op: Operation, x: Array) -> Array:
+def _softmax(op: graph.SoftmaxOp, x: Array) -> Array:
     """exp(x - max) / sum: a slice holding NaN or +inf, or only -inf, is all NaN."""
-    axis = _axis(op, x.ndim)
+    axis = op.normalized_axis(x.ndim)
     exponentials = np.exp(x - np.max(x, axis=axis, keepdims=True, initial=-np.inf))
     return exponentials / np.sum(exponentials, axis=axis, keepdims=True)
 
 
 def _attention(op: graph.AttentionOp, query: Array, key: Array, value: Array, *mask) -> Array:
     """softmax(query keyᵀ * scale + mask) value, op by op."""
-    properties = op.with_defaults(op.properties)
-    if not graph.bool_value(properties, "key_transposed"):
+    if not op.key_is_transposed:
         key = np.swapaxes(key, -1, -2)
-    scores = np.matmul(query, key) * np.float32(graph.float_value(properties, "scale"))
+    scores = np.matmul(query, key) * np.float32(op.scale_value)
     if mask:
         scores = scores + mask[0]
     exponentials = np.exp(scores - np.max(scores, axis=-1, keepdims=True, initial=-np.inf))
@@ -239,38 +214,34 @@ def _normalize(x: Array, axes: tuple[int, ...], epsilon: float) -> Array:
     return (x - mean) / np.sqrt(variance + epsilon)
 
 
-def _epsilon(op: Operation) -> float:
-    return graph.float_value(op.with_defaults(op.properties), "epsilon")
-
-
 def _layer_norm(op: graph.LayerNormOp, x: Array, gamma: Array, beta: Array) -> Array:
-    axes = tuple(range(_axis(op, x.ndim), x.ndim))
-    return _normalize(x, axes, _epsilon(op)) * gamma + beta
+    axes = tuple(range(op.normalized_axis(x.ndim), x.ndim))
+    return _normalize(x, axes, op.epsilon_value) * gamma + beta
 
 
 def _rms_norm(op: graph.RmsNormOp, x: Array, scale: Array) -> Array:
-    axes = tuple(range(_axis(op, x.ndim), x.ndim))
-    return x / np.sqrt(np.mean(x * x, axis=axes, keepdims=True) + _epsilon(op)) * scale
+    axes = tuple(range(op.normalized_axis(x.ndim), x.ndim))
+    return x / np.sqrt(np.mean(x * x, axis=axes, keepdims=True) + op.epsilon_value) * scale
 
 
 def _instance_norm(op: graph.InstanceNormOp, x: Array, scale: Array, bias: Array) -> Array:
     scale, bias = (p.reshape([-1] + [1] * (x.ndim - 2)) for p in (scale, bias))
-    return _normalize(x, tuple(range(2, x.ndim)), _epsilon(op)) * scale + bias
+    return _normalize(x, tuple(range(2, x.ndim)), op.epsilon_value) * scale + bias
 
 
 def _batch_norm(op: graph.BatchNormOp, x: Array, *parameters: Array) -> Array:
     scale, bias, mean, var = (p.reshape([-1] + [1] * (x.ndim - 2)) for p in parameters)
-    return (x - mean) / np.sqrt(var + _epsilon(op)) * scale + bias
+    return (x - mean) / np.sqrt(var + op.epsilon_value) * scale + bias
 
 
 def _slice(op: graph.SliceOp, x: Array) -> Array:
-    ranges = graph.slice_ranges(op.properties, x.shape)
+    ranges = op.ranges(x.shape)
     return x[tuple(slice(r.start, r.stop, r.step) for r in ranges)]
 
 
 def _gather(op: graph.GatherOp, x: Array, indices: Array) -> Array:
     """numpy.take; an index outside [-n, n) reads 0."""
-    axis = _axis(op, x.ndim)
+    axis = op.normalized_axis(x.ndim)
     n = x.shape[axis]
     indices = indices.astype(np.int64)
     if n == 0:
@@ -283,18 +254,15 @@ def _gather(op: graph.GatherOp, x: Array, indices: Array) -> Array:
 
 def _pad(op: graph.PadOp, x: Array) -> Array:
     """numpy.pad of the positive amounts, then a slice for the negative ones."""
-    properties = op.with_defaults(op.properties)
-    amounts = graph.pad_amounts(properties, x.ndim)
-    mode = properties["mode"].data
+    amounts = op.amounts(x.ndim)
+    mode = op.pad_mode
     grow = [(max(b, 0), max(a, 0)) for b, a in amounts]
     if mode == "constant":
-        fill = to_tensor(_float(op, "value"), TensorType(op.result.type.element_type, []))
+        fill = to_tensor(op.fill_value, TensorType(op.result.type.element_type, []))
         padded = np.pad(x, grow, constant_values=fill)
     else:
         padded = np.pad(x, grow, mode=mode)  # edge, reflect, wrap: numpy's names
-    crop = tuple(
-        slice(-min(b, 0), padded.shape[d] + min(a, 0)) for d, (b, a) in enumerate(amounts)
-    )
+    crop = tuple(slice(-min(b, 0), padded.shape[d] + min(a, 0)) for d, (b, a) in enumerate(amounts))
     return padded[crop]
 
 
@@ -307,11 +275,11 @@ def _constant(op: graph.ConstantOp) -> Array:
 
 
 def _windows(
-    x: Array, kernel: list[int], properties, dilations: list[int], pad_value: float
+    x: Array, kernel: list[int], op: graph.HasWindow, dilations: list[int], pad_value: float
 ) -> Array:
     """[N, C, OH, OW, KH, KW] views of the padded NCHW input."""
-    strides = graph.int_list(properties, "strides") or [1, 1]
-    top, left, bottom, right = graph.int_list(properties, "padding") or [0, 0, 0, 0]
+    strides = op.window_strides
+    top, left, bottom, right = op.window_padding
     padded = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=pad_value)
     extent = [dilations[d] * (kernel[d] - 1) + 1 for d in range(2)]
     windows = np.lib.stride_tricks.sliding_window_view(padded, extent, axis=(2, 3))
@@ -319,10 +287,8 @@ def _windows(
 
 
 def _conv2d(op: graph.Conv2dOp, x: Array, weight: Array) -> Array:
-    properties = op.with_defaults(op.properties)
-    groups = graph.int_value(properties, "groups")
-    dilations = graph.int_list(properties, "dilations")
-    windows = _windows(x, list(weight.shape[2:]), properties, dilations, 0)
+    groups = op.group_count
+    windows = _windows(x, list(weight.shape[2:]), op, op.window_dilations, 0)
     n, c, oh, ow, kh, kw = windows.shape
     grouped = windows.reshape(n, groups, c // groups, oh, ow, kh, kw)
     grouped_weight = weight.reshape(groups, weight.shape[0] // groups, c // groups, kh, kw)
@@ -330,31 +296,22 @@ def _conv2d(op: graph.Conv2dOp, x: Array, weight: Array) -> Array:
     return out.reshape(n, weight.shape[0], oh, ow)
 
 
-def _kernel(op: Operation) -> list[int]:
-    return graph.int_list(op.properties, "kernel")
-
-
 def _max_pool2d(op: graph.MaxPool2dOp, x: Array) -> Array:
     """Padding counts as -inf; a NaN in a window gives NaN."""
     lowest = _lowest(x.dtype)
-    windows = _windows(x, _kernel(op), op.with_defaults(op.properties), [1, 1], lowest)
+    windows = _windows(x, op.window_size, op, [1, 1], lowest)
     return windows.max(axis=(-2, -1), initial=lowest)
 
 
 def _avg_pool2d(op: graph.AvgPool2dOp, x: Array) -> Array:
-    properties = op.with_defaults(op.properties)
-    sums = _windows(x, _kernel(op), properties, [1, 1], 0).sum(axis=(-2, -1))
+    sums = _windows(x, op.window_size, op, [1, 1], 0).sum(axis=(-2, -1))
     inside = np.ones((1, 1, *x.shape[2:]), dtype=x.dtype)
-    counts = _windows(inside, _kernel(op), properties, [1, 1], 0).sum(axis=(-2, -1))
+    counts = _windows(inside, op.window_size, op, [1, 1], 0).sum(axis=(-2, -1))
     return sums / counts
 
 
 def _cast(op: graph.CastOp, x: Array) -> Array:
     return to_tensor(x, op.result.type)
-
-
-def _float(op: Operation, name: str) -> float:
-    return graph.float_value(op.with_defaults(op.properties), name)
 
 
 IMPLEMENTATIONS: dict[type[Operation], Callable[..., Array]] = {
@@ -371,8 +328,8 @@ IMPLEMENTATIONS: dict[type[Operation], Callable[..., Array]] = {
     graph.ReciprocalOp: lambda op, x: 1.0 / x,
     graph.SquareOp: lambda op, x: x * x,
     graph.GeluOp: _gelu,
-    graph.LeakyReluOp: lambda op, x: np.where(x >= 0, x, _float(op, "alpha") * x),
-    graph.ClampOp: lambda op, x: np.clip(x, _float(op, "min"), _float(op, "max")),
+    graph.LeakyReluOp: lambda op, x: np.where(x >= 0, x, op.alpha_value * x),
+    graph.ClampOp: lambda op, x: np.clip(x, op.min_value, op.max_value),
     graph.CastOp: _cast,
     graph.AddOp: lambda op, a, b: a + b,
     graph.SubOp: lambda op, a, b: a - b,
@@ -394,7 +351,7 @@ IMPLEMENTATIONS: dict[type[Operation], Callable[..., Array]] = {
     graph.EluOp: _elu,
     graph.SeluOp: _selu,
     graph.SoftplusOp: lambda op, x: _softplus(x),
-    graph.HardSigmoidOp: lambda op, x: _hard_sigmoid(x, _float(op, "alpha"), _float(op, "beta")),
+    graph.HardSigmoidOp: lambda op, x: _hard_sigmoid(x, op.alpha_value, op.beta_value),
     graph.HardSwishOp: lambda op, x: x * _hard_sigmoid(x, 1 / 6, 0.5),
     graph.PreluOp: lambda op, x, slope: np.where(x < 0, slope * x, x),
     graph.SelectOp: lambda op, c, a, b: np.where(c, a, b),
@@ -407,12 +364,10 @@ IMPLEMENTATIONS: dict[type[Operation], Callable[..., Array]] = {
     graph.InstanceNormOp: _instance_norm,
     graph.BatchNormOp: _batch_norm,
     graph.AttentionOp: _attention,
-    graph.TransposeOp: lambda op, x: np.transpose(x, graph.int_list(op.properties, "perm")),
+    graph.TransposeOp: lambda op, x: np.transpose(x, op.permutation),
     graph.ReshapeOp: lambda op, x: x.reshape(op.result.type.get_shape()),
     graph.BroadcastToOp: lambda op, x: np.broadcast_to(x, op.result.type.get_shape()),
-    graph.ConcatOp: lambda op, *xs: np.concatenate(
-        xs, axis=graph.normalize_axis(graph.int_value(op.properties, "axis"), xs[0].ndim)
-    ),
+    graph.ConcatOp: lambda op, *xs: np.concatenate(xs, axis=op.normalized_axis(xs[0].ndim)),
     graph.SliceOp: _slice,
     graph.GatherOp: _gather,
     graph.PadOp: _pad,
@@ -453,7 +408,7 @@ def check_arguments(function: func.FuncOp, arrays: tuple[Any, ...]) -> list[Arra
     for index, (array, type_) in enumerate(zip(arrays, inputs, strict=True)):
         name = f"argument #{index} of @{function.sym_name.data}"
         array = np.asarray(array)
-        expected_dtype = numpy_dtype(type_.element_type)
+        expected_dtype = compute_dtype(type_.element_type)
         if array.dtype != expected_dtype:
             raise ValueError(f"{name} has dtype {array.dtype}, expected {expected_dtype}")
         if array.shape != tuple(type_.get_shape()):

@@ -198,6 +198,16 @@ def _format_value(value: object) -> str:
     return str(value)
 
 
+def pass_option(default, help: str):
+    """A pass option (a dataclass field of the pass) with the text
+    `gc-opt --list-passes` shows for it."""
+    return field(default=default, metadata={"help": help})
+
+
+def option_help(option: dataclasses.Field) -> str:
+    return option.metadata.get("help", "")
+
+
 def format_pass(pass_: ModulePass) -> str:
     """`name{opt=value ...}` with every option, as `--dump-pass-pipeline` shows."""
     options = " ".join(

@@ -25,6 +25,7 @@ from xdsl.passes import ModulePass
 from xdsl.traits import IsTerminator
 
 from graphcompiler.ir.pass_manager import ElidingPrinter
+from graphcompiler.ir.pipeline import pass_option
 
 MAX_LABEL_LENGTH = 60
 """Longer property values are cut (MLIR's `max-label-len`)."""
@@ -151,7 +152,7 @@ class ViewOpGraphPass(ModulePass):
     the IR is left as it is."""
 
     name = "view-op-graph"
-    output: str = "-"
+    output: str = pass_option("-", "file to write the Graphviz text to ('-': stderr)")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         dot = graph_dot(op)

@@ -3,10 +3,11 @@
 `tir.brgemm_tile` computes one register tile of a batch-reduce GEMM,
 C[m, n] (+)= sum over offset pairs of A_b[m, k] x B_b[k, n], with B rows
 `ldb` apart: a packed B panel (matmul) or rows of a convolution's input, one
-offset pair per filter tap. Its lowering calls `gc_ukernel_f32_...`, a
-function whose name spells its static parameters; the JIT generates the LLVM
-IR of every such function a program declares, the way oneDNN's brgemm
-JIT-generates a kernel per shape.
+offset pair per filter tap. Its lowering declares a `Microkernel` (the
+function `gc_ukernel_f32_...`, whose parameters the declaration carries as
+an attribute and the translated program as `LlvmProgram.microkernels`); the
+JIT generates the LLVM IR of each, the way oneDNN's brgemm JIT-generates a
+kernel per shape.
 
 The kernel body is the classic broadcast-A / FMA loop: m x v vector
 accumulators (v = ceil(n / lanes)) stay in registers across every K loop;
@@ -22,14 +23,11 @@ tiles, so the next B panel streams in from memory while this one computes
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol
 
 PREFIX = "gc_ukernel_f32_"
-_NAME = re.compile(
-    rf"{PREFIX}m(\d+)_n(\d+)_l(\d+)_ar(\d+)_ak(\d+)_ldb(\d+)_ldc(\d+)((?:_o\d+x\d+)*)(_pf)?"
-)
-_DECLARED = re.compile(rf"declare\s+void\s+@\"?({PREFIX}[A-Za-z0-9_]+)\"?\s*\(")
 
 
 @dataclass(frozen=True)
@@ -58,16 +56,21 @@ class Microkernel:
             f"_ldb{self.ldb}_ldc{self.ldc}{taps}{'_pf' if self.prefetch else ''}"
         )
 
+    def fields(self) -> dict[str, Any]:
+        """The parameters as plain values (for IR attributes and the cache)."""
+        fields = asdict(self)
+        fields["offsets"] = [value for pair in self.offsets for value in pair]
+        return fields
+
     @staticmethod
-    def from_name(name: str) -> Microkernel | None:
-        match = _NAME.fullmatch(name)
-        if not match:
-            return None
-        *sizes, taps, prefetch = match.groups()
-        offsets = tuple(tuple(int(x) for x in tap.split("x")) for tap in taps.split("_o")[1:]) or (
-            (0, 0),
-        )
-        return Microkernel(*(int(g) for g in sizes), offsets=offsets, prefetch=bool(prefetch))
+    def from_fields(fields: dict[str, Any]) -> Microkernel:
+        flat = list(fields["offsets"])
+        offsets = tuple(zip(flat[0::2], flat[1::2], strict=True))
+        return Microkernel(**{**fields, "offsets": offsets})
+
+    def microkernels(self) -> tuple[Microkernel, ...]:
+        """A microkernel calls no other."""
+        return ()
 
     @property
     def vec(self) -> str:
@@ -191,7 +194,10 @@ class Microkernel:
 
 
 def _intrinsic_declarations(lanes: set[int]) -> str:
-    text = "declare void @llvm.prefetch.p0(ptr, i32, i32, i32)\n"
+    text = (
+        "declare void @llvm.prefetch.p0(ptr, i32, i32, i32)\n"
+        "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)\n"
+    )
     for n in sorted(lanes):
         vec, mask = f"<{n} x float>", f"<{n} x i1>"
         text += (
@@ -202,25 +208,32 @@ def _intrinsic_declarations(lanes: set[int]) -> str:
     return text
 
 
-def declared_microkernels(llvm_ir: str) -> list[Microkernel]:
-    """The microkernels an LLVM IR program declares (and needs defined)."""
-    kernels = []
-    for name in dict.fromkeys(_DECLARED.findall(llvm_ir)):
-        kernel = Microkernel.from_name(name)
-        if kernel is not None:
-            kernels.append(kernel)
-    return kernels
+class GeneratedKernel(Protocol):
+    """What the JIT generates on a program's demand: a microkernel, or a
+    routine made of microkernel calls (runtime/brgemm_routines.py)."""
+
+    name: str
+    lanes: int
+
+    def llvm_ir(self) -> str: ...
+
+    def microkernels(self) -> tuple[Microkernel, ...]: ...
 
 
-def microkernel_module(kernels: list[Microkernel]) -> str:
-    """One LLVM IR module defining `kernels` (empty text when none)."""
-    if not kernels:
+def microkernel_module(kernels: Sequence[GeneratedKernel]) -> str:
+    """One LLVM IR module defining `kernels` and the microkernels they call
+    (empty text when none)."""
+    defined: dict[str, GeneratedKernel] = {}
+    for kernel in kernels:
+        for needed in (kernel, *kernel.microkernels()):
+            defined.setdefault(needed.name, needed)
+    if not defined:
         return ""
-    body = "".join(kernel.llvm_ir() for kernel in kernels)
+    body = "".join(kernel.llvm_ir() for kernel in defined.values())
     # noinline: a kernel calls its microkernels once per register tile; inlined
     # into every call site they multiplied the JIT's time for no speed
     return (
-        _intrinsic_declarations({k.lanes for k in kernels})
+        _intrinsic_declarations({k.lanes for k in defined.values()})
         + body
         + 'attributes #0 = { noinline nounwind "frame-pointer"="none" }\n'
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType, ModuleOp, i1, i32
+from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType, ModuleOp, i32
 from xdsl.ir import Attribute
 from xdsl.traits import SymbolTable
 
@@ -85,18 +85,6 @@ RUNTIME_SYMBOLS: dict[str, RuntimeSymbol] = {
             (),
             None,
             "run the queued parallel loops as the stages of one job: one fork, one join",
-        ),
-        RuntimeSymbol(
-            "sc_brgemm_f32",
-            (_ptr, _ptr, _ptr, *([_i64] * 9), i1),
-            None,
-            "f32 batch-reduce GEMM: A, B, C, batch, M, N, K, lda, ldb, ldc, stride_a, stride_b, accumulate",
-        ),
-        RuntimeSymbol(
-            "sc_list_brgemm_f32",
-            (_ptr, _ptr, _ptr, *([_i64] * 7), i1),
-            None,
-            "f32 list batch-reduce GEMM: A list, B list, C, batch, M, N, K, lda, ldb, ldc, accumulate",
         ),
     )
 }

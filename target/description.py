@@ -35,6 +35,8 @@ class Target:
     """The feature string the JIT compiles with ("" = the host's)."""
     extensions: frozenset[str] = frozenset()
     """ISA extensions worth knowing: avx512_bf16, avx512_vnni, amx_tile, ..."""
+    cores: int = 16
+    """Cores the code runs on: schedules cut parallel work for this many."""
 
     @property
     def vector_bytes(self) -> int:
@@ -48,11 +50,9 @@ _GENERIC_FEATURES = "-avx,-avx2,-fma,-f16c,-avx512f,-avx512vl,-avx512bw,-avx512d
 # A named target is a whole, fixed description, caches included, so the code it
 # gives (and every lit test that names it) is the same on every host. The cache
 # sizes are those of a typical core of that class: Sapphire Rapids for avx512,
-# Zen 2/3 for avx2.
+# Zen 2/3 for avx2; 16 cores.
 _FIXED = {
-    "avx512": Target(
-        "avx512", 16, 32, 48 * 1024, 2048 * 1024, 32 * 1024 * 1024, _AVX512_FEATURES
-    ),
+    "avx512": Target("avx512", 16, 32, 48 * 1024, 2048 * 1024, 32 * 1024 * 1024, _AVX512_FEATURES),
     "avx2": Target("avx2", 8, 16, 32 * 1024, 512 * 1024, 16 * 1024 * 1024, _AVX2_FEATURES),
     "generic": Target("generic", 4, 16, 32 * 1024, 256 * 1024, 8 * 1024 * 1024, _GENERIC_FEATURES),
 }
@@ -105,7 +105,16 @@ def host_target() -> Target:
         l3_bytes=caches.get(3, base.l3_bytes),
         llvm_features="",
         extensions=frozenset(f for f in known if features.get(f)),
+        cores=_available_cores(),
     )
+
+
+def _available_cores() -> int:
+    """The CPUs this process may run on (its affinity mask, else all)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def supported(name: str) -> bool:

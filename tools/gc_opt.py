@@ -31,7 +31,12 @@ from graphcompiler.ir.pass_manager import (
     run_pipeline,
 )
 from graphcompiler.ir.pass_statistics import StatisticsCollector, collect_statistics
-from graphcompiler.ir.pipeline import OpPassManager, PipelineError, build_pass_manager
+from graphcompiler.ir.pipeline import (
+    OpPassManager,
+    PipelineError,
+    build_pass_manager,
+    option_help,
+)
 from graphcompiler.ir.registry import Registry
 from graphcompiler.ir.verifier import verify_module
 from graphcompiler.passes.view_op_graph import ViewOpGraphPass
@@ -292,7 +297,11 @@ def _describe_options(pass_class: type[ModulePass]) -> list[str]:
             if option.default is not dataclasses.MISSING
             else " (required)"
         )
-        lines.append(f"      {option.name.replace('_', '-')}=<{type_name}>{default}")
+        help_text = option_help(option)
+        lines.append(
+            f"      {option.name.replace('_', '-')}=<{type_name}>{default}"
+            + (f"  -  {help_text}" if help_text else "")
+        )
     return lines
 
 

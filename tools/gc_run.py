@@ -135,7 +135,7 @@ def _run_tir(module, args: argparse.Namespace) -> int:
 
 
 def _graph_inputs(function: func.FuncOp, args: argparse.Namespace) -> list[np.ndarray]:
-    from graphcompiler.interpreters.reference import numpy_dtype, round_to_bf16
+    from graphcompiler.interpreters.reference import random_input
 
     block = function.body.block
     names = {arg.name_hint: index for index, arg in enumerate(block.args) if arg.name_hint}
@@ -165,14 +165,7 @@ def _graph_inputs(function: func.FuncOp, args: argparse.Namespace) -> list[np.nd
         if index in given:
             inputs.append(given[index])
             continue
-        dtype, shape = numpy_dtype(arg.type.element_type), arg.type.get_shape()
-        if dtype == np.bool_:
-            inputs.append(rng.random(shape) > 0.5)
-        elif dtype.kind == "i":
-            inputs.append(rng.integers(-9, 10, shape).astype(dtype))
-        else:
-            values = rng.uniform(-1.0, 1.0, shape).astype(dtype)
-            inputs.append(round_to_bf16(values) if str(arg.type.element_type) == "bf16" else values)
+        inputs.append(random_input(arg.type, rng))
     return inputs
 
 

@@ -18,7 +18,7 @@ import sys
 from graphcompiler.driver.program import TIR_TO_LLVM
 from graphcompiler.ir.pass_manager import PrintOptions, run_pipeline
 from graphcompiler.ir.pipeline import build_pass_manager
-from graphcompiler.lowering.llvm.translate import translate_to_llvm_ir
+from graphcompiler.lowering.llvm.translate import translate_program
 from graphcompiler.tools.driver import (
     ToolArgumentParser,
     ToolError,
@@ -71,11 +71,12 @@ def main(argv: list[str] | None = None) -> int:
         )
         if pipeline is not None:
             run_pipeline(build_pass_manager(registry, pipeline), module, registry.create_context())
-        llvm_ir = translate_to_llvm_ir(module)
+        program = translate_program(module)
+        llvm_ir = program.text
         if args.emit_asm:
             from graphcompiler.runtime.jit.engine import assembly
 
-            llvm_ir = assembly(llvm_ir)
+            llvm_ir = assembly(llvm_ir, program.microkernels)
         write_output(args.output, llvm_ir)
         return 0
 

@@ -31,8 +31,6 @@ from onnx import numpy_helper, shape_inference
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     BFloat16Type,
-    BytesAttr,
-    DenseIntOrFPElementsAttr,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -48,6 +46,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from graphcompiler.dialects import graph
 from graphcompiler.dialects.graph.builders import create_op
+from graphcompiler.ir.element_types import dense_elements
 
 MIN_OPSET = 13
 DEFAULT_DOMAINS = ("", "ai.onnx")
@@ -105,23 +104,6 @@ def name_hint(name: str) -> str | None:
         return None
     hint = re.sub(r"[^\w$.-]", "_", name)
     return hint if _SSA_NAME.fullmatch(hint) else f"v{hint}"
-
-
-def dense_attr(array: np.ndarray, type_: Attribute) -> DenseIntOrFPElementsAttr:
-    """`array` as a dense attribute of element type `type_`, held as its bytes
-    (one copy, never a Python list per element)."""
-    from graphcompiler.interpreters.reference import numpy_dtype
-
-    shape = list(array.shape)
-    if isinstance(type_, BFloat16Type):
-        bits = (np.asarray(array, np.float32).view(np.uint32) >> 16).astype("<u2")
-        return DenseIntOrFPElementsAttr(TensorType(type_, shape), BytesAttr(bits.tobytes()))
-    dtype = numpy_dtype(type_)
-    if dtype == np.bool_:  # i1: one byte per element in xDSL's byte form
-        data = np.asarray(array, np.bool_).astype(np.uint8)
-    else:
-        data = np.asarray(array).astype(dtype.newbyteorder("<"))
-    return DenseIntOrFPElementsAttr(TensorType(type_, shape), BytesAttr(data.tobytes()))
 
 
 class Node:
@@ -284,7 +266,7 @@ class Importer:
     def constant_value(self, array: np.ndarray, type_: Attribute, where: str) -> SSAValue:
         """A graph.constant located at `where` (a node's or an initializer's name)."""
         op = graph.ConstantOp.create(
-            properties={"value": dense_attr(array, type_)},
+            properties={"value": dense_elements(array, type_)},
             result_types=[TensorType(type_, list(array.shape))],
         )
         op.location = NameLoc(StringAttr(where), NoneAttr())

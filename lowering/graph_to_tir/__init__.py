@@ -34,6 +34,7 @@ from xdsl.traits import SymbolTable
 from graphcompiler.dialects import graph, tir
 from graphcompiler.dialects.tir.builder import TirBuilder
 from graphcompiler.ir.diagnostics import Diagnostic, DiagnosticError, Severity, op_diagnostic
+from graphcompiler.ir.pipeline import pass_option
 from graphcompiler.lowering.graph_to_tir.dedupe import dedupe_kernels
 from graphcompiler.lowering.graph_to_tir.kernel import Kernel, Operand, tir_tensor_type
 from graphcompiler.lowering.graph_to_tir.templates import (
@@ -200,7 +201,6 @@ class _FunctionLowering:
         inputs = [(values[o], o.type) for o in op.operands]
         self.call_kernel(self.kernel_name(base), template, op, outputs, inputs)
 
-
     def _as_view(
         self, op: Operation, values: dict[SSAValue, SSAValue], destination: dict[SSAValue, SSAValue]
     ) -> bool:
@@ -255,9 +255,7 @@ def _drop_unread_constants(module: ModuleOp) -> None:
     the globals nothing refers to any more. Each weight was otherwise
     emitted twice, unpacked and unread beside its packed copy."""
     kernels = {
-        f.sym_name.data: f
-        for f in module.ops
-        if isinstance(f, tir.FuncOp) and not f.is_declaration
+        f.sym_name.data: f for f in module.ops if isinstance(f, tir.FuncOp) and not f.is_declaration
     }
     for call in [op for op in module.walk() if isinstance(op, tir.CallOp)]:
         kernel = kernels.get(call.callee.root_reference.data)
@@ -297,7 +295,9 @@ class ConvertGraphToTirPass(ModulePass):
 
     name = "convert-graph-to-tir"
 
-    target: str = ""
+    target: str = pass_option(
+        "", "host, avx512, avx2 or generic (default: GC_TARGET, else the host)"
+    )
     """host, avx512, avx2 or generic; empty: GC_TARGET, else the host."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

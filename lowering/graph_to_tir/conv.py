@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float32Type, IndexType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import graph, tir
 from graphcompiler.lowering.graph_to_tir.kernel import (
@@ -37,11 +37,11 @@ from graphcompiler.lowering.graph_to_tir.kernel import (
 )
 from graphcompiler.lowering.graph_to_tir.matmul import (
     Epilogue,
-    MatmulSchedule,
     constant_values,
     global_constant,
     unflatten,
 )
+from graphcompiler.target.schedules import MatmulSchedule
 
 f32 = Float32Type()
 
@@ -62,12 +62,9 @@ def _inside(kernel: Kernel, coordinates: list[SSAValue], sizes: list[int]) -> SS
     return result
 
 
-def _window_params(op: Operation) -> tuple[list[int], list[int], list[int]]:
-    props = op.with_defaults(op.properties)
-    strides = graph.int_list(props, "strides") or [1, 1]
-    padding = graph.int_list(props, "padding") or [0, 0, 0, 0]
-    dilations = graph.int_list(props, "dilations") or [1, 1]
-    return strides, padding[:2], dilations
+def _window_params(op: graph.Conv2dOp) -> tuple[list[int], list[int], list[int]]:
+    """strides, the top and left padding, dilations."""
+    return op.window_strides, op.window_padding[:2], op.window_dilations
 
 
 def conv2d(kernel: Kernel, op: graph.Conv2dOp) -> None:
@@ -95,7 +92,7 @@ class BrgemmConv:
     def __init__(self, kernel: Kernel, op, x: Operand, w: Operand, out: Operand, epilogue):
         self.kernel, self.b = kernel, kernel.b
         self.x, self.w, self.out, self.epilogue = x, w, out, epilogue
-        self.groups = graph.int_value(op.with_defaults(op.properties), "groups")
+        self.groups = op.group_count
         self.strides, self.pads, self.dilations = _window_params(op)
         self.n, self.c, self.h, self.width = x.shape
         self.o, self.c_per_group, self.kh, self.kw = w.shape
@@ -128,7 +125,9 @@ class BrgemmConv:
                 target = [image, kx, row, channel]
                 with b.at_end_of(branch.then_region.block):
                     self._fill(shifted, target, 0, first)
-                    self._copy_row(shifted, target, [image, channel, source_row], first, end, kx * dw - pl)
+                    self._copy_row(
+                        shifted, target, [image, channel, source_row], first, end, kx * dw - pl
+                    )
                     self._fill(shifted, target, end, self.ow)
                 with b.at_end_of(branch.else_region.block):
                     self._fill(shifted, target, 0, self.ow)
@@ -140,7 +139,9 @@ class BrgemmConv:
             with self.b.make_for(start, end, 1) as column:
                 self.b.make_store(self.b.const(0.0, f32), tensor, [*leading, column])
 
-    def _copy_row(self, tensor, leading: list, source: list, start: int, end: int, shift: int) -> None:
+    def _copy_row(
+        self, tensor, leading: list, source: list, start: int, end: int, shift: int
+    ) -> None:
         """tensor[*leading, x] = input[*source, x * sw + shift] for x in [start, end),
         in vectors when the stride is 1."""
         kernel, b, sw = self.kernel, self.b, self.strides[1]
@@ -161,8 +162,12 @@ class BrgemmConv:
         if isinstance(self.w.constant, DenseIntOrFPElementsAttr):
             weights = constant_values(self.w.constant, self.w.shape)
             padded = np.zeros((g, groups * self.mr, self.c_per_group, taps), np.float32)
-            padded[:, : self.o_per_group] = weights.reshape(g, self.o_per_group, self.c_per_group, taps)
-            packed = padded.reshape(g, groups, self.mr, self.c_per_group, taps).transpose(0, 1, 4, 3, 2)
+            padded[:, : self.o_per_group] = weights.reshape(
+                g, self.o_per_group, self.c_per_group, taps
+            )
+            packed = padded.reshape(g, groups, self.mr, self.c_per_group, taps).transpose(
+                0, 1, 4, 3, 2
+            )
             return global_constant(self.b, "packed_w", np.ascontiguousarray(packed))
         kernel, b = self.kernel, self.b
         packed = b.make_tensor(shape, f32)
@@ -187,7 +192,8 @@ class BrgemmConv:
         taps = [(ky, kx) for ky in range(self.kh) for kx in range(self.kw)]
         tap_block = self.c_per_group * self.mr
         offsets = [
-            (t * tap_block, kx * kx_stride + ky * dh * row_stride) for t, (ky, kx) in enumerate(taps)
+            (t * tap_block, kx * kx_stride + ky * dh * row_stride)
+            for t, (ky, kx) in enumerate(taps)
         ]
         full_groups, tail = divmod(self.o_per_group, self.mr)
         grid = [self.n, self.groups, self.oh]
@@ -200,12 +206,18 @@ class BrgemmConv:
 
             def strip(channel_group, rows: int) -> None:
                 o0 = b.add(b.mul(group, self.o_per_group), b.mul(channel_group, self.mr))
-                a_view = b.tensor_ptr(weights, [group, channel_group, 0, 0, 0], [len(taps) * tap_block])
+                a_view = b.tensor_ptr(
+                    weights, [group, channel_group, 0, 0, 0], [len(taps) * tap_block]
+                )
                 for x0, cols in self._column_panels():
                     b_index = [image, 0, input_row, first_channel, x0]
-                    footprint = max(o for _, o in offsets) + (self.c_per_group - 1) * channel_stride + cols
+                    footprint = (
+                        max(o for _, o in offsets) + (self.c_per_group - 1) * channel_stride + cols
+                    )
                     b_view = b.tensor_ptr(shifted, b_index, [footprint])
-                    c_view = b.tensor_ptr(self.out.value, [image, o0, y, x0], [(rows - 1) * self.oh * self.ow + cols])
+                    c_view = b.tensor_ptr(
+                        self.out.value, [image, o0, y, x0], [(rows - 1) * self.oh * self.ow + cols]
+                    )
                     b.make_brgemm_tile(
                         a_view, b_view, c_view, offsets, m=rows, n=cols, k=self.c_per_group,
                         lanes=self.lanes, a_row=1, a_k=self.mr, ldb=channel_stride,
@@ -230,7 +242,7 @@ def _direct_conv2d(kernel: Kernel, op, x: Operand, w: Operand, out: Operand) -> 
     b = kernel.b
     n, c, h, width = x.shape
     o, i_per_group, kh, kw = w.shape
-    groups = graph.int_value(op.with_defaults(op.properties), "groups")
+    groups = op.group_count
     strides, pads, dilations = _window_params(op)
     _, _, oh, ow = out.shape
     with kernel.loop_nest([o, n, oh, ow]) as (oc, batch, y, z):

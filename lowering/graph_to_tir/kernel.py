@@ -33,10 +33,7 @@ from xdsl.ir import Attribute, SSAValue
 from graphcompiler.dialects import graph, tir
 from graphcompiler.dialects.tir.builder import TirBuilder
 from graphcompiler.target.description import Target, get_target
-
-PARALLEL_MIN_ELEMENTS = 1 << 14
-"""Below this many elements a loop nest stays serial: the thread pool's
-start-up would cost more than it saves."""
+from graphcompiler.target.schedules import PARALLEL_MIN_ELEMENTS
 
 f32 = Float32Type()
 

@@ -22,10 +22,8 @@ thread count, so results do not depend on either.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable
 from contextlib import nullcontext as _nothing
-from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -45,109 +43,15 @@ from graphcompiler.lowering.graph_to_tir.kernel import (
     Operand,
     compute_type,
 )
-from graphcompiler.target.description import Target
+from graphcompiler.target.schedules import MatmulSchedule
 
 f32 = Float32Type()
-MAX_TILE_ROWS = 14
-FULL_TILE_FMAS = 24
 FLOATS_PER_LINE = 16
 """f32 values in a 64-byte cache line."""
-"""Accumulators past this many hide no more FMA latency (measured)."""
 
 Epilogue = Callable[[list, list[int]], None]
 """Called with a block's origin and sizes once that block of an anchor's
 output is computed (graph.fused applies its element-wise ops there)."""
-
-
-@dataclass(frozen=True)
-class MatmulSchedule:
-    """Register tile mr x nr (nr = vectors x lanes) and cache blocks."""
-
-    mr: int
-    nr: int
-    lanes: int
-    kc: int
-    mc: int
-    nc: int
-
-    def k_blocks(self, k: int) -> list[tuple[int, int]]:
-        """(count, rows) of the K blocks: `count` blocks of kc rows, then one
-        of the rest of K when kc does not divide it."""
-        full, rest = divmod(k, self.kc)
-        return [(count, rows) for count, rows in ((full, self.kc), (1, rest)) if count and rows]
-
-    @staticmethod
-    def register_tile(target: Target, n: int, m: int | None = None) -> tuple[int, int]:
-        """(rows, vectors) of the register tile: accumulators, B vectors and
-        the broadcast A fit the register file; the most useful FMAs per step
-        win (measured: 6x4 or 8x3 vectors beat 4x4 by 5-10% on AVX-512),
-        discounted when a step issues fewer than 1.5 FMAs per load (rows
-        broadcasts + `vectors` B loads) and by the ragged tails left in M and
-        N."""
-        lanes, useful_vectors = target.f32_lanes, max(1, math.ceil(n / target.f32_lanes))
-        best, best_score = (1, 1), None
-        for vectors in range(1, min(4, useful_vectors) + 1):
-            most_rows = min(MAX_TILE_ROWS, (target.vector_registers - vectors - 1) // vectors)
-            for rows in range(1, min(most_rows, m or most_rows) + 1):
-                fmas, loads = rows * vectors, rows + vectors
-                covered = n / (math.ceil(n / (vectors * lanes)) * vectors * lanes)
-                if m is not None:
-                    covered *= m / (math.ceil(m / rows) * rows)
-                useful = covered * min(1.0, fmas / (1.5 * loads)) * min(fmas, FULL_TILE_FMAS)
-                score = (round(useful, 1), -loads)
-                if best_score is None or score > best_score:
-                    best, best_score = (rows, vectors), score
-        return best
-
-    @staticmethod
-    def _blocks(
-        target: Target, batch: int, m: int, n: int, k: int, mr: int, nr: int, kc: int
-    ) -> tuple[int, int]:
-        """How many blocks to cut M and N into. At least enough that the A
-        block (mc x kc) takes an eighth of L2 and the B block (kc x nc) half
-        of it (a bigger A block lost 10% at 1024^3: the C block it updates
-        per K block spilled from L2), and with enough work 4 blocks per core
-        (the thread pool balances them). Each block reads its A rows and its
-        B columns over all of K, so among the cuts giving that many blocks
-        the one reading the least is taken: every cut of N reads A once more,
-        every cut of M reads B once more (MLAS cuts N when N > M for the same
-        reason)."""
-        groups, panels = math.ceil(m / mr), math.ceil(n / nr)
-        least_m = math.ceil(groups / max(1, target.l2_bytes // 8 // (kc * 4 * mr)))
-        least_n = math.ceil(panels / max(1, min(8, target.l2_bytes // 2 // (kc * 4 * nr))))
-        big = batch * m * n * k >= PARALLEL_MIN_ELEMENTS * 64
-        wanted = 4 * (os.cpu_count() or 1) if big else 1
-
-        def count(blocks_m: int, blocks_n: int) -> int:
-            """Blocks there really are (mc and nc are whole tiles)."""
-            rows, cols = math.ceil(groups / blocks_m), math.ceil(panels / blocks_n)
-            return batch * math.ceil(groups / rows) * math.ceil(panels / cols)
-
-        best, best_cost = (least_m, least_n), None
-        for blocks_m in range(least_m, groups + 1):
-            blocks_n = least_n
-            while blocks_n < panels and count(blocks_m, blocks_n) < wanted:
-                blocks_n += 1
-            short = max(0, wanted - count(blocks_m, blocks_n))
-            cost = (short, blocks_n * m * k + blocks_m * k * n)
-            if best_cost is None or cost < best_cost:
-                best, best_cost = (blocks_m, blocks_n), cost
-            if blocks_n == least_n and not short:
-                break  # more M blocks would only read B more often
-        return best
-
-    @staticmethod
-    def for_shape(target: Target, batch: int, m: int, n: int, k: int) -> MatmulSchedule:
-        rows, vectors = MatmulSchedule.register_tile(target, n, m)
-        mr, nr = min(rows, m), vectors * target.f32_lanes
-        # the B panel's K block (kc x nr) in 2/3 of L1 (1/2 and 4/5 measured
-        # 1-2% slower on the bench's shapes), K cut evenly
-        kc_limit = max(64, target.l1_bytes * 2 // 3 // (nr * 4))
-        kc = math.ceil(k / math.ceil(k / kc_limit))
-        groups, panels = math.ceil(m / mr), math.ceil(n / nr)
-        blocks_m, blocks_n = MatmulSchedule._blocks(target, batch, m, n, k, mr, nr, kc)
-        mc, nc = mr * math.ceil(groups / blocks_m), nr * math.ceil(panels / blocks_n)
-        return MatmulSchedule(mr, nr, target.f32_lanes, kc, mc, nc)
 
 
 def matmul(kernel: Kernel, op: graph.MatmulOp) -> None:
@@ -162,11 +66,10 @@ def matmul_into(
     out: Operand,
     epilogue: Epilogue | None = None,
 ) -> None:
-    props = op.with_defaults(op.properties)
     if all(compute_type(o.element) == f32 for o in (a, b_, out)):
-        PackedMatmul(kernel, a, b_, out, props, epilogue).emit()
+        PackedMatmul(kernel, a, b_, out, op, epilogue).emit()
     else:
-        _matmul_loops(kernel, a, b_, out, props)
+        _matmul_loops(kernel, a, b_, out, op)
         if epilogue:
             epilogue([0] * len(out.shape), out.shape)
 
@@ -219,10 +122,9 @@ def global_constant(builder, suffix: str, values: np.ndarray) -> SSAValue:
 class PackedMatmul:
     """One f32-computed matmul (f16/bf16 operands are converted on the way)."""
 
-    def __init__(self, kernel: Kernel, a, b_, out, props, epilogue: Epilogue | None):
+    def __init__(self, kernel: Kernel, a, b_, out, op: graph.MatmulOp, epilogue: Epilogue | None):
         self.kernel, self.b = kernel, kernel.b
-        self.transpose_a = graph.bool_value(props, "transpose_a")
-        self.transpose_b = graph.bool_value(props, "transpose_b")
+        self.transpose_a, self.transpose_b = op.a_transposed, op.b_transposed
         *self.batch, self.m, self.n = out.shape
         self.k = a.shape[-2] if self.transpose_a else a.shape[-1]
         self.a, self.b_in, self.out, self.epilogue = a, b_, out, epilogue
@@ -485,10 +387,12 @@ class PackedMatmul:
             self.epilogue([0] * len(self.out.shape), self.out.shape)
 
 
-def _matmul_loops(kernel: Kernel, a: Operand, b_: Operand, out: Operand, props) -> None:
+def _matmul_loops(
+    kernel: Kernel, a: Operand, b_: Operand, out: Operand, op: graph.MatmulOp
+) -> None:
     """Integer matmuls: a dot product per output element."""
     builder = kernel.b
-    transpose_a, transpose_b = (graph.bool_value(props, n) for n in ("transpose_a", "transpose_b"))
+    transpose_a, transpose_b = op.a_transposed, op.b_transposed
     *batch, m, n = out.shape
     k = a.shape[-2] if transpose_a else a.shape[-1]
     with kernel.loop_nest(out.shape) as index:

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import llvmlite.ir as ir
 
+from graphcompiler.runtime.microkernels import GeneratedKernel
+
 MIN_PART_LINES = 300
 """Smaller parts than this (lines of their definitions, about one
 instruction each) are not worth a helper of their own."""
@@ -59,9 +61,11 @@ class Part:
 
 
 class LlvmProgram:
-    """The LLVM IR text of an llvmlite module, piece by piece."""
+    """The LLVM IR text of an llvmlite module, piece by piece, and the
+    generated microkernels it declares (the JIT defines them)."""
 
-    def __init__(self, module: ir.Module):
+    def __init__(self, module: ir.Module, microkernels: tuple[GeneratedKernel, ...] = ()):
+        self.microkernels = microkernels
         # the module without its globals: header and types, then metadata
         frame = ir.Module(module.name, module.context)
         frame.triple, frame.data_layout = module.triple, module.data_layout

@@ -36,6 +36,7 @@ from xdsl.dialects.builtin import (
 
 from graphcompiler.dialects.llvm import VectorFCmpOp, VectorSelectOp
 from graphcompiler.ir.diagnostics import Diagnostic, DiagnosticError, Severity
+from graphcompiler.lowering.llvm.microkernels import declared_kernels
 from graphcompiler.lowering.llvm.split import LlvmProgram
 
 
@@ -187,4 +188,4 @@ def translate_program(
         if isinstance(value, ir.GlobalVariable) and value.initializer is not None:
             if value.linkage == "external":
                 value.linkage = ""
-    return LlvmProgram(llvm_module)
+    return LlvmProgram(llvm_module, declared_kernels(module))

@@ -16,16 +16,17 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.transforms.dead_code_elimination import region_dce
 
-from graphcompiler.dialects import graph, tir
-from graphcompiler.dialects.graph.builders import create_op
+from graphcompiler.dialects import graph
 from graphcompiler.interpreters import reference
 from graphcompiler.ir import pass_statistics
+from graphcompiler.ir.element_types import dense_elements
+from graphcompiler.ir.pipeline import pass_option
 
 
 def fold(op: Operation) -> np.ndarray:
@@ -34,29 +35,14 @@ def fold(op: Operation) -> np.ndarray:
     return reference.evaluate(op, arrays)
 
 
-def constant_attribute(array: np.ndarray, type_: TensorType) -> DenseIntOrFPElementsAttr:
-    """`array` as a dense attribute of `type_`, a splat when all elements agree."""
-    flat = array.reshape(-1)
-    splat = flat.size and (flat == flat[0]).all()
-    dtype = reference.numpy_dtype(type_.element_type)
-    if not splat and dtype.kind in "fiu" and dtype.itemsize * 8 == tir.bit_width(type_.element_type):
-        data = BytesAttr(np.ascontiguousarray(flat, dtype.newbyteorder("<")).tobytes())
-        return DenseIntOrFPElementsAttr(TensorType(type_.element_type, type_.get_shape()), data)
-    values = flat[:1] if splat else flat
-    python_values = [bool(v) if array.dtype == np.bool_ else v.item() for v in values]
-    if array.dtype == np.bool_:
-        python_values = [int(v) for v in python_values]
-    return DenseIntOrFPElementsAttr.from_list(
-        TensorType(type_.element_type, type_.get_shape()), python_values
-    )
-
-
 @dataclass(frozen=True)
 class GraphConstantFoldPass(ModulePass):
     """Evaluate graph ops whose operands are all constants at compile time."""
 
     name = "graph-constant-fold"
-    max_elements: int = 1 << 16
+    max_elements: int = pass_option(
+        1 << 16, "ops with bigger results are left to run (their constants would bloat the code)"
+    )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         folded = skipped = 0
@@ -69,14 +55,26 @@ class GraphConstantFoldPass(ModulePass):
                 continue
             result = candidate.results[0]
             size = np.prod(result.type.get_shape(), dtype=np.int64)
-            inputs = sum(np.prod(o.type.get_shape(), dtype=np.int64) for o in set(candidate.operands))
+            inputs = sum(
+                np.prod(o.type.get_shape(), dtype=np.int64) for o in set(candidate.operands)
+            )
             if size > self.max_elements and size > inputs:
                 skipped += 1
                 continue
             value = fold(candidate)
-            constant = create_op("constant", [], value=constant_attribute(value, result.type))
+            constant = graph.ConstantOp.build_from(
+                [],
+                value=dense_elements(
+                    value,
+                    result.type.element_type,
+                    shape=result.type.get_shape(),
+                    splat_if_uniform=True,
+                ),
+            )
             Rewriter.replace_op(candidate, constant)
             folded += 1
         region_dce(op.body)  # the constants the folded ops used may be dead now
         pass_statistics.record(self, "folded-ops", folded, "ops evaluated at compile time")
-        pass_statistics.record(self, "too-big", skipped, "foldable ops left because of max-elements")
+        pass_statistics.record(
+            self, "too-big", skipped, "foldable ops left because of max-elements"
+        )

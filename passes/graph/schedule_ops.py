@@ -35,7 +35,8 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from graphcompiler.dialects.graph.builders import OpVisitor
 from graphcompiler.dialects.graph.ops import is_element_type
-from graphcompiler.interpreters.reference import numpy_dtype
+from graphcompiler.ir.element_types import byte_size
+from graphcompiler.ir.pipeline import pass_option
 from graphcompiler.passes.function_pass import FunctionPass
 
 HEAT_LAST, HEAT_BEFORE_LAST, HEAT_COLD = 2.5, 1.5, 1.0
@@ -49,7 +50,7 @@ def tensor_bytes(value: SSAValue) -> int:
     count = 1
     for dim in value.type.get_shape():
         count *= dim
-    return count * numpy_dtype(value.type.element_type).itemsize
+    return count * byte_size(value.type.element_type)
 
 
 def peak_live_bytes(
@@ -169,7 +170,10 @@ class GraphScheduleOpsPass(FunctionPass):
     """Reorder graph ops to keep hot inputs in cache and live tensors small."""
 
     name = "graph-schedule-ops"
-    policy: str = "heuristic"
+    policy: str = pass_option(
+        "heuristic",
+        "'heuristic' (the design's scoring formula), 'dfs' or 'bfs' (the seed's orders)",
+    )
     STATISTICS = {
         "peak-bytes-before": "peak live bytes before",
         "peak-bytes-after": "peak live bytes after",

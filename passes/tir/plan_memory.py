@@ -12,7 +12,9 @@ arena; the arena itself is one `tir.define_tensor` (so one allocation).
 With `arena-argument`, the arena of each function no other function calls
 (the entry a caller runs) becomes its last argument `%arena`, so the caller
 allocates it once and reuses it across calls (graphcompiler.compile does)
-rather than the function allocating and freeing it on every call.
+rather than the function allocating and freeing it on every call. The
+function then carries `tir.arena_bytes`, the size of that argument, which
+the compiler reads (`arena_argument_bytes`) to allocate it.
 """
 
 from __future__ import annotations
@@ -20,23 +22,28 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import FunctionType, IndexType, IntegerType, ModuleOp
+from xdsl.dialects.builtin import FunctionType, IndexType, IntegerAttr, IntegerType, ModuleOp, i64
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from graphcompiler.dialects import tir
 from graphcompiler.ir import pass_statistics
+from graphcompiler.ir.pipeline import pass_option
 
 ALIGNMENT = 64
+ARENA_BYTES_ATTRIBUTE = "tir.arena_bytes"
+"""On a function whose last argument is its arena: the arena's size."""
+
+
+def arena_argument_bytes(function: tir.FuncOp) -> int | None:
+    """The size of `function`'s arena argument, None if it takes none."""
+    size = function.attributes.get(ARENA_BYTES_ATTRIBUTE)
+    return size.value.data if isinstance(size, IntegerAttr) else None
 
 
 def _aligned(size: int) -> int:
     return (size + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
-
-
-def tensor_bytes(type_: tir.TirTensorType) -> int:
-    return tir._tensor_bytes(type_)
 
 
 @dataclass
@@ -124,12 +131,12 @@ def plan_function(
     for define in sorted(lifetimes, key=lambda d: lifetimes[d]):
         start = lifetimes[define][0]
         for done in [d for d in live if lifetimes[d][1] < start]:
-            planner.release(offsets[done], tensor_bytes(done.result.type))
+            planner.release(offsets[done], tir.tensor_bytes(done.result.type))
             live.remove(done)
-        offsets[define] = planner.allocate(tensor_bytes(define.result.type))
+        offsets[define] = planner.allocate(tir.tensor_bytes(define.result.type))
         live.append(define)
     arena_size = max(
-        planner.size, max(o + _aligned(tensor_bytes(d.result.type)) for d, o in offsets.items())
+        planner.size, max(o + _aligned(tir.tensor_bytes(d.result.type)) for d, o in offsets.items())
     )
     arena_type = tir.TirTensorType([arena_size], IntegerType(8))
     block = function.body.block
@@ -138,6 +145,7 @@ def plan_function(
         function.function_type = FunctionType.from_lists(
             [a.type for a in block.args], function.function_type.outputs.data
         )
+        function.attributes[ARENA_BYTES_ATTRIBUTE] = IntegerAttr(arena_size, i64)
     else:
         arena = tir.DefineTensorOp.create(result_types=[arena_type]).result
         Rewriter.insert_op(arena.owner, InsertPoint.at_start(block))
@@ -152,7 +160,7 @@ def plan_function(
         name = define.result.name_hint
         Rewriter.replace_op(define, [offset_op, view], [view.result])
         offset_op.result.name_hint, view.result.name_hint = None, name
-    return arena_size, sum(tensor_bytes(d.result.type) for d in offsets)
+    return arena_size, sum(tir.tensor_bytes(d.result.type) for d in offsets)
 
 
 @dataclass(frozen=True)
@@ -160,14 +168,16 @@ class TirPlanMemoryPass(ModulePass):
     """Place each function's intermediate tensors in one reused arena."""
 
     name = "tir-plan-memory"
-    match_range: int = 16
-    arena_argument: bool = False
+    match_range: int = pass_option(
+        16, "reuse a free block only if at most this many times larger than the tensor"
+    )
+    arena_argument: bool = pass_option(
+        False, "the arena of each function no other calls becomes its last argument"
+    )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         arena_total = tensors_total = 0
-        called = {
-            call.callee.string_value() for call in op.walk() if isinstance(call, tir.CallOp)
-        }
+        called = {call.callee.string_value() for call in op.walk() if isinstance(call, tir.CallOp)}
         for function in [f for f in op.ops if isinstance(f, tir.FuncOp) and not f.is_declaration]:
             entry = function.sym_name.data not in called
             arena, tensors = plan_function(

@@ -15,12 +15,13 @@ import ctypes
 import operator
 import os
 import threading
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import llvmlite.binding as llvm
 
 from graphcompiler.runtime.jit.optimizer import Job, build, optimize_here, prestart
-from graphcompiler.runtime.microkernels import declared_microkernels, microkernel_module
+from graphcompiler.runtime.microkernels import GeneratedKernel, microkernel_module
 from graphcompiler.runtime.native import NATIVE_LIBRARIES, NUM_THREADS_GLOBAL, native_source
 from graphcompiler.runtime.object_cache import pack_objects, unpack_objects
 from graphcompiler.runtime.threadpool import available_cpus, thread_pool
@@ -149,12 +150,12 @@ def parse_llvm_ir(text: str, name: str = "program", context=None) -> llvm.Module
     return module
 
 
-def assembly(llvm_ir: str) -> str:
-    """Host assembly of optimized `llvm_ir` and its generated microkernels
-    (without the runtime)."""
+def assembly(llvm_ir: str, microkernels: Sequence[GeneratedKernel] = ()) -> str:
+    """Host assembly of optimized `llvm_ir` and the generated `microkernels`
+    it declares (without the runtime)."""
     machine = _target_machine()
     module = parse_llvm_ir(llvm_ir)
-    microkernels = microkernel_module(declared_microkernels(llvm_ir))
+    microkernels = microkernel_module(microkernels)
     if microkernels:
         module.link_in(parse_llvm_ir(microkernels, "graphcompiler_microkernels"))
     optimize_here(module, machine)
@@ -172,7 +173,11 @@ def program_parts() -> int:
 
 
 def _program_and_runtime(
-    llvm_ir: str, context, entry: str | None, program: LlvmProgram | None
+    llvm_ir: str,
+    context,
+    entry: str | None,
+    program: LlvmProgram | None,
+    microkernels: Sequence[GeneratedKernel],
 ) -> tuple[list[llvm.ModuleRef], llvm.ModuleRef]:
     """The program (split into parts when `program` and `entry` are given),
     and the runtime with the program's microkernels, in `context`: modules
@@ -192,9 +197,9 @@ def _program_and_runtime(
         called = {f.name for module in modules for f in module.functions if f.is_declaration}
         runtime = parse_llvm_ir(native_source(), "graphcompiler_runtime", context)
         modules.append(runtime)
-        microkernels = microkernel_module(declared_microkernels(llvm_ir))
         if microkernels:
-            modules.append(parse_llvm_ir(microkernels, "graphcompiler_microkernels", context))
+            kernels = microkernel_module(microkernels)
+            modules.append(parse_llvm_ir(kernels, "graphcompiler_microkernels", context))
             runtime.link_in(modules.pop())
         for function in runtime.functions:
             unused = not function.is_declaration and function.name not in called
@@ -230,6 +235,7 @@ class JitEngine:
         object_code: bytes | None = None,
         entry: str | None = None,
         program: LlvmProgram | None = None,
+        microkernels: Sequence[GeneratedKernel] = (),
     ):
         """`external_data`: initial bytes of globals the text zero-initializes
         (see translate_to_llvm_ir), copied in once the code is loaded.
@@ -238,6 +244,8 @@ class JitEngine:
         of also compiling them on their own (None: all stay callable).
         `program`: the same IR in pieces (lowering/llvm_split.py), for
         building it as several modules at once (with `entry`).
+        `microkernels`: the generated microkernels the IR declares (the
+        program's own, when `program` is given).
         `object_code`: the machine code an earlier engine made of the same
         IR (its `.object_code`): loaded as is, skipping optimization and
         code generation (the compile cache)."""
@@ -251,7 +259,11 @@ class JitEngine:
         modules: list[llvm.ModuleRef] = []
         try:
             if object_code is None:
-                parts, runtime = _program_and_runtime(llvm_ir, self.context, entry, program)
+                if program is not None:
+                    microkernels = program.microkernels
+                parts, runtime = _program_and_runtime(
+                    llvm_ir, self.context, entry, program, microkernels
+                )
                 modules = [*parts, runtime]
                 jobs = [Job(module, to_object=True) for module in modules]
                 cpu, features = llvm.get_host_cpu_name(), _machine_features()

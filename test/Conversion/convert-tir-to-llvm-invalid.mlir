@@ -33,7 +33,7 @@ tir.func @print_int(f32)
 // -----
 
 tir.func @bf16_brgemm(%A: !tir.tensor<16xbf16>, %C: !tir.tensor<16xf32>, %n: index) {
-  // expected-error @+1 {{'tir.brgemm' op the runtime has no bf16 brgemm yet; only f32 is supported}}
+  // expected-error @+1 {{'tir.brgemm' op brgemm computes f32 only, not bf16}}
   tir.brgemm %A, %A, %C, %n {m = 4 : i64, n = 4 : i64, k = 4 : i64, lda = 4 : i64, ldb = 4 : i64, ldc = 4 : i64, stride_a = 0 : i64, stride_b = 0 : i64} : !tir.tensor<16xbf16>, !tir.tensor<16xbf16>, !tir.tensor<16xf32>, index
   tir.return
 }

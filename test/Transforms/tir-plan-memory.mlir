@@ -20,7 +20,7 @@
 // With arena-argument the entry takes the arena as its last argument (the
 // caller allocates it once); kernels it calls keep their own.
 // ARG-LABEL: tir.func @chain(
-// ARG-SAME:    %out: !tir.tensor<32x32xf32>, %arena: !tir.tensor<8192xi8>) {
+// ARG-SAME:    %out: !tir.tensor<32x32xf32>, %arena: !tir.tensor<8192xi8>) attributes {tir.arena_bytes = 8192 : i64} {
 // ARG-NOT:     tir.define_tensor : !tir.tensor<8192xi8>
 // ARG:         %exp_out = tir.tensor_ptr %arena[%{{.*}}] : !tir.tensor<8192xi8> -> !tir.tensor<32x32xf32>
 // STATS (@chain and @viewed below, 8 KiB arenas each):

@@ -17,15 +17,7 @@ RTOL, ATOL = 1e-4, 1e-5
 
 
 def random_array(type_, positive=False):
-    shape = type_.get_shape()
-    dtype = reference.numpy_dtype(type_.element_type)
-    if dtype == np.bool_:
-        return rng.random(shape) > 0.5
-    if dtype.kind == "i":
-        return rng.integers(-9, 10, shape).astype(dtype)
-    low = 0.1 if positive else -2.0
-    values = rng.uniform(low, 2.0, shape).astype(dtype)
-    return reference.round_to_bf16(values) if str(type_.element_type) == "bf16" else values
+    return reference.random_input(type_, rng, 0.1 if positive else -2.0, 2.0)
 
 
 def check(builder, inputs=None, positive=(), rtol=RTOL, atol=ATOL, threads=(1, 2)):

@@ -11,9 +11,12 @@ import numpy as np
 import pytest
 
 import graphcompiler
-from graphcompiler.lowering.graph_to_tir.matmul import MatmulSchedule
-from graphcompiler.runtime.microkernels import Microkernel, declared_microkernels
+from graphcompiler.driver.loading import parse
+from graphcompiler.ir import element_types
+from graphcompiler.lowering.llvm.microkernels import declaration, declared_kernels
+from graphcompiler.runtime.microkernels import Microkernel
 from graphcompiler.target import description as targets
+from graphcompiler.target.schedules import MatmulSchedule
 
 TARGETS = [name for name in ("avx512", "avx2", "generic") if targets.supported(name)]
 rng = np.random.default_rng(7)
@@ -112,8 +115,8 @@ def test_half_precision_is_computed_in_f32(element):
         a, b = a.astype(np.float16), b.astype(np.float16)
         inputs = (a, b)
     else:
-        a = graphcompiler.interpreters.reference.round_to_bf16(a)
-        b = graphcompiler.interpreters.reference.round_to_bf16(b)
+        a = element_types.round_to_bf16(a)
+        b = element_types.round_to_bf16(b)
         inputs = (a, b)
     compiled = graphcompiler.compile(_matmul_text([9, 40], [40, 18], [9, 18], element))
     assert "tir.brgemm_tile" in compiled.tir
@@ -149,20 +152,42 @@ def test_register_tile_fills_the_register_file():
     assert schedule.kc * schedule.nr * 4 <= avx512.l1_bytes  # the B panel slice stays in L1
 
 
-def test_microkernel_names_round_trip_and_are_found_in_llvm_ir():
+def _declared_after_round_trip(*kernels):
+    """The kernels the declarations carry, after printing and parsing them."""
+    from xdsl.dialects.builtin import ModuleOp
+
+    return declared_kernels(parse(str(ModuleOp([declaration(k) for k in kernels]))))
+
+
+def test_microkernel_parameters_travel_on_their_declaration():
     kernel = Microkernel(m=3, n=21, lanes=16, a_row=1, a_k=14, ldb=32, ldc=100)
-    assert Microkernel.from_name(kernel.name) == kernel
+    assert Microkernel.from_fields(kernel.fields()) == kernel
     assert kernel.vectors == 2
     text = kernel.llvm_ir()
     assert "@llvm.masked.store.v16f32" in text  # 21 = 16 + a 5-lane masked tail
     assert text.count("@llvm.fmuladd.v16f32") == 3 * 2
-    program = f"declare void @{kernel.name}(ptr, ptr, ptr, i64, i1)\ndeclare void @other(ptr)\n"
-    assert declared_microkernels(program) == [kernel]
+    other = Microkernel(m=1, n=8, lanes=8, a_row=1, a_k=1, ldb=8, ldc=8, prefetch=True)
+    assert _declared_after_round_trip(kernel, other) == (kernel, other)
+
+
+def test_a_microkernel_attribute_that_does_not_match_its_function_is_an_error():
+    from graphcompiler.ir.diagnostics import DiagnosticError
+
+    kernel = Microkernel(m=3, n=21, lanes=16, a_row=1, a_k=14, ldb=32, ldc=100)
+    text = str(declaration(kernel)).replace("m = 3 : i64", "m = 4 : i64")
+    with pytest.raises(DiagnosticError, match="does not describe this function"):
+        declared_kernels(parse(f"builtin.module {{\n{text}\n}}"))
+
+
+def test_compiled_programs_carry_their_microkernels():
+    compiled = graphcompiler.compile(_matmul_text((5, 7), (7, 9), (5, 9)))
+    assert compiled.microkernels
+    assert all(f"@\"{kernel.name}\"(" in compiled.llvm_ir for kernel in compiled.microkernels)
 
 
 def test_prefetching_microkernels_take_the_next_panel():
     kernel = Microkernel(m=6, n=64, lanes=16, a_row=512, a_k=1, ldb=64, ldc=512, prefetch=True)
-    assert kernel.name.endswith("_pf") and Microkernel.from_name(kernel.name) == kernel
+    assert _declared_after_round_trip(kernel) == (kernel,)
     text = kernel.llvm_ir()
     assert "i1 %accumulate, ptr %pf)" in text
     assert text.count("@llvm.prefetch.p0(ptr") == 1  # one line per K step
@@ -173,7 +198,7 @@ def test_prefetching_microkernels_take_the_next_panel():
 
 def test_microkernel_taps_round_trip():
     kernel = Microkernel(m=2, n=8, lanes=8, a_row=9, a_k=1, ldb=58, ldc=56, offsets=((0, 0), (1, 1), (2, 58)))
-    assert Microkernel.from_name(kernel.name) == kernel
+    assert _declared_after_round_trip(kernel) == (kernel,)
     assert kernel.llvm_ir().count("phi i64") == 3  # one K loop per tap
 
 

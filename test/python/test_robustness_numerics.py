@@ -13,6 +13,7 @@ import graphcompiler
 from graphcompiler.dialects.graph.builders import GraphBuilder, tensor_type
 from graphcompiler.driver.program import TirProgram
 from graphcompiler.interpreters import reference
+from graphcompiler.ir import element_types
 
 
 def graph_text(inputs: dict[str, str], body: str, outputs: list[str]) -> str:
@@ -162,10 +163,10 @@ def test_every_op_kind_on_rank0(family):
     rng = np.random.default_rng(5)
     inputs = []
     for arg in b.block.args:
-        dtype = reference.numpy_dtype(arg.type.element_type)
+        dtype = element_types.compute_dtype(arg.type.element_type)
         values = rng.uniform(-2, 2, arg.type.get_shape())
         values = np.asarray(values if dtype.kind == "f" else np.round(values * 4) + 9, dtype)
-        inputs.append(reference.round_to_bf16(values) if "bf16" in str(arg.type) else values)
+        inputs.append(element_types.round_to_bf16(values) if "bf16" in str(arg.type) else values)
     module = b.module()
     expected = reference.run(module, *inputs)
     compiled = graphcompiler.compile(module)(*inputs)
@@ -174,9 +175,9 @@ def test_every_op_kind_on_rank0(family):
 
 
 def test_round_to_bf16_keeps_rank0():
-    rounded = reference.round_to_bf16(np.float32(1.3))
+    rounded = element_types.round_to_bf16(np.float32(1.3))
     assert rounded.shape == () and rounded == np.float32(1.296875)
-    values = reference.round_to_bf16(np.array([np.nan, np.inf, 3.4e38], np.float32))
+    values = element_types.round_to_bf16(np.array([np.nan, np.inf, 3.4e38], np.float32))
     assert np.isnan(values[0]) and values[1] == np.inf and values[2] == np.inf
 
 
@@ -429,7 +430,7 @@ def test_float_to_int_casts_saturate(source):
     with np.errstate(over="ignore"):  # 3e9 is inf in f16
         values = SPECIAL.astype(np.float16) if source == "f16" else SPECIAL
     if source == "bf16":
-        values = reference.round_to_bf16(SPECIAL)
+        values = element_types.round_to_bf16(SPECIAL)
     compiled, expected = run_both(text, values)
     assert_same(compiled, expected)
     exact = np.asarray(values, np.float64)  # f16/bf16 round 300.7 and overflow 3e9 first

@@ -1,0 +1,166 @@
+"""Every element type the compiler knows, in one table: its name, width, the
+numpy dtype its values are computed in (the reference, the importer, the
+graph builder) and the one its buffers hold (the runtime: bf16 travels as
+its uint16 bits). Byte sizes, dtype conversions and name lookups all read
+this table, so a new element type is one row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    BytesAttr,
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerType,
+    Signedness,
+    TensorType,
+    VectorType,
+)
+from xdsl.ir import Attribute
+
+
+@dataclass(frozen=True)
+class ElementType:
+    """One row of the table."""
+
+    name: str
+    """How builders, `gc-run` and the docs spell it (MLIR's spelling)."""
+    make: Callable[[], Attribute]
+    bits: int
+    compute_dtype: np.dtype
+    """What numpy computes its values in (bf16 in float32)."""
+    buffer_dtype: np.dtype
+    """What a native buffer of it holds (bf16 as its uint16 bits)."""
+
+    @property
+    def attribute(self) -> Attribute:
+        return self.make()
+
+    @property
+    def byte_size(self) -> int:
+        """Bytes one element takes in memory (i1 takes a byte)."""
+        return max(1, self.bits // 8)
+
+
+def _integer(bits: int, unsigned: bool = False) -> ElementType:
+    signedness = Signedness.UNSIGNED if unsigned else Signedness.SIGNLESS
+    dtype = np.dtype(np.bool_ if bits == 1 else f"{'u' if unsigned else ''}int{bits}")
+    name = f"{'ui' if unsigned else 'i'}{bits}"
+    return ElementType(name, lambda: IntegerType(bits, signedness), bits, dtype, dtype)
+
+
+def _float(name: str, make: Callable[[], Attribute], bits: int, buffer: str, compute: str):
+    return ElementType(name, make, bits, np.dtype(compute), np.dtype(buffer))
+
+
+ELEMENT_TYPES: tuple[ElementType, ...] = (
+    _float("f32", Float32Type, 32, "float32", "float32"),
+    _float("f16", Float16Type, 16, "float16", "float16"),
+    _float("bf16", BFloat16Type, 16, "uint16", "float32"),
+    _float("f64", Float64Type, 64, "float64", "float64"),
+    _integer(64),
+    _integer(32),
+    _integer(16),
+    _integer(8),
+    _integer(8, unsigned=True),
+    _integer(1),
+    ElementType("index", IndexType, 64, np.dtype(np.int64), np.dtype(np.int64)),
+)
+"""Graph tensors take every row but `index` (tir scalars take it too)."""
+
+BY_NAME: dict[str, ElementType] = {row.name: row for row in ELEMENT_TYPES}
+_BY_ATTRIBUTE: dict[Attribute, ElementType] = {row.attribute: row for row in ELEMENT_TYPES}
+
+
+def lookup(element: Attribute) -> ElementType | None:
+    """The row of `element` (an integer type of another width: computed)."""
+    row = _BY_ATTRIBUTE.get(element)
+    if row is None and isinstance(element, IntegerType):
+        return ElementType(
+            str(element), lambda: element, element.width.data, np.dtype(object), np.dtype(object)
+        )
+    return row
+
+
+def by_name(name: str) -> Attribute:
+    """The element type spelled `name` (ValueError listing the names)."""
+    row = BY_NAME.get(name)
+    if row is None:
+        raise ValueError(f"unknown element type '{name}' (one of {', '.join(BY_NAME)})")
+    return row.attribute
+
+
+def _row(element: Attribute) -> ElementType:
+    row = lookup(element)
+    if row is None:
+        raise ValueError(f"no element type row for {element}")
+    return row
+
+
+def bit_width(type_: Attribute) -> int:
+    """Bits of a scalar, or of all lanes of a vector."""
+    if isinstance(type_, VectorType):
+        return _row(type_.element_type).bits * type_.get_shape()[0]
+    return _row(type_).bits
+
+
+def byte_size(element: Attribute) -> int:
+    return _row(element).byte_size
+
+
+def compute_dtype(element: Attribute) -> np.dtype:
+    """The numpy dtype that holds tensors of `element` (bf16 -> float32)."""
+    dtype = _row(element).compute_dtype
+    if dtype == np.dtype(object):
+        raise ValueError(f"no numpy dtype for element type {element}")
+    return dtype
+
+
+def buffer_dtype(element: Attribute) -> np.dtype:
+    """The numpy dtype of a native buffer of `element` (bf16 -> uint16 bits)."""
+    dtype = _row(element).buffer_dtype
+    if dtype == np.dtype(object):
+        raise ValueError(f"no numpy dtype for {element}")
+    return dtype
+
+
+def round_to_bf16(values: np.ndarray) -> np.ndarray:
+    """Round float32 values to the nearest bf16 (ties to even), keeping NaN
+    and the shape (rank 0 included)."""
+    single = np.array(values, dtype=np.float32, order="C")  # ascontiguousarray makes 0-d 1-d
+    bits = single.view(np.uint32)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
+    return np.where(np.isnan(single), single, rounded.view(np.float32)).astype(np.float32)
+
+
+def dense_elements(
+    array: np.ndarray,
+    element: Attribute,
+    *,
+    shape: Sequence[int] | None = None,
+    splat_if_uniform: bool = False,
+) -> DenseIntOrFPElementsAttr:
+    """`array` as a dense attribute of `element` and `shape` (the array's
+    own by default), held
+    as its little-endian bytes (one copy, never a Python list per element);
+    bf16 values are rounded to nearest even. With `splat_if_uniform`, an
+    array of one repeated value is stored as that value (a splat)."""
+    flat = np.asarray(array).reshape(-1)
+    type_ = TensorType(element, list(np.shape(array) if shape is None else shape))
+    if splat_if_uniform and flat.size and (flat == flat[0]).all():
+        flat = flat[:1]
+    if isinstance(element, BFloat16Type):
+        data = (round_to_bf16(flat).view(np.uint32) >> 16).astype("<u2")
+    elif element == IntegerType(1):
+        data = flat.astype(np.bool_).astype(np.uint8)
+    else:
+        data = flat.astype(buffer_dtype(element).newbyteorder("<"))
+    return DenseIntOrFPElementsAttr(type_, BytesAttr(data.tobytes()))

@@ -1,0 +1,116 @@
+"""Schedules: how kernels are tiled and blocked, derived only from the
+target description (vector lanes, register file, caches, cores) and the
+shapes, never from the machine compiling, so the same target gives the
+same code on every host.
+
+`MatmulSchedule` blocks a GEMM as BLIS and oneDNN do: a register tile
+mr x nr (nr = vectors x lanes) for the brgemm microkernel, a K block kc
+whose B panel slice stays in L1, and mc x nc output blocks sized against
+L2 and cut to give every core work.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from graphcompiler.target.description import Target
+
+PARALLEL_MIN_ELEMENTS = 1 << 14
+"""Below this many elements a loop nest stays serial: the thread pool's
+start-up would cost more than it saves."""
+
+MAX_TILE_ROWS = 14
+FULL_TILE_FMAS = 24
+"""Accumulators past this many hide no more FMA latency (measured)."""
+
+
+@dataclass(frozen=True)
+class MatmulSchedule:
+    """Register tile mr x nr (nr = vectors x lanes) and cache blocks."""
+
+    mr: int
+    nr: int
+    lanes: int
+    kc: int
+    mc: int
+    nc: int
+
+    def k_blocks(self, k: int) -> list[tuple[int, int]]:
+        """(count, rows) of the K blocks: `count` blocks of kc rows, then one
+        of the rest of K when kc does not divide it."""
+        full, rest = divmod(k, self.kc)
+        return [(count, rows) for count, rows in ((full, self.kc), (1, rest)) if count and rows]
+
+    @staticmethod
+    def register_tile(target: Target, n: int, m: int | None = None) -> tuple[int, int]:
+        """(rows, vectors) of the register tile: accumulators, B vectors and
+        the broadcast A fit the register file; the most useful FMAs per step
+        win (measured: 6x4 or 8x3 vectors beat 4x4 by 5-10% on AVX-512),
+        discounted when a step issues fewer than 1.5 FMAs per load (rows
+        broadcasts + `vectors` B loads) and by the ragged tails left in M and
+        N."""
+        lanes, useful_vectors = target.f32_lanes, max(1, math.ceil(n / target.f32_lanes))
+        best, best_score = (1, 1), None
+        for vectors in range(1, min(4, useful_vectors) + 1):
+            most_rows = min(MAX_TILE_ROWS, (target.vector_registers - vectors - 1) // vectors)
+            for rows in range(1, min(most_rows, m or most_rows) + 1):
+                fmas, loads = rows * vectors, rows + vectors
+                covered = n / (math.ceil(n / (vectors * lanes)) * vectors * lanes)
+                if m is not None:
+                    covered *= m / (math.ceil(m / rows) * rows)
+                useful = covered * min(1.0, fmas / (1.5 * loads)) * min(fmas, FULL_TILE_FMAS)
+                score = (round(useful, 1), -loads)
+                if best_score is None or score > best_score:
+                    best, best_score = (rows, vectors), score
+        return best
+
+    @staticmethod
+    def _blocks(
+        target: Target, batch: int, m: int, n: int, k: int, mr: int, nr: int, kc: int
+    ) -> tuple[int, int]:
+        """How many blocks to cut M and N into. At least enough that the A
+        block (mc x kc) takes an eighth of L2 and the B block (kc x nc) half
+        of it (a bigger A block lost 10% at 1024^3: the C block it updates
+        per K block spilled from L2), and with enough work 4 blocks per core
+        (the thread pool balances them; `target.cores`, not this host's). Each block reads its A rows and its
+        B columns over all of K, so among the cuts giving that many blocks
+        the one reading the least is taken: every cut of N reads A once more,
+        every cut of M reads B once more (MLAS cuts N when N > M for the same
+        reason)."""
+        groups, panels = math.ceil(m / mr), math.ceil(n / nr)
+        least_m = math.ceil(groups / max(1, target.l2_bytes // 8 // (kc * 4 * mr)))
+        least_n = math.ceil(panels / max(1, min(8, target.l2_bytes // 2 // (kc * 4 * nr))))
+        big = batch * m * n * k >= PARALLEL_MIN_ELEMENTS * 64
+        wanted = 4 * target.cores if big else 1
+
+        def count(blocks_m: int, blocks_n: int) -> int:
+            """Blocks there really are (mc and nc are whole tiles)."""
+            rows, cols = math.ceil(groups / blocks_m), math.ceil(panels / blocks_n)
+            return batch * math.ceil(groups / rows) * math.ceil(panels / cols)
+
+        best, best_cost = (least_m, least_n), None
+        for blocks_m in range(least_m, groups + 1):
+            blocks_n = least_n
+            while blocks_n < panels and count(blocks_m, blocks_n) < wanted:
+                blocks_n += 1
+            short = max(0, wanted - count(blocks_m, blocks_n))
+            cost = (short, blocks_n * m * k + blocks_m * k * n)
+            if best_cost is None or cost < best_cost:
+                best, best_cost = (blocks_m, blocks_n), cost
+            if blocks_n == least_n and not short:
+                break  # more M blocks would only read B more often
+        return best
+
+    @staticmethod
+    def for_shape(target: Target, batch: int, m: int, n: int, k: int) -> MatmulSchedule:
+        rows, vectors = MatmulSchedule.register_tile(target, n, m)
+        mr, nr = min(rows, m), vectors * target.f32_lanes
+        # the B panel's K block (kc x nr) in 2/3 of L1 (1/2 and 4/5 measured
+        # 1-2% slower on the bench's shapes), K cut evenly
+        kc_limit = max(64, target.l1_bytes * 2 // 3 // (nr * 4))
+        kc = math.ceil(k / math.ceil(k / kc_limit))
+        groups, panels = math.ceil(m / mr), math.ceil(n / nr)
+        blocks_m, blocks_n = MatmulSchedule._blocks(target, batch, m, n, k, mr, nr, kc)
+        mc, nc = mr * math.ceil(groups / blocks_m), nr * math.ceil(panels / blocks_n)
+        return MatmulSchedule(mr, nr, target.f32_lanes, kc, mc, nc)
