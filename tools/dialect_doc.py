@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import (
     FunctionType,
     IntegerAttr,
     StringAttr,
+    SymbolNameConstraint,
     SymbolRefAttr,
     TensorType,
     UnitAttr,
@@ -84,6 +85,8 @@ def describe_constraint(constraint: object) -> str:
             return f"{describe_constraint(constraint.constraint)} `{constraint.name}` (all `{constraint.name}` are one type)"
         case AnyAttr():
             return "any type (checked by the verifier)"
+        case SymbolNameConstraint():
+            return "symbol name (`@name`)"
         case EqAttrConstraint():
             return f"`{constraint.attr}`"
         case AnyOf():
@@ -95,6 +98,13 @@ def describe_constraint(constraint: object) -> str:
             if "IntegerType(1)" in width:
                 return "bool (`true` / `false`)"
             return "integer (`1 : i64`)"
+        case ParamAttrConstraint():  # e.g. !tir.var<T>: parameters by their variable's name
+            params = ", ".join(
+                p.name if isinstance(p, VarConstraint) else describe_constraint(p).strip("`")
+                for p in constraint.param_constrs
+            )
+            sigil = "!" if issubclass(constraint.base_attr, TypeAttribute) else "#"
+            return f"`{sigil}{constraint.base_attr.name}<{params}>`"
         case BaseAttr():
             cls = constraint.attr
             if cls in _FRIENDLY_NAMES:

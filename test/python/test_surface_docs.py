@@ -29,6 +29,14 @@ def test_generated_reference_is_current(name):
     )
 
 
+@pytest.mark.parametrize("name", DOCUMENTED_DIALECTS)
+def test_every_type_is_written_as_the_ir_writes_it(name):
+    """No operand, result or property falls back to an IRDL class name
+    (ParamAttrConstraint, ...): the reader sees `!tir.var<T>`."""
+    text = dialect_doc(REGISTRY, name)
+    assert "Constraint" not in text.replace("VarConstraint", "")
+
+
 def _parse_example(text: str) -> list:
     """Parse the example's ops one by one; values it uses without defining
     them are forward references typed by the op's syntax, so each op can
