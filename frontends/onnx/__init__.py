@@ -5,7 +5,7 @@
     compiled = graphcompiler.compile("model.onnx")        # the same, compiled
 
 See importer.py for what is kept (value names, node locations, constants)
-and ops.py / ops_tensor.py for the op coverage.
+and ops*.py for the op coverage.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 import onnx
 from xdsl.dialects.builtin import ModuleOp
 
-from graphcompiler.frontends.onnx import ops_tensor  # noqa: F401 - registers its converters
+from graphcompiler.frontends.onnx import ops_tensor, ops_window  # noqa: F401 - register their converters
 from graphcompiler.frontends.onnx.importer import NeedsConstantInput, OnnxImportError, import_model
 from graphcompiler.frontends.onnx.ops import CONVERTERS
 
