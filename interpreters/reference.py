@@ -21,7 +21,7 @@ PyTorch do the same):
   below -> its minimum (llvm.fptosi.sat / fptoui.sat); float -> i1 is
   `x != 0` (NaN is true); integer -> narrower integer wraps (two's complement).
 - Integer division truncates toward zero; x / 0 is 0 and INT_MIN / -1 is
-  INT_MIN (no trap).
+  INT_MIN (no trap); x % 0 and INT_MIN % -1 are 0.
 - A reduction over an empty axis gives its identity: sum 0, prod 1, max
   -inf (integers: the type's minimum), min +inf (the maximum), mean NaN.
 """
@@ -42,6 +42,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Operation, SSAValue
 
 from graphcompiler.dialects import graph
+from graphcompiler.interpreters.indexing import INDEXING
 from graphcompiler.ir.diagnostics import SourceFile
 from graphcompiler.ir.element_types import compute_dtype, round_to_bf16
 from graphcompiler.ir.parsing import parse_module
@@ -145,6 +146,17 @@ def _divide(lhs: Array, rhs: Array) -> Array:
     return lhs / rhs
 
 
+def _remainder(op: graph.ModOp, lhs: Array, rhs: Array) -> Array:
+    """numpy.fmod, or numpy.mod; integers never trap: x % 0 and INT_MIN % -1 are 0."""
+    if lhs.dtype.kind == "f":
+        return np.fmod(lhs, rhs) if op.truncates else np.mod(lhs, rhs)
+    lhs, rhs = np.broadcast_arrays(lhs, rhs)
+    special = (rhs == 0) | ((rhs == -1) if lhs.dtype.kind == "i" else False)
+    divisor = np.where(special, 1, rhs).astype(lhs.dtype)
+    remainder = np.fmod(lhs, divisor) if op.truncates else np.mod(lhs, divisor)
+    return np.where(special, 0, remainder).astype(lhs.dtype)
+
+
 def _matmul(op: graph.MatmulOp, a: Array, b: Array) -> Array:
     if op.a_transposed:
         a = np.swapaxes(a, -1, -2)
@@ -182,6 +194,43 @@ REDUCTIONS: dict[type[Operation], Callable[..., Array]] = {
 def _reduction(op: graph.ReduceOp, x: Array) -> Array:
     axes = tuple(op.reduced_axes(x.ndim))
     return REDUCTIONS[type(op)](x, axis=axes, keepdims=op.keeps_reduced_dims)
+
+
+def _arg_extreme(op: graph.ArgReduceOp, x: Array) -> Array:
+    """numpy.argmax or argmin (a NaN wins); the last of equals: the first in the flipped axis."""
+    axis = op.normalized_axis(x.ndim)
+    pick = np.argmax if isinstance(op, graph.ArgMaxOp) else np.argmin
+    if x.shape[axis] == 0:  # then the result is empty too
+        indices = np.zeros(np.delete(x.shape, axis), np.int64)
+    elif op.picks_last:
+        indices = x.shape[axis] - 1 - pick(np.flip(x, axis), axis=axis)
+    else:
+        indices = pick(x, axis=axis)
+    return np.expand_dims(indices, axis) if op.keeps_reduced_dim else indices
+
+
+def _cumsum(op: graph.CumSumOp, x: Array) -> Array:
+    """numpy.cumsum in x's dtype, in order; exclusive: of 0 then x without its last element."""
+    axis = op.normalized_axis(x.ndim)
+    x = np.flip(x, axis) if op.is_reversed else x
+    if op.is_exclusive:
+        n = x.shape[axis]
+        zero = np.zeros([min(n, 1) if d == axis else s for d, s in enumerate(x.shape)], x.dtype)
+        x = np.concatenate([zero, np.take(x, np.arange(max(n - 1, 0)), axis)], axis)
+    sums = np.cumsum(x, axis=axis, dtype=x.dtype)
+    return np.flip(sums, axis) if op.is_reversed else sums
+
+
+def _top_k_indices(op: graph.TopKIndicesOp, x: Array) -> Array:
+    """The first k of a stable sort along the axis (NaN last); for the largest, the sort
+    of the flipped axis, flipped back, so that equal elements stay in index order."""
+    axis = op.normalized_axis(x.ndim)
+    if op.wants_largest:
+        flipped = np.argsort(np.flip(x, axis), axis=axis, kind="stable")
+        order = x.shape[axis] - 1 - np.flip(flipped, axis)
+    else:
+        order = np.argsort(x, axis=axis, kind="stable")
+    return np.take(order, np.arange(op.count), axis=axis)
 
 
 def _log_softmax(op: graph.LogSoftmaxOp, x: Array) -> Array:
@@ -354,6 +403,17 @@ IMPLEMENTATIONS: dict[type[Operation], Callable[..., Array]] = {
     graph.HardSigmoidOp: lambda op, x: _hard_sigmoid(x, op.alpha_value, op.beta_value),
     graph.HardSwishOp: lambda op, x: x * _hard_sigmoid(x, 1 / 6, 0.5),
     graph.PreluOp: lambda op, x, slope: np.where(x < 0, slope * x, x),
+    graph.SinOp: lambda op, x: np.sin(x),
+    graph.CosOp: lambda op, x: np.cos(x),
+    graph.SignOp: lambda op, x: np.sign(x),
+    graph.RoundOp: lambda op, x: np.round(x),  # halves to even
+    graph.FloorOp: lambda op, x: np.floor(x),
+    graph.CeilOp: lambda op, x: np.ceil(x),
+    graph.ModOp: _remainder,
+    graph.ArgMaxOp: _arg_extreme,
+    graph.ArgMinOp: _arg_extreme,
+    graph.CumSumOp: _cumsum,
+    graph.TopKIndicesOp: _top_k_indices,
     graph.SelectOp: lambda op, c, a, b: np.where(c, a, b),
     graph.MatmulOp: _matmul,
     **{op: _reduction for op in REDUCTIONS},
@@ -370,6 +430,7 @@ IMPLEMENTATIONS: dict[type[Operation], Callable[..., Array]] = {
     graph.ConcatOp: lambda op, *xs: np.concatenate(xs, axis=op.normalized_axis(xs[0].ndim)),
     graph.SliceOp: _slice,
     graph.GatherOp: _gather,
+    **INDEXING,
     graph.PadOp: _pad,
     graph.ConstantOp: _constant,
     graph.Conv2dOp: _conv2d,

@@ -8,24 +8,32 @@ from xdsl.irdl import irdl_op_definition, region_def, traits_def, var_operand_de
 from xdsl.traits import IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
+from graphcompiler.dialects.graph.activations import (
+    EluOp,
+    GeluOp,
+    HardSigmoidOp,
+    HardSwishOp,
+    LeakyReluOp,
+    PreluOp,
+    SeluOp,
+    SoftplusOp,
+)
 from graphcompiler.dialects.graph.base import DefinedAttributesOnly, GraphOp
 from graphcompiler.dialects.graph.conv_pool import Conv2dOp
 from graphcompiler.dialects.graph.elementwise import (
     AbsOp,
     AddOp,
     CastOp,
+    CeilOp,
     ClampOp,
+    CosOp,
     DivOp,
-    EluOp,
     EqualOp,
     ErfOp,
     ExpOp,
-    GeluOp,
+    FloorOp,
     GreaterEqualOp,
     GreaterOp,
-    HardSigmoidOp,
-    HardSwishOp,
-    LeakyReluOp,
     LessEqualOp,
     LessOp,
     LogicalAndOp,
@@ -35,18 +43,19 @@ from graphcompiler.dialects.graph.elementwise import (
     LogOp,
     MaximumOp,
     MinimumOp,
+    ModOp,
     MulOp,
     NegOp,
     NotEqualOp,
     PowOp,
-    PreluOp,
     ReciprocalOp,
     ReluOp,
+    RoundOp,
     RsqrtOp,
     SelectOp,
-    SeluOp,
     SigmoidOp,
-    SoftplusOp,
+    SignOp,
+    SinOp,
     SqrtOp,
     SquareOp,
     SubOp,
@@ -63,7 +72,7 @@ ELEMENTWISE_OPS: tuple[type[GraphOp], ...] = (
     EluOp, SeluOp, SoftplusOp, HardSigmoidOp, HardSwishOp, PreluOp, LogicalNotOp,
     AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp, GreaterOp, LessOp, EqualOp,
     GreaterEqualOp, LessEqualOp, NotEqualOp, LogicalAndOp, LogicalOrOp, LogicalXorOp,
-    SelectOp, BroadcastToOp,
+    SelectOp, BroadcastToOp, SinOp, CosOp, SignOp, RoundOp, FloorOp, CeilOp, ModOp,
 )  # fmt: skip
 """Ops computing each output element from the same element of their
 (broadcast) operands: the ones graph-fuse groups."""

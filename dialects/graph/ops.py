@@ -4,14 +4,25 @@ introduction is the package's docstring).
 
 base.py holds the element types, `#graph.format`, the property and shape
 helpers and the op bases; elementwise.py, matmul.py, reductions.py,
-normalization.py, shape.py, constant.py and conv_pool.py the op families;
-fused.py `graph.fused`, `graph.yield` and the sets of ops `graph-fuse` groups.
+normalization.py, shape.py, indexing.py, scan.py, constant.py and
+conv_pool.py the op families; fused.py `graph.fused`, `graph.yield` and the sets of ops
+`graph-fuse` groups.
 """
 
 from __future__ import annotations
 
 from xdsl.ir import Dialect
 
+from graphcompiler.dialects.graph.activations import (
+    EluOp,
+    GeluOp,
+    HardSigmoidOp,
+    HardSwishOp,
+    LeakyReluOp,
+    PreluOp,
+    SeluOp,
+    SoftplusOp,
+)
 from graphcompiler.dialects.graph.base import (
     FLOAT_TYPES,
     INTEGER_WIDTHS,
@@ -49,21 +60,19 @@ from graphcompiler.dialects.graph.elementwise import (
     AddOp,
     BinaryOp,
     CastOp,
+    CeilOp,
     ClampOp,
     ComparisonOp,
+    CosOp,
     DivOp,
-    EluOp,
     EqualOp,
     ErfOp,
     ExpOp,
     FloatBinaryOp,
     FloatUnaryOp,
-    GeluOp,
+    FloorOp,
     GreaterEqualOp,
     GreaterOp,
-    HardSigmoidOp,
-    HardSwishOp,
-    LeakyReluOp,
     LessEqualOp,
     LessOp,
     LogicalAndOp,
@@ -74,18 +83,19 @@ from graphcompiler.dialects.graph.elementwise import (
     LogOp,
     MaximumOp,
     MinimumOp,
+    ModOp,
     MulOp,
     NegOp,
     NotEqualOp,
     PowOp,
-    PreluOp,
     ReciprocalOp,
     ReluOp,
+    RoundOp,
     RsqrtOp,
     SelectOp,
-    SeluOp,
     SigmoidOp,
-    SoftplusOp,
+    SignOp,
+    SinOp,
     SqrtOp,
     SquareOp,
     SubOp,
@@ -99,6 +109,14 @@ from graphcompiler.dialects.graph.fused import (
     FusedOp,
     YieldOp,
 )
+from graphcompiler.dialects.graph.indexing import (
+    SCATTER_REDUCTIONS,
+    GatherElementsOp,
+    GatherNDOp,
+    HasReduction,
+    ScatterElementsOp,
+    ScatterNDOp,
+)
 from graphcompiler.dialects.graph.matmul import MatmulOp
 from graphcompiler.dialects.graph.normalization import (
     AttentionOp,
@@ -108,6 +126,9 @@ from graphcompiler.dialects.graph.normalization import (
     RmsNormOp,
 )
 from graphcompiler.dialects.graph.reductions import (
+    ArgMaxOp,
+    ArgMinOp,
+    ArgReduceOp,
     FloatReduceOp,
     LogSoftmaxOp,
     ReduceMaxOp,
@@ -120,6 +141,7 @@ from graphcompiler.dialects.graph.reductions import (
     SoftmaxOp,
     reduced_axes,
 )
+from graphcompiler.dialects.graph.scan import CumSumOp, TopKIndicesOp
 from graphcompiler.dialects.graph.shape import (
     PAD_MODES,
     BroadcastToOp,
@@ -144,7 +166,10 @@ GRAPH_OPS: tuple[type[GraphOp], ...] = (
     ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp,
     SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp, InstanceNormOp, BatchNormOp, AttentionOp,
     TransposeOp, ReshapeOp, BroadcastToOp, ConcatOp, SliceOp, GatherOp, PadOp, ConstantOp,
+    GatherElementsOp, GatherNDOp, ScatterElementsOp, ScatterNDOp,
     Conv2dOp, MaxPool2dOp, AvgPool2dOp,
+    SinOp, CosOp, SignOp, RoundOp, FloorOp, CeilOp, ModOp,
+    ArgMaxOp, ArgMinOp, CumSumOp, TopKIndicesOp,
 )  # fmt: skip
 
 OPS_BY_NAME: dict[str, type[GraphOp]] = {op.name.removeprefix("graph."): op for op in GRAPH_OPS}
@@ -153,22 +178,25 @@ Graph = Dialect("graph", [*GRAPH_OPS, FusedOp, YieldOp], [FormatAttr])
 
 # `graph.X`: the ops, attribute and helpers of the modules above.
 __all__ = [
-    "AbsOp", "AddOp", "AttentionOp", "AvgPool2dOp", "BatchNormOp", "BinaryOp", "BroadcastToOp",
-    "CastOp", "ClampOp", "ComparisonOp", "ConcatOp", "ConstantOp", "Conv2dOp",
+    "AbsOp", "AddOp", "ArgMaxOp", "ArgMinOp", "ArgReduceOp", "AttentionOp", "AvgPool2dOp", "BatchNormOp", "BinaryOp", "BroadcastToOp",
+    "CastOp", "CeilOp", "ClampOp", "ComparisonOp", "ConcatOp", "ConstantOp", "Conv2dOp",
+    "CosOp", "CumSumOp",
     "DefinedAttributesOnly", "DivOp", "ELEMENTWISE_OPS", "EluOp", "EqualOp", "ErfOp", "ExpOp",
     "FLOAT_TYPES", "FUSION_ANCHORS", "FloatBinaryOp", "FloatPoolOp", "FloatReduceOp",
-    "FloatUnaryOp", "FormatAttr", "FusedOp", "GRAPH_OPS", "GatherOp", "GeluOp", "Graph",
+    "FloatUnaryOp", "FloorOp", "FormatAttr", "FusedOp", "GRAPH_OPS", "GatherElementsOp", "GatherNDOp",
+    "GatherOp", "GeluOp", "Graph",
     "GraphCanonicalization", "GraphOp", "GreaterEqualOp", "GreaterOp", "HardSigmoidOp",
-    "HasAxis", "HasEpsilon", "HasWindow",
+    "HasAxis", "HasEpsilon", "HasReduction", "HasWindow",
     "HardSwishOp", "INTEGER_WIDTHS", "InstanceNormOp", "LayerNormOp", "LeakyReluOp",
     "LessEqualOp", "LessOp", "LogOp", "LogSoftmaxOp", "LogicalAndOp", "LogicalBinaryOp",
     "LogicalNotOp", "LogicalOrOp", "LogicalXorOp", "MatmulOp", "MaxPool2dOp", "MaximumOp",
-    "MinimumOp", "MulOp", "NegOp", "NotEqualOp", "OPS_BY_NAME", "PAD_MODES", "PadOp", "PoolOp",
+    "MinimumOp", "ModOp", "MulOp", "NegOp", "NotEqualOp", "OPS_BY_NAME", "PAD_MODES", "PadOp", "PoolOp",
     "PowOp", "PreluOp", "ROW_ANCHORS", "ReciprocalOp", "ReduceMaxOp", "ReduceMeanOp",
-    "ReduceMinOp", "ReduceOp", "ReduceProdOp", "ReduceSumOp", "ReluOp", "ReshapeOp",
-    "ResultShapedOp", "RmsNormOp", "RsqrtOp", "SelectOp", "SeluOp", "SigmoidOp", "SliceOp",
+    "ReduceMinOp", "ReduceOp", "ReduceProdOp", "ReduceSumOp", "ReluOp", "ReshapeOp", "RoundOp",
+    "ResultShapedOp", "RmsNormOp", "RsqrtOp", "SCATTER_REDUCTIONS", "ScatterElementsOp",
+    "ScatterNDOp", "SelectOp", "SeluOp", "SigmoidOp", "SignOp", "SinOp", "SliceOp",
     "SoftmaxBase", "SoftmaxOp", "SoftplusOp", "SqrtOp", "SquareOp", "SubOp", "TanhOp",
-    "TransposeOp", "UnaryOp", "YieldOp", "bool_value", "broadcast_shapes", "f32_attr",
+    "TopKIndicesOp", "TransposeOp", "UnaryOp", "YieldOp", "bool_value", "broadcast_shapes", "f32_attr",
     "float_value", "i64_array", "int_list", "int_value", "is_element_type", "is_float",
     "normalize_axis", "pad_amounts", "parse_layout", "property_attribute", "reduced_axes", "slice_ranges",
     "window_output_shape",

@@ -1,7 +1,9 @@
-"""Reductions over axes (`graph.reduce_*`) and the softmax family."""
+"""Reductions over axes (`graph.reduce_*`), the index of the extreme along an
+axis (`graph.argmax`, `graph.argmin`) and the softmax family."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 from xdsl.dialects.builtin import I64, BoolAttr, DenseArrayBase, IntegerAttr, TensorType, i64
@@ -109,6 +111,65 @@ class ReduceProdOp(ReduceOp):
     """product over axes (1 if empty); floats reassociated lane-wise (~n ulp relative), integers wrap"""
 
     name = "graph.reduce_prod"
+
+
+class ArgReduceOp(HasAxis, GraphOp):
+    """The index (i64) of the extreme element along `axis` (default 0; negative counts from
+    the end), the axis kept as size 1 if `keep_dims`. Ties give the first index, or the
+    last with `select_last_index`; a NaN beats every number, so the first NaN wins (the last
+    with select_last_index), as in numpy.argmax and numpy.argmin. The axis may be empty
+    only if the result is.
+
+    Example:
+
+        %i = {op} %x {axis = 1 : i64, keep_dims = true} : tensor<4x8xf32> -> tensor<4x1xi64>
+    """
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = prop_def(IntegerAttr[I64], default_value=IntegerAttr(0, i64))
+    keep_dims = prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
+    select_last_index = prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    @property
+    def keeps_reduced_dim(self) -> bool:
+        """`keep_dims`: the axis stays, with size 1."""
+        return bool(self.keep_dims.value.data)
+
+    @property
+    def picks_last(self) -> bool:
+        """`select_last_index`: ties give the last index instead of the first."""
+        return bool(self.select_last_index.value.data)
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        _require_numeric(cls, operand_types[0], 0)
+        shape = _shape(operand_types[0])
+        axis = normalize_axis(int_value(properties, "axis"), len(shape))
+        if shape[axis] == 0 and math.prod(s for d, s in enumerate(shape) if d != axis):
+            raise VerifyException(
+                f"{cls.operand_role(0)} has an empty axis {axis}: there is no element to pick"
+            )
+        keep = bool_value(properties, "keep_dims")
+        return TensorType(
+            i64, [1 if d == axis else s for d, s in enumerate(shape) if keep or d != axis]
+        )
+
+
+@irdl_op_definition
+class ArgMaxOp(ArgReduceOp):
+    """the index of the largest element along axis (numpy.argmax; ONNX ArgMax)"""
+
+    name = "graph.argmax"
+
+
+@irdl_op_definition
+class ArgMinOp(ArgReduceOp):
+    """the index of the smallest element along axis (numpy.argmin, where NaN still wins; ONNX
+    ArgMin)"""
+
+    name = "graph.argmin"
 
 
 class SoftmaxBase(HasAxis, FloatUnaryOp):

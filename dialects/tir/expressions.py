@@ -294,6 +294,20 @@ class PowOp(FloatBinaryExpression):
 
 
 @irdl_op_definition
+class FModOp(FloatBinaryExpression):
+    """C fmod(lhs, rhs): lhs - trunc(lhs / rhs) * rhs, exact, with the sign of
+    lhs; NaN if lhs is infinite or rhs is 0 (LLVM's frem; tir.mod is the
+    integer remainder)
+
+    Example:
+
+        %z = tir.fmod %x, %y : (vector<8xf32>, vector<8xf32>) -> vector<8xf32>
+    """
+
+    name = "tir.fmod"
+
+
+@irdl_op_definition
 class IntAndOp(IntegerBinaryExpression):
     """intrinsic bitwise lhs & rhs
 

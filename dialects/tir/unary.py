@@ -95,6 +95,18 @@ class RoundOp(FloatUnaryExpression):
 
 
 @irdl_op_definition
+class RoundEvenOp(FloatUnaryExpression):
+    """intrinsic: nearest integer value, halves to even (IEEE roundToIntegralTiesToEven, numpy.round)
+
+    Example:
+
+        %y = tir.roundeven %x : vector<8xf32> -> vector<8xf32>
+    """
+
+    name = "tir.roundeven"
+
+
+@irdl_op_definition
 class FloorOp(FloatUnaryExpression):
     """intrinsic floor(x)
 
@@ -177,3 +189,27 @@ class TanhOp(FloatUnaryExpression):
     """
 
     name = "tir.tanh"
+
+
+@irdl_op_definition
+class SinOp(FloatUnaryExpression):
+    """sine of x radians (extension: not in the design's list)
+
+    Example:
+
+        %y = tir.sin %x : vector<8xf32> -> vector<8xf32>
+    """
+
+    name = "tir.sin"
+
+
+@irdl_op_definition
+class CosOp(FloatUnaryExpression):
+    """cosine of x radians (extension: not in the design's list)
+
+    Example:
+
+        %y = tir.cos %x : f32 -> f32
+    """
+
+    name = "tir.cos"

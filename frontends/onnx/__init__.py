@@ -17,15 +17,30 @@ import numpy as np
 import onnx
 from xdsl.dialects.builtin import ModuleOp
 
-from graphcompiler.frontends.onnx import ops_tensor, ops_window  # noqa: F401 - register their converters
-from graphcompiler.frontends.onnx.importer import NeedsConstantInput, OnnxImportError, import_model
+from graphcompiler.frontends.onnx import (  # noqa: F401 - register their converters
+    ops_compose,
+    ops_indexing,
+    ops_math,
+    ops_resize,
+    ops_tensor,
+    ops_window,
+)
+from graphcompiler.frontends.onnx.importer import (
+    NeedsConstantInput,
+    OnnxImportError,
+    graph_input_dims,
+    import_model,
+    load_model,
+)
 from graphcompiler.frontends.onnx.ops import CONVERTERS
 
 __all__ = [
     "CONVERTERS",
     "NeedsConstantInput",
     "OnnxImportError",
+    "graph_input_dims",
     "import_onnx",
+    "load_model",
     "supported_op_types",
 ]
 

@@ -2,10 +2,11 @@
 
     module = import_onnx("model.onnx", input_shapes={"x": [1, 3, 224, 224]})
 
-The model is checked (opset 13 or newer, static input shapes), its local
-functions inlined and its shapes inferred with `onnx.shape_inference`; then
-each node becomes graph ops through the converter of its op type
-(`graphcompiler.frontends.onnx.ops`). Graph inputs that are not initializers are the
+The model is checked (opset 13 or newer, static input shapes) and its local
+functions inlined; then each node, in topological order, becomes graph ops
+through the converter of its op type (`graphcompiler.frontends.onnx.ops*`),
+which derives its outputs' shapes from its inputs' (`onnx.shape_inference`
+only cross-checks them: where it knows a shape, both must agree). Graph inputs that are not initializers are the
 function's arguments, outputs are returned. Initializers and `Constant`
 nodes stay numpy arrays while the converters read them (Reshape's shape,
 Slice's bounds) and become one `graph.constant` each when an op uses them as
@@ -20,6 +21,7 @@ input or element type at fault.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -109,7 +111,7 @@ def name_hint(name: str) -> str | None:
 class Node:
     """What a converter sees of one ONNX node: its inputs (as SSA values or,
     when known at import time, numpy arrays), attributes (each one read is
-    marked; the importer rejects the others) and the inferred output types."""
+    marked; the importer rejects the others)."""
 
     def __init__(self, importer: Importer, proto: onnx.NodeProto):
         self.importer = importer
@@ -183,6 +185,8 @@ class Node:
                     "constants=)",
                     name,
                 )
+            if name:  # from the values of the inputs, not their shapes
+                message += f", but '{name}' is computed at run time"
             raise self.error(message)
         return array
 
@@ -203,18 +207,6 @@ class Node:
 
     def shape(self, index: int) -> list[int]:
         return list(self.input_type(index).get_shape())
-
-    def output_type(self, index: int = 0) -> TensorType | None:
-        """The type ONNX shape inference gives output `index` (None if unknown)."""
-        return self.importer.inferred.get(self.proto.output[index])
-
-    def require_output_type(self, index: int = 0) -> TensorType:
-        type_ = self.output_type(index)
-        if type_ is None:
-            raise self.error(
-                f"the shape of output '{self.proto.output[index]}' is not known statically"
-            )
-        return type_
 
     # --- building
 
@@ -242,14 +234,20 @@ class Node:
 class Importer:
     """Builds one graph function from an ONNX graph (see the module doc)."""
 
-    def __init__(self, model: onnx.ModelProto, converters: Mapping[str, Callable]):
+    def __init__(
+        self,
+        model: onnx.ModelProto,
+        converters: Mapping[str, Callable],
+        inferred: Mapping[str, TensorType],
+    ):
+        """`inferred`: the types onnx.shape_inference found, cross-checked."""
         self.model = model
         self.converters = converters
         self.block = Block()
         self.values: dict[str, SSAValue] = {}
         self.constants: dict[str, np.ndarray] = {}
         self.constant_types: dict[str, Attribute] = {}
-        self.inferred: dict[str, TensorType] = {}
+        self.inferred = inferred
         self.arguments: list[str] = []
         self.opset = _opset(model)
 
@@ -282,10 +280,6 @@ class Importer:
         for tensor in graph_proto.initializer:
             type_ = element_type(tensor.data_type, f"initializer '{tensor.name}'")
             self.define_constant(tensor.name, numpy_helper.to_array(tensor), type_)
-        for info in [*graph_proto.value_info, *graph_proto.output]:
-            type_ = _static_type(info)
-            if type_ is not None:
-                self.inferred[info.name] = type_
         for info in graph_proto.input:
             if info.name in self.constants:
                 continue
@@ -498,8 +492,27 @@ def _fix_input_shapes(model: onnx.ModelProto, input_shapes: Mapping[str, Sequenc
             )
             raise OnnxImportError(
                 f"input '{name}' has symbolic dimension '{symbolic[0]}' (shape {shown}); "
-                f"give a static shape, e.g. --input-shape {name}={example}"
+                f"give a static shape, e.g. --input-shape {name}={example}, or its array "
+                f"(gc-run --input; graphcompiler.compile specializes on each call's shapes)"
             )
+
+
+def graph_input_dims(model: onnx.ModelProto) -> dict[str, list[int | str] | None]:
+    """Each graph input's dims (initializers are no inputs): an int where
+    fixed, the symbol's name (or '' when unnamed) where not; None for an
+    input of unknown rank."""
+    initializers = {t.name for t in model.graph.initializer}
+    dims: dict[str, list[int | str] | None] = {}
+    for info in model.graph.input:
+        if info.name in initializers or not info.type.HasField("tensor_type"):
+            continue
+        tensor = info.type.tensor_type
+        dims[info.name] = (
+            [d.dim_value if d.HasField("dim_value") else d.dim_param for d in tensor.shape.dim]
+            if tensor.HasField("shape")
+            else None
+        )
+    return dims
 
 
 def load_model(model: onnx.ModelProto | str | Path) -> onnx.ModelProto:
@@ -530,9 +543,45 @@ def import_model(
         proto = onnx.inliner.inline_local_functions(proto)
     _bind_inputs(proto, constants or {})
     _fix_input_shapes(proto, input_shapes or {})
+    return Importer(proto, converters, _inferred_types(proto)).run(entry)
+
+
+SHAPE_CHECK_MAX_ELEMENTS = 1024
+"""Initializers up to this size go to onnx's shape inference with their
+values (shape arithmetic reads them); bigger ones (weights) only as types."""
+
+
+def _inferred_types(model: onnx.ModelProto) -> dict[str, TensorType]:
+    """The static types onnx.shape_inference finds, for the importer to
+    cross-check its own. It runs on a copy of the graph without the bytes
+    of the weights: serializing those is most of its time on a real model."""
+    graph_proto = model.graph
+    listed = {info.name for info in graph_proto.input}
+    small, weights = [], []
+    for tensor in graph_proto.initializer:
+        if math.prod(tensor.dims) <= SHAPE_CHECK_MAX_ELEMENTS:
+            small.append(tensor)
+        elif tensor.name not in listed:
+            weights.append(
+                onnx.helper.make_tensor_value_info(tensor.name, tensor.data_type, tensor.dims)
+            )
+    types_only = onnx.helper.make_model(
+        onnx.helper.make_graph(
+            list(graph_proto.node),
+            graph_proto.name,
+            [*graph_proto.input, *weights],
+            list(graph_proto.output),
+            small,
+            value_info=list(graph_proto.value_info),
+        ),
+        opset_imports=list(model.opset_import),
+        ir_version=model.ir_version,
+        functions=list(model.functions),
+    )
     try:
-        proto = shape_inference.infer_shapes(proto, strict_mode=True, data_prop=True)
+        inferred = shape_inference.infer_shapes(types_only, strict_mode=True, data_prop=True)
     except Exception as error:  # noqa: BLE001 - onnx raises InferenceError and kin
         message = re.sub(r"\s+", " ", str(error)).strip()
         raise OnnxImportError(f"shape inference failed: {message}") from None
-    return Importer(proto, converters).run(entry)
+    infos = [*inferred.graph.value_info, *inferred.graph.output]
+    return {info.name: t for info in infos if (t := _static_type(info)) is not None}

@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import Float32Type, TensorType
 from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import graph
@@ -263,7 +263,12 @@ def _matmul(node: Node) -> list:
     if len(b_shape) == 1:
         b = reshape(node, b, [*b_shape, 1])
     result = node.make("matmul", [a, b])
-    return [reshape(node, result, node.require_output_type().get_shape())]
+    shape = list(result.type.get_shape())
+    if len(b_shape) == 1:
+        del shape[-1]
+    if len(a_shape) == 1:
+        del shape[-1 if len(b_shape) == 1 else -2]
+    return [reshape(node, result, shape)]
 
 
 @converter("Gemm")
@@ -366,7 +371,7 @@ def _layer_norm(node: Node) -> list:
     if len(node.proto.output) == 1:
         return [result]
     # Mean and InvStdDev, computed in f32 (stash_type), normalized dims kept as 1
-    wide = cast(node, x, node.require_output_type(1).element_type)
+    wide = cast(node, x, Float32Type())
     axes = list(range(axis, len(x.type.get_shape())))
     mean = node.make("reduce_mean", [wide], axes=axes, keep_dims=True)
     centred = node.make("square", [node.make("sub", [wide, mean])])

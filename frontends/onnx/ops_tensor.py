@@ -3,8 +3,8 @@ in `ops.CONVERTERS`).
 
 Shapes are static, so the ops that compute shapes (Shape, Size,
 ConstantOfShape) give numpy arrays, and the ops that only rearrange
-elements (Reshape, Flatten, Squeeze, Unsqueeze, Expand) take the output
-shape ONNX shape inference found.
+elements (Reshape, Flatten, Squeeze, Unsqueeze, Expand) compute their
+output shape from the input's.
 """
 
 from __future__ import annotations
@@ -78,8 +78,8 @@ def _range(node: Node) -> list:
 
 @converter("Reshape", "Flatten", "Squeeze", "Unsqueeze")
 def _reshape(node: Node) -> list:
-    """Each only renames the dims: the output shape is the inferred one, or
-    computed here when inference could not see a folded input."""
+    """Each only renames the dims: the output shape follows from the input's
+    and the (import-time) target shape or axes."""
     x = node.value(0)
     shape = list(x.type.get_shape())
     if node.op_type == "Reshape":
@@ -175,15 +175,24 @@ def _axis(node: Node, axis: int, rank: int) -> int:
 
 @converter("Split")
 def _split(node: Node) -> list:
-    """Slices along the axis; the sizes are the inferred output shapes."""
+    """Slices along the axis: the sizes given (input `split`), else
+    `num_outputs` (or one per output) parts of ceil(n / parts), the last
+    one smaller."""
     x = node.value(0)
     shape = x.type.get_shape()
     axis = _axis(node, int(node.attr("axis", 0)), len(shape))
-    node.ints("split", 1)
-    node.attr("num_outputs")
+    sizes = node.ints("split", 1)
+    parts = int(node.attr("num_outputs", len(node.proto.output)))
+    if sizes is None:
+        chunk = -(-shape[axis] // parts)
+        sizes = [min(chunk, max(shape[axis] - i * chunk, 0)) for i in range(parts)]
+    if len(sizes) != len(node.proto.output) or sum(sizes) != shape[axis] or min(sizes) < 0:
+        raise node.error(
+            f"split sizes {sizes} do not cut axis {axis} of size {shape[axis]} "
+            f"into {len(node.proto.output)} outputs"
+        )
     outputs, offset = [], 0
-    for index in range(len(node.proto.output)):
-        size = node.require_output_type(index).get_shape()[axis]
+    for size in sizes:
         starts = [offset if d == axis else 0 for d in range(len(shape))]
         ends = [offset + size if d == axis else s for d, s in enumerate(shape)]
         outputs.append(_slice(node, x, starts, ends))

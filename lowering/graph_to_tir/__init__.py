@@ -37,13 +37,13 @@ from graphcompiler.ir.diagnostics import Diagnostic, DiagnosticError, Severity, 
 from graphcompiler.ir.pipeline import pass_option
 from graphcompiler.lowering.graph_to_tir.dedupe import dedupe_kernels
 from graphcompiler.lowering.graph_to_tir.kernel import Kernel, Operand, tir_tensor_type
+from graphcompiler.lowering.graph_to_tir.scalar_math import type_limit
 from graphcompiler.lowering.graph_to_tir.templates import (
     BLOCKED_FORMAT_OPS,
     COPY,
     TEMPLATES,
     ZEROS,
     empty_contraction,
-    type_limit,
 )
 from graphcompiler.target.description import Target, get_target
 

@@ -12,9 +12,6 @@ from collections.abc import Callable
 
 from xdsl.dialects.builtin import (
     Float32Type,
-    Float64Type,
-    IntegerType,
-    Signedness,
     TensorType,
     VectorType,
 )
@@ -24,6 +21,12 @@ from graphcompiler.dialects import graph, tir
 from graphcompiler.lowering.graph_to_tir.attention import attention
 from graphcompiler.lowering.graph_to_tir.conv import conv2d, conv2d_into
 from graphcompiler.lowering.graph_to_tir.gather_pad import pad, take
+from graphcompiler.lowering.graph_to_tir.indexing import (
+    gather_elements,
+    gather_nd,
+    scatter_elements,
+    scatter_nd,
+)
 from graphcompiler.lowering.graph_to_tir.kernel import (
     Kernel,
     Operand,
@@ -41,6 +44,20 @@ from graphcompiler.lowering.graph_to_tir.normalization import (
 )
 from graphcompiler.lowering.graph_to_tir.pool import pool
 from graphcompiler.lowering.graph_to_tir.reductions import reduction, unflatten
+from graphcompiler.lowering.graph_to_tir.scalar_math import (
+    activation,
+    clamp,
+    erf,
+    gelu,
+    is_unsigned,
+    leaky_relu,
+    mod,
+    prelu,
+    sigmoid,
+    sign,
+    softplus,
+)
+from graphcompiler.lowering.graph_to_tir.scan import TEMPLATES as SCAN_TEMPLATES
 
 Template = Callable[[Kernel, Operation], None]
 f32 = Float32Type()
@@ -79,173 +96,31 @@ def _binary_compute(op_class: type):
     return lambda k, op, values: k.b.binary(op_class, *values)
 
 
-_ERF_SMALL = (
-    7.882497448008507e-05,
-    -0.0008018855005502701,
-    0.005189312156289816,
-    -0.02685432881116867,
-    0.11283597350120544,
-    -0.3761262595653534,
-    0.12837916612625122,
-)
-"""erf(x) / x - 1 as a polynomial in x^2 on |x| <= 1 (least squares on
-Chebyshev nodes; the 1 is kept apart so that x + x * S rounds once, at the end)."""
-
-_ERF_TAIL = (
-    -4.269337239293236e-07,
-    1.6718017832317855e-06,
-    -3.7444333429448307e-06,
-    1.4353662663779687e-05,
-    -5.9529527788981795e-05,
-    0.00021297208149917424,
-    -0.0007331467350013554,
-    0.0024659824557602406,
-    -0.008001696318387985,
-    0.024938203394412994,
-    -0.07434733957052231,
-    0.21080635488033295,
-)
-"""erfc(a) * exp(a^2) as a polynomial in a - 2.5 on 1 <= a <= 4 (least squares)."""
-
-
-def _horner(k: Kernel, x: SSAValue, coefficients: tuple[float, ...]) -> SSAValue:
-    """The polynomial with `coefficients` (highest degree first) at x."""
-    result = k.const(coefficients[0], x)
-    for coefficient in coefficients[1:]:
-        result = k.b.add(k.b.mul(result, x), coefficient)
-    return result
-
-
-def _erf(k: Kernel, x: SSAValue) -> SSAValue:
-    """erf in f32, absolute error < 1e-7 (relative near 0): x + x * S(x^2)
-    for |x| <= 1, else sign(x) * (1 - exp(-a^2) * T(a - 2.5)) with
-    a = min(|x|, 4) (erf(4) rounds to 1). Both branches are computed and
-    selected, so vectors need no control flow; NaN stays NaN."""
-    b = k.b
-    small = b.add(x, b.mul(x, _horner(k, b.mul(x, x), _ERF_SMALL)))
-    ax = b.unary(tir.AbsOp, x)
-    a = b.binary(tir.MinOp, ax, 4.0)
-    erfc = b.mul(b.unary(tir.ExpOp, b.sub(0.0, b.mul(a, a))), _horner(k, b.sub(a, 2.5), _ERF_TAIL))
-    tail = b.sub(1.0, erfc)
-    signed_tail = b.select(b.binary(tir.LtOp, x, 0.0), b.sub(0.0, tail), tail)
-    return b.select(b.binary(tir.LeOp, ax, 1.0), small, signed_tail)
-
-
-def type_limit(op: Operation) -> str | None:
-    """Why `op` cannot be compiled for its element type, or None: the erf
-    polynomial is accurate to f32 only, so f64 erf (and exact gelu) would
-    silently lose precision."""
-    uses_erf = isinstance(op, graph.ErfOp) or (
-        isinstance(op, graph.GeluOp) and op.approximate.data == "none"
-    )
-    if uses_erf and isinstance(op.results[0].type.element_type, Float64Type):
-        return "is not compiled for f64 (its erf is accurate to f32 only): cast to f32 around it"
-    return None
-
-
-def _gelu(k: Kernel, op: graph.GeluOp, x: SSAValue) -> SSAValue:
-    b = k.b
-    if op.approximate.data == "tanh":
-        inner = b.mul(math.sqrt(2.0 / math.pi), b.add(x, b.mul(0.044715, b.mul(x, b.mul(x, x)))))
-        return b.mul(b.mul(0.5, x), b.add(1.0, b.unary(tir.TanhOp, inner)))
-    return b.mul(b.mul(0.5, x), b.add(1.0, _erf(k, b.mul(x, 1.0 / math.sqrt(2.0)))))
-
-
-def _clamp(k: Kernel, op: graph.ClampOp, x: SSAValue) -> SSAValue:
-    low, high = op.min_value, op.max_value
-    if not tir.is_float(x.type):  # the reference clips in float, then truncates
-        low, high = math.trunc(low), math.trunc(high)
-    return k.b.binary(tir.MinOp, k.b.binary(tir.MaxOp, x, low), high)
-
-
-def _leaky_relu(k: Kernel, op: graph.LeakyReluOp, x: SSAValue) -> SSAValue:
-    alpha = op.alpha_value
-    return k.b.select(k.b.binary(tir.GeOp, x, 0.0), x, k.b.mul(alpha, x))
-
-
-def _sigmoid(k: Kernel, x: SSAValue) -> SSAValue:
-    """1 / (1 + e) for x >= 0 and e / (1 + e) below, e = exp(-|x|): relative
-    accuracy (< 2.5e-7) also where sigmoid(x) is tiny (denormal for x < -87)."""
-    b = k.b
-    e = b.unary(tir.ExpOp, b.sub(0.0, b.unary(tir.AbsOp, x)))
-    positive = b.div(1.0, b.add(1.0, e))
-    return b.select(b.binary(tir.GeOp, x, 0.0), positive, b.mul(e, positive))
-
-
-def _log1p(k: Kernel, e: SSAValue) -> SSAValue:
-    """log(1 + e) for e >= 0 to full relative precision: log(u) * e / (u - 1)
-    with u = 1 + e rounded (the ratio cancels u's rounding), e where u == 1."""
-    b = k.b
-    u = b.add(e, 1.0)
-    ratio = b.div(b.mul(b.unary(tir.LogOp, u), e), b.sub(u, 1.0))
-    return b.select(b.binary(tir.EqOp, u, 1.0), e, ratio)
-
-
-def _softplus(k: Kernel, x: SSAValue) -> SSAValue:
-    """max(x, 0) + log1p(exp(-|x|)): numpy.logaddexp(0, x), NaN stays NaN."""
-    b = k.b
-    tail = _log1p(k, b.unary(tir.ExpOp, b.sub(0.0, b.unary(tir.AbsOp, x))))
-    return b.add(b.binary(tir.MaxOp, x, 0.0), tail)
-
-
-def _hard_sigmoid(k: Kernel, x: SSAValue, alpha: float, beta: float) -> SSAValue:
-    b = k.b
-    return b.binary(tir.MinOp, b.binary(tir.MaxOp, b.add(b.mul(x, alpha), beta), 0.0), 1.0)
-
-
-def _elu(k: Kernel, x: SSAValue, alpha: float, gamma: float = 1.0) -> SSAValue:
-    """x > 0 ? x : alpha * (exp(x) - 1), times gamma (selu); NaN takes the
-    exp branch and stays NaN."""
-    b = k.b
-    negative = b.mul(b.sub(b.unary(tir.ExpOp, x), 1.0), alpha)
-    chosen = b.select(b.binary(tir.GtOp, x, 0.0), x, negative)
-    return chosen if gamma == 1.0 else b.mul(chosen, gamma)
-
-
-def _activation(k: Kernel, op: Operation, values: list[SSAValue]) -> SSAValue:
-    """The ONNX activations with float parameters."""
-    x = values[0]
-    match op:
-        case graph.EluOp():
-            return _elu(k, x, op.alpha_value)
-        case graph.SeluOp():
-            return _elu(k, x, op.alpha_value, op.gamma_value)
-        case graph.HardSigmoidOp():
-            return _hard_sigmoid(k, x, op.alpha_value, op.beta_value)
-        case graph.HardSwishOp():
-            return k.b.mul(x, _hard_sigmoid(k, x, 1 / 6, 0.5))
-    raise AssertionError(f"no activation template for {op.name}")
-
-
-def _prelu(k: Kernel, op: Operation, values: list[SSAValue]) -> SSAValue:
-    x, slope = values
-    return k.b.select(k.b.binary(tir.LtOp, x, 0.0), k.b.mul(slope, x), x)
-
-
-def _is_unsigned(x: SSAValue) -> bool:
-    element = tir.element_of(x.type)
-    return isinstance(element, IntegerType) and element.signedness.data == Signedness.UNSIGNED
-
-
 def _identity(k: Kernel, op: Operation, values: list[SSAValue]) -> SSAValue:
     return values[0]
 
 
 UNARY: dict[type, Callable[[Kernel, SSAValue], SSAValue]] = {
     graph.ReluOp: lambda k, x: k.b.binary(tir.MaxOp, x, k.const(0, x)),
-    graph.SigmoidOp: _sigmoid,
+    graph.SigmoidOp: sigmoid,
     graph.TanhOp: lambda k, x: k.b.unary(tir.TanhOp, x),
     graph.ExpOp: lambda k, x: k.b.unary(tir.ExpOp, x),
     graph.LogOp: lambda k, x: k.b.unary(tir.LogOp, x),
     graph.SqrtOp: lambda k, x: k.b.unary(tir.SqrtOp, x),
     graph.RsqrtOp: lambda k, x: k.b.unary(tir.RsqrtOp, x),
-    graph.AbsOp: lambda k, x: x if _is_unsigned(x) else k.b.unary(tir.AbsOp, x),
+    graph.AbsOp: lambda k, x: x if is_unsigned(x) else k.b.unary(tir.AbsOp, x),
     graph.NegOp: lambda k, x: k.b.sub(k.const(0, x), x),
-    graph.ErfOp: _erf,
+    graph.ErfOp: erf,
     graph.ReciprocalOp: lambda k, x: k.b.div(k.const(1, x), x),
     graph.SquareOp: lambda k, x: k.b.mul(x, x),
-    graph.SoftplusOp: _softplus,
+    graph.SoftplusOp: softplus,
     graph.LogicalNotOp: lambda k, x: k.b.unary(tir.NotOp, x),
+    graph.SinOp: lambda k, x: k.b.unary(tir.SinOp, x),
+    graph.CosOp: lambda k, x: k.b.unary(tir.CosOp, x),
+    graph.SignOp: sign,
+    graph.RoundOp: lambda k, x: k.b.unary(tir.RoundEvenOp, x),
+    graph.FloorOp: lambda k, x: k.b.unary(tir.FloorOp, x),
+    graph.CeilOp: lambda k, x: k.b.unary(tir.CeilOp, x),
 }
 
 BINARY: dict[type, type] = {
@@ -381,15 +256,15 @@ def _cast(k: Kernel, op: graph.CastOp, values: list[SSAValue]) -> SSAValue:
 ELEMENTWISE_COMPUTE: dict[type, Callable[[Kernel, Operation, list[SSAValue]], SSAValue]] = {
     **{op: _unary_compute(compute) for op, compute in UNARY.items()},
     **{op: _binary_compute(tir_op) for op, tir_op in BINARY.items()},
-    graph.GeluOp: lambda k, op, v: _gelu(k, op, v[0]),
-    graph.LeakyReluOp: lambda k, op, v: _leaky_relu(k, op, v[0]),
-    graph.ClampOp: lambda k, op, v: _clamp(k, op, v[0]),
+    graph.GeluOp: lambda k, op, v: gelu(k, op, v[0]),
+    graph.LeakyReluOp: lambda k, op, v: leaky_relu(k, op, v[0]),
+    graph.ClampOp: lambda k, op, v: clamp(k, op, v[0]),
     graph.CastOp: _cast,
     **{
-        op: _activation
-        for op in (graph.EluOp, graph.SeluOp, graph.HardSigmoidOp, graph.HardSwishOp)
+        op: activation for op in (graph.EluOp, graph.SeluOp, graph.HardSigmoidOp, graph.HardSwishOp)
     },
-    graph.PreluOp: _prelu,
+    graph.PreluOp: prelu,
+    graph.ModOp: mod,
     graph.SelectOp: lambda k, op, v: k.b.select(*v),
     graph.BroadcastToOp: _identity,
 }
@@ -548,12 +423,17 @@ TEMPLATES: dict[type, Template] = {
     graph.SliceOp: gather(_slice_index, _slice_vectorizable),
     graph.ReshapeOp: reshape,
     graph.GatherOp: take,
+    graph.GatherElementsOp: gather_elements,
+    graph.GatherNDOp: gather_nd,
+    graph.ScatterElementsOp: scatter_elements,
+    graph.ScatterNDOp: scatter_nd,
     graph.PadOp: pad,
     graph.ConcatOp: concat,
     graph.Conv2dOp: conv2d,
     graph.MaxPool2dOp: pool,
     graph.AvgPool2dOp: pool,
     graph.FusedOp: fused,
+    **SCAN_TEMPLATES,
 }
 
 

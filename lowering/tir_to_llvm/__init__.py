@@ -13,7 +13,7 @@ What has no one-to-one lowering is rewritten in tir first, by the patterns
 of two tir passes that `LLVM_STAGE` runs before this one and that this pass
 applies itself to what they left (so it also converts tir they never saw):
 tir-legalize-types (auto-casts, bf16 math in f32, bf16 casts through f32)
-and tir-expand-math (f32 exp, log, tanh as polynomials).
+and tir-expand-math (f32 exp, log, tanh, sin and cos as polynomials).
 
 The patterns live in one module per op family:
 - `statements.py`: `tir.for`, `tir.if`, `tir.stmts` become blocks and

@@ -62,6 +62,7 @@ _FLOAT_BINARY = {
     tir.SubOp: llvm.FSubOp,
     tir.MulOp: llvm.FMulOp,
     tir.DivOp: llvm.FDivOp,
+    tir.FModOp: llvm.FRemOp,  # no x86 instruction: LLVM calls fmodf/fmod per lane
 }
 _COMPARISONS = {
     tir.GtOp: "gt",
@@ -169,14 +170,17 @@ def _lower_binary(fl: FunctionLowering, op: tir.BinaryExpression) -> None:
     fl.values[op.result] = result
 
 
-_FLOAT_UNARY = {
+_FLOAT_UNARY = {  # f32 exp, log, tanh, sin and cos are expanded first (tir-expand-math)
     tir.FloorOp: "floor",
     tir.CeilOp: "ceil",
-    tir.ExpOp: "exp",  # f16 and f64: tir-expand-math expands f32 exp, log and tanh
+    tir.ExpOp: "exp",
     tir.SqrtOp: "sqrt",
     tir.LogOp: "log",
     tir.RoundOp: "round",
+    tir.RoundEvenOp: "roundeven",
     tir.TanhOp: "tanh",
+    tir.SinOp: "sin",
+    tir.CosOp: "cos",
 }
 
 

@@ -1,7 +1,7 @@
-"""tir-expand-math: f32 exp, log and tanh expanded into tir arithmetic, so
-that convert-tir-to-llvm has no math library call to make (LLVM scalarizes
-llvm.exp and friends into one libm call per vector lane): vector loops stay
-vectors.
+"""tir-expand-math: f32 exp, log, tanh, sin and cos expanded into tir
+arithmetic, so that convert-tir-to-llvm has no math library call to make
+(LLVM scalarizes llvm.exp and friends into one libm call per vector lane):
+vector loops stay vectors.
 
     %y = tir.exp %x : vector<8xf32> -> vector<8xf32>
 
@@ -33,12 +33,14 @@ bf16 is computed in f32 once tir-legalize-types has run (run it first).
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     Float32Type,
+    Float64Type,
     FloatAttr,
     IntegerAttr,
     IntegerType,
@@ -64,6 +66,7 @@ LLVM_INTRINSIC_PREFIX = "llvm."
 """A body-less tir.func of this name prefix declares an LLVM intrinsic."""
 
 _f32 = Float32Type()
+_f64 = Float64Type()
 _i32 = IntegerType(32)
 _ui32 = IntegerType(32, Signedness.UNSIGNED)
 
@@ -144,7 +147,7 @@ class _Emitter:
         """One `tir.const` per value and type in an expansion, of
         `typed(element)` (`element` itself if `scalar`)."""
         type_ = element if scalar else self.typed(element)
-        key = (repr(float(value)) if isinstance(element, Float32Type) else int(value), type_)
+        key = (repr(float(value)) if tir.is_float(element) else int(value), type_)
         if key not in self.constants:
             attribute = _constant(*key)
             op = tir.ConstOp.create(properties={"value": attribute}, result_types=[type_])
@@ -327,19 +330,152 @@ def tanh_f32(b: _Emitter, x: SSAValue) -> SSAValue:
     return b.intrinsic(f"llvm.copysign.{_mangle(b.type)}", [magnitude, x])
 
 
-EXPANSIONS = {tir.ExpOp: exp_f32, tir.LogOp: log_f32, tir.TanhOp: tanh_f32}
+_TWO_OVER_PI = tuple(
+    float.fromhex(piece)
+    for piece in (
+        "0x1.45f306dp-1",
+        "0x1.9391054p-30",
+        "0x1.4fe13abp-59",
+        "0x1.d1f534dp-88",
+        "0x1.b81b6c5p-117",
+        "0x1.5993c4p-148",
+        "0x1.c820ff2p-175",
+    )
+)
+"""2/pi to 203 bits, in pieces of 29: a piece times an f32 (24 bits) is
+exact in f64, and 203 bits leave over 70 below the point for the largest
+f32 (2**128), enough for the closest an f32 comes to a multiple of pi/2."""
+
+_SIN = (
+    1.58962301576546568060e-10,
+    -2.50507477628578072866e-8,
+    2.75573136213857245213e-6,
+    -1.98412698295895385996e-4,
+    8.33333333332211858878e-3,
+    -1.66666666666666307295e-1,
+)
+"""Cephes' sin.c: sin(r) = r + r z S(z), z = r**2, |r| <= pi/4 (f64 accuracy)."""
+
+_COS = (
+    -1.13585365213876817300e-11,
+    2.08757008419747316778e-9,
+    -2.75573141792967388112e-7,
+    2.48015872888517045348e-5,
+    -1.38888888888730564116e-3,
+    4.16666666666665929218e-2,
+)
+"""Cephes' sin.c: cos(r) = 1 - z / 2 + z**2 C(z)."""
+
+
+def _quarter_turns(b: _Emitter, x: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """x * 2/pi in f64 as (n, f): n a whole number, f in about [-1/2, 1/2],
+    their sum exact to ~2**-100 (Payne-Hanek without a table: every lane
+    multiplies by all the pieces of 2/pi). Each product p is exact; its
+    remainder q = p - 4 round(p / 4) (in [-2, 2], exact, and p itself when
+    small, so tiny and negative x keep their precision) is all that matters
+    of it modulo 4; the q are summed as hi + lo with error-free additions
+    (TwoSum). inf and NaN give NaN (inf - inf)."""
+    add, sub, mul = (
+        functools.partial(b.binary, kind) for kind in (tir.AddOp, tir.SubOp, tir.MulOp)
+    )
+
+    def c(value: float) -> SSAValue:
+        return b.const(value, _f64)
+
+    wide = b.unary(tir.CastOp, x, b.typed(_f64))
+    hi = lo = None
+    for piece in _TWO_OVER_PI:
+        p = mul(wide, c(piece))
+        q = sub(p, mul(b.unary(tir.RoundEvenOp, mul(p, c(0.25)), p.type), c(4.0)))
+        if hi is None:
+            hi = q
+            continue
+        total = add(hi, q)
+        q_part = sub(total, hi)
+        error = add(sub(hi, sub(total, q_part)), sub(q, q_part))
+        lo = error if lo is None else add(lo, error)
+        hi = total
+    n = b.unary(tir.RoundEvenOp, hi, hi.type)
+    return n, add(sub(hi, n), lo)
+
+
+def _sin_or_cos_f32(b: _Emitter, x: SSAValue, cosine: bool) -> SSAValue:
+    """sin or cos in f32 on the whole range, computed in f64: x = (n + f)
+    pi/2 (`_quarter_turns`), then +-sin or +-cos of r = f pi/2 by n mod 4,
+    rounded to f32 once. Measured against float64 numpy on dense grids of
+    [-10, 10], every binade of both signs (denormals to 3.4e38) and 5M
+    random floats: max error 0.50 ulp (correctly rounded but for a few
+    near-halfway cases). sin(+-0) = +-0; +-inf and NaN give NaN, as numpy."""
+    add, sub, mul = (
+        functools.partial(b.binary, kind) for kind in (tir.AddOp, tir.SubOp, tir.MulOp)
+    )
+
+    def c(value: float) -> SSAValue:
+        return b.const(value, _f64)
+
+    def polynomial(z: SSAValue, coefficients: tuple[float, ...]) -> SSAValue:
+        result = c(coefficients[0])
+        for coefficient in coefficients[1:]:
+            result = add(mul(result, z), c(coefficient))
+        return result
+
+    n, f = _quarter_turns(b, x)
+    quadrant = sub(n, mul(b.unary(tir.FloorOp, mul(n, c(0.25)), n.type), c(4.0)))  # 0 to 3
+
+    def quadrant_in(first: float, second: float) -> SSAValue:
+        return b.binary(
+            tir.OrOp,
+            b.binary(tir.EqOp, quadrant, c(first)),
+            b.binary(tir.EqOp, quadrant, c(second)),
+        )
+
+    r = mul(f, c(math.pi / 2))
+    z = mul(r, r)
+    sine = add(r, mul(mul(r, z), polynomial(z, _SIN)))
+    cosine_value = add(sub(c(1.0), mul(z, c(0.5))), mul(mul(z, z), polynomial(z, _COS)))
+    # sin(x) is sin r, cos r, -sin r, -cos r by quadrant; cos(x) is sin(x + pi/2)
+    if cosine:
+        swap, negate = quadrant_in(0.0, 2.0), quadrant_in(1.0, 2.0)
+    else:
+        swap, negate = quadrant_in(1.0, 3.0), b.binary(tir.GeOp, quadrant, c(2.0))
+    value = b.select(swap, cosine_value, sine)
+    value = b.select(negate, sub(c(0.0), value), value)
+    result = b.unary(tir.CastOp, value, b.type)
+    if cosine:
+        return result
+    return b.select(b.binary(tir.EqOp, x, b.c(0.0)), x, result)  # keeps the sign of -0
+
+
+def sin_f32(b: _Emitter, x: SSAValue) -> SSAValue:
+    return _sin_or_cos_f32(b, x, cosine=False)
+
+
+def cos_f32(b: _Emitter, x: SSAValue) -> SSAValue:
+    return _sin_or_cos_f32(b, x, cosine=True)
+
+
+EXPANSIONS = {
+    tir.ExpOp: exp_f32,
+    tir.LogOp: log_f32,
+    tir.TanhOp: tanh_f32,
+    tir.SinOp: sin_f32,
+    tir.CosOp: cos_f32,
+}
 """The ops expanded, each by its function of (emitter, operand) -> result."""
 
 
 @dataclass(frozen=True)
 class ExpandF32Math(RewritePattern):
-    """exp, log or tanh of f32 (scalar or vector) -> its polynomial in tir."""
+    """exp, log, tanh, sin or cos of f32 (scalar or vector) -> its expansion in tir."""
 
     target: Target
 
     @op_type_rewrite_pattern
     def match_and_rewrite(
-        self, op: tir.ExpOp | tir.LogOp | tir.TanhOp, rewriter: PatternRewriter, /
+        self,
+        op: tir.ExpOp | tir.LogOp | tir.TanhOp | tir.SinOp | tir.CosOp,
+        rewriter: PatternRewriter,
+        /,
     ) -> None:
         if tir.element_of(op.input.type) != Float32Type():
             return
@@ -349,14 +485,14 @@ class ExpandF32Math(RewritePattern):
 
 
 def expand_math(module: ModuleOp, target: Target | None = None) -> bool:
-    """Expand `module`'s f32 exp, log and tanh in place, for `target`
+    """Expand `module`'s f32 exp, log, tanh, sin and cos in place, for `target`
     (default: GC_TARGET, else the host); returns whether there was one."""
     return apply_patterns(module, [ExpandF32Math(target or get_target())], tuple(EXPANSIONS))
 
 
 @dataclass(frozen=True)
 class TirExpandMathPass(ModulePass):
-    """Expand f32 exp, log and tanh into tir arithmetic (no per-lane libm calls)."""
+    """Expand f32 exp, log, tanh, sin and cos into tir arithmetic (no per-lane libm calls)."""
 
     name = "tir-expand-math"
 

@@ -205,3 +205,74 @@ func.func @ktail(%a: tensor<12x1001xf32>, %b: tensor<1001x16xf32>) -> tensor<12x
   %0 = graph.matmul %a, %b : (tensor<12x1001xf32>, tensor<1001x16xf32>) -> tensor<12x16xf32>
   func.return %0 : tensor<12x16xf32>
 }
+
+// -----
+
+// graph.cumsum along an outer axis: one running total per line, 8 lines at a
+// time (the contiguous inner dim in vectors), each element stored before it is
+// added when exclusive; the elements are added in order, as numpy.cumsum does.
+// CHECK-LABEL: tir.func @cumsum__1(%out0: !tir.tensor<5x16xf32>, %in0: !tir.tensor<5x16xf32>) {
+// CHECK:         %[[X:.*]] = tir.tensor_ptr %in0[%{{.*}}, %{{.*}}] : !tir.tensor<5x16xf32> -> !tir.tensor<1x5x16xf32>
+// CHECK:         %[[Y:.*]] = tir.tensor_ptr %out0[%{{.*}}, %{{.*}}] : !tir.tensor<5x16xf32> -> !tir.tensor<1x5x16xf32>
+// CHECK:         tir.for %[[O:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:           tir.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:        %[[ZERO:.*]] = tir.const dense<0.000000e+00> : vector<8xf32>
+// CHECK-NEXT:        %[[TOTAL:.*]] = tir.define_var %[[ZERO]] : !tir.var<vector<8xf32>>
+// CHECK:             tir.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:          %[[V:.*]] = tir.load %[[X]][%[[O]], %[[I]], %[[J]] lanes 8] : !tir.tensor<1x5x16xf32>
+// CHECK-NEXT:          %[[BEFORE:.*]] = tir.read %[[TOTAL]] : !tir.var<vector<8xf32>>
+// CHECK-NEXT:          tir.store %[[BEFORE]], %[[Y]][%[[O]], %[[I]], %[[J]] lanes 8] : !tir.tensor<1x5x16xf32>
+// CHECK-NEXT:          %[[OLD:.*]] = tir.read %[[TOTAL]] : !tir.var<vector<8xf32>>
+// CHECK-NEXT:          %[[NEW:.*]] = tir.add %[[OLD]], %[[V]] : (vector<8xf32>, vector<8xf32>) -> vector<8xf32>
+// CHECK-NEXT:          tir.assign %[[TOTAL]] = %[[NEW]] : !tir.var<vector<8xf32>>
+func.func @running(%x: tensor<5x16xf32>) -> tensor<5x16xf32> {
+  %0 = graph.cumsum %x {axis = 0 : i64, exclusive = true} : tensor<5x16xf32>
+  func.return %0 : tensor<5x16xf32>
+}
+
+// -----
+
+// graph.argmax along the contiguous axis: 4 vectors of (best, index) per row,
+// a NaN replacing a number; their 32 lanes then meet in a buffer, compared by
+// value then index, and the 4 elements left over run in order.
+// CHECK-LABEL: tir.func @argmax__1(%out0: !tir.tensor<3xi64>, %in0: !tir.tensor<3x100xf32>) {
+// CHECK:         tir.for %[[O:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-COUNT-4:   tir.load %{{.*}}[%[[O]], %{{.*}} lanes 8] : !tir.tensor<3x100xf32>
+// CHECK:           tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:             %[[V:.*]] = tir.load %{{.*}}[%[[O]], %{{.*}} lanes 8] : !tir.tensor<3x100xf32>
+// CHECK-NEXT:        %[[BEST:.*]] = tir.read %{{.*}} : !tir.var<vector<8xf32>>
+// CHECK-NEXT:        %[[GREATER:.*]] = tir.gt %[[V]], %[[BEST]] : (vector<8xf32>, vector<8xf32>) -> vector<8xi1>
+// CHECK-NEXT:        tir.isnan %[[V]] : vector<8xf32> -> vector<8xi1>
+// CHECK:             tir.select %{{.*}}, %{{.*}}, %{{.*}} : vector<8xi1>, vector<8xi64>
+// CHECK:           %[[VALUES:.*]] = tir.define_tensor : !tir.tensor<32xf32>
+// CHECK-NEXT:      %[[INDICES:.*]] = tir.define_tensor : !tir.tensor<32xi64>
+// CHECK:           tir.for %[[SLOT:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:        tir.load %[[VALUES]][%[[SLOT]]] : !tir.tensor<32xf32>
+// CHECK-NEXT:        tir.load %[[INDICES]][%[[SLOT]]] : !tir.tensor<32xi64>
+// CHECK:           tir.store %{{.*}}, %{{.*}}[%[[O]], %{{.*}}] : !tir.tensor<3x1xi64>
+func.func @argmax_rows(%x: tensor<3x100xf32>) -> tensor<3xi64> {
+  %0 = graph.argmax %x {axis = 1 : i64} : tensor<3x100xf32> -> tensor<3xi64>
+  func.return %0 : tensor<3xi64>
+}
+
+// -----
+
+// graph.top_k_indices keeps the best k of each line, sorted, in the output:
+// an element enters when the list is short or it beats the k-th, then is
+// carried down the list, swapping with each entry it beats.
+// CHECK-LABEL: tir.func @top_k_indices__1(%out0: !tir.tensor<4x3xi64>, %in0: !tir.tensor<4x10xf32>) {
+// CHECK:         %[[COUNT:.*]] = tir.define_var %{{.*}} : !tir.var<index>
+// CHECK:         tir.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:           %[[FULL:.*]] = tir.eq %{{.*}}, %{{.*}} : (index, index) -> i1
+// CHECK-NEXT:      tir.if %[[FULL]] {
+// CHECK:           tir.if %{{.*}} {
+// CHECK:             %[[FILLED:.*]] = tir.read %[[COUNT]] : !tir.var<index>
+// CHECK-NEXT:        %{{.*}} = tir.const 0 : index
+// CHECK-NEXT:        %{{.*}} = tir.const 1 : index
+// CHECK-NEXT:        tir.for %{{.*}} = %{{.*}} to %[[FILLED]] step %{{.*}} {
+// CHECK:               tir.if %{{.*}} {
+// CHECK:                 tir.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : !tir.tensor<4x3x1xi64>
+func.func @best_three(%x: tensor<4x10xf32>) -> tensor<4x3xi64> {
+  %0 = graph.top_k_indices %x {k = 3 : i64} : tensor<4x10xf32> -> tensor<4x3xi64>
+  func.return %0 : tensor<4x3xi64>
+}

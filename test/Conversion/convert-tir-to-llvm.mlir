@@ -59,6 +59,27 @@ tir.func @intrinsics(%v: vector<8xf32>, %x: f32) -> f32 {
 
 // -----
 
+// roundeven is the LLVM intrinsic (one vroundps), tir.fmod is frem (LLVM calls
+// fmodf per lane); f64 sin and cos stay intrinsics (libm), f32 ones are
+// expanded by tir-expand-math first.
+// CHECK-LABEL: llvm.func @rounding_and_remainder(
+// CHECK-SAME:      %[[V:.*]]: vector<8xf32>, %[[D:.*]]: f64)
+// CHECK:         %[[EVEN:.*]] = llvm.call_intrinsic "llvm.roundeven.v8f32"(%[[V]]) : (vector<8xf32>) -> vector<8xf32>
+// CHECK-NEXT:    llvm.frem %[[EVEN]], %[[V]] : vector<8xf32>
+// CHECK-NEXT:    %[[SIN:.*]] = llvm.call_intrinsic "llvm.sin.f64"(%[[D]]) : (f64) -> f64
+// CHECK-NEXT:    llvm.call_intrinsic "llvm.cos.f64"(%[[SIN]]) : (f64) -> f64
+// CHECK-NOT:     llvm.sin.v8f32
+tir.func @rounding_and_remainder(%v: vector<8xf32>, %d: f64) -> f64 {
+  %even = tir.roundeven %v : vector<8xf32> -> vector<8xf32>
+  %rem = tir.fmod %even, %v : (vector<8xf32>, vector<8xf32>) -> vector<8xf32>
+  %s = tir.sin %d : f64 -> f64
+  %c = tir.cos %s : f64 -> f64
+  %f = tir.sin %v : vector<8xf32> -> vector<8xf32>
+  tir.return %c : f64
+}
+
+// -----
+
 // A parallel call packs its captures into 64-byte stack slots and calls
 // the runtime with a wrapper that unpacks them for the outlined body, and
 // the slots' size (a region queues a copy of them).

@@ -169,3 +169,32 @@ func.func @not_producers(%x: tensor<6x40xf32>, %a: tensor<6x40xf32>, %g: tensor<
   %s = graph.softmax %t {axis = 0 : i64} : tensor<6x40xf32>
   func.return %r, %h, %s : tensor<6x40xf32>, tensor<6x40xf32>, tensor<6x40xf32>
 }
+
+// -----
+
+// sin, cos, sign, round, floor, ceil and mod are element-wise ops like the
+// others: a chain of them is one group; argmax, which reads whole lines,
+// stays out of it.
+// CHECK-LABEL: func.func @rounding_chain
+// CHECK-NEXT:    %[[F:.*]] = graph.fused %x, %y : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32> {
+// CHECK-NEXT:    ^bb0(%{{.*}}: tensor<4x8xf32>, %{{.*}}: tensor<8xf32>):
+// CHECK-NEXT:      graph.sin
+// CHECK-NEXT:      graph.cos
+// CHECK-NEXT:      graph.mod
+// CHECK-NEXT:      graph.round
+// CHECK-NEXT:      graph.floor
+// CHECK-NEXT:      graph.ceil
+// CHECK-NEXT:      graph.sign
+// CHECK-NEXT:      graph.yield
+// CHECK:         graph.argmax %[[F]]
+func.func @rounding_chain(%x: tensor<4x8xf32>, %y: tensor<8xf32>) -> tensor<8xi64> {
+  %0 = graph.sin %x : tensor<4x8xf32>
+  %1 = graph.cos %0 : tensor<4x8xf32>
+  %2 = graph.mod %1, %y {fmod = true} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %3 = graph.round %2 : tensor<4x8xf32>
+  %4 = graph.floor %3 : tensor<4x8xf32>
+  %5 = graph.ceil %4 : tensor<4x8xf32>
+  %6 = graph.sign %5 : tensor<4x8xf32>
+  %7 = graph.argmax %6 : tensor<4x8xf32> -> tensor<8xi64>
+  func.return %7 : tensor<8xi64>
+}

@@ -1,4 +1,4 @@
-// tir-expand-math expands f32 exp, log and tanh into tir arithmetic; what tir
+// tir-expand-math expands f32 exp, log, tanh, sin and cos into tir arithmetic; what tir
 // has no op for is a call of a declared LLVM intrinsic.
 // RUN: gc-opt %s --pass-pipeline='builtin.module(tir-expand-math{target=avx2})' | filecheck %s
 // RUN: gc-opt %s --pass-pipeline='builtin.module(tir-expand-math{target=generic})' | filecheck %s --check-prefix=GENERIC
@@ -114,12 +114,48 @@ tir.func @tanh(%x: vector<8xf32>) -> vector<8xf32> {
   tir.return %y : vector<8xf32>
 }
 
+// sin and cos: x widened to f64 and multiplied by each 29-bit piece of 2/pi
+// (exact products), the remainder of each modulo 4 summed without error
+// (hi + lo), n = roundeven(hi) and f = (hi - n) + lo; Cephes' f64 polynomials
+// of r = f pi/2, picked and negated by n mod 4, rounded to f32 once; sin(-0)
+// keeps its sign. No call of llvm.sin/llvm.cos is left.
+// CHECK-LABEL: tir.func @sin(
+// CHECK-SAME:      %[[X:.*]]: vector<8xf32>)
+// CHECK-NEXT:    %[[WIDE:.*]] = tir.cast %[[X]] : vector<8xf32> -> vector<8xf64>
+// CHECK-NEXT:    %[[PIECE:.*]] = tir.const dense<0.63661977089941502> : vector<8xf64>
+// CHECK-NEXT:    %[[P:.*]] = tir.mul %[[WIDE]], %[[PIECE]]
+// CHECK-COUNT-7: tir.roundeven %{{.*}} : vector<8xf64> -> vector<8xf64>
+// CHECK:         %[[N:.*]] = tir.roundeven %{{.*}} : vector<8xf64> -> vector<8xf64>
+// CHECK:         tir.floor
+// CHECK-NOT:     tir.call
+// CHECK:         %[[Y:.*]] = tir.cast %{{.*}} : vector<8xf64> -> vector<8xf32>
+// CHECK-NEXT:    %[[ZERO:.*]] = tir.const dense<0.000000e+00> : vector<8xf32>
+// CHECK-NEXT:    %[[IS_ZERO:.*]] = tir.eq %[[X]], %[[ZERO]] : (vector<8xf32>, vector<8xf32>) -> vector<8xi1>
+// CHECK-NEXT:    %[[R:.*]] = tir.select %[[IS_ZERO]], %[[X]], %[[Y]] : vector<8xi1>, vector<8xf32>
+// CHECK-NEXT:    tir.return %[[R]] : vector<8xf32>
+tir.func @sin(%x: vector<8xf32>) -> vector<8xf32> {
+  %y = tir.sin %x : vector<8xf32> -> vector<8xf32>
+  tir.return %y : vector<8xf32>
+}
+
+// CHECK-LABEL: tir.func @cos(
+// CHECK-SAME:      %[[X:.*]]: f32)
+// CHECK-NEXT:    tir.cast %[[X]] : f32 -> f64
+// CHECK-NOT:     tir.call
+// CHECK:         %[[Y:.*]] = tir.cast %{{.*}} : f64 -> f32
+// CHECK-NEXT:    tir.return %[[Y]] : f32
+tir.func @cos(%x: f32) -> f32 {
+  %y = tir.cos %x : f32 -> f32
+  tir.return %y : f32
+}
+
 // Other float types keep their op (LLVM calls libm for them); bf16 is
 // computed in f32 once tir-legalize-types has run.
 // CHECK-LABEL: tir.func @other_types(
 // CHECK:         tir.exp %{{.*}} : f64 -> f64
 // CHECK:         tir.log %{{.*}} : vector<8xf16> -> vector<8xf16>
 // CHECK:         tir.tanh %{{.*}} : bf16 -> bf16
+// CHECK:         tir.sin %{{.*}} : f64 -> f64
 // GENERIC-LABEL: tir.func @scalar_exp(
 // GENERIC-COUNT-10: tir.call @llvm.fmuladd.f32(
 // GENERIC-NOT:   tir.fmadd
@@ -127,6 +163,7 @@ tir.func @other_types(%d: f64, %h: vector<8xf16>, %b: bf16) -> f64 {
   %0 = tir.exp %d : f64 -> f64
   %1 = tir.log %h : vector<8xf16> -> vector<8xf16>
   %2 = tir.tanh %b : bf16 -> bf16
+  %3 = tir.sin %d : f64 -> f64
   tir.return %0 : f64
 }
 

@@ -138,8 +138,9 @@ def _floats(node: Node) -> bool:
 # --- op families: each returns None when it does not apply to the graph ----------
 
 UNARY_EXACT = ["relu", "neg", "abs"]
-UNARY_TRANSCENDENTAL = ["sigmoid", "tanh", "erf", "gelu"]
+UNARY_TRANSCENDENTAL = ["sigmoid", "tanh", "erf", "gelu", "sin", "cos"]
 UNARY_ON_EXACT = ["sqrt", "rsqrt", "log", "reciprocal"]  # blow up rounding errors near 0
+ROUNDING = ["floor", "ceil", "round", "sign"]  # exact; from rounded inputs, a step may flip
 
 
 def unary(g: RandomGraph) -> Node | None:
@@ -148,10 +149,13 @@ def unary(g: RandomGraph) -> Node | None:
         UNARY_EXACT
         + UNARY_TRANSCENDENTAL
         + UNARY_ON_EXACT
+        + ROUNDING
         + ["exp", "square", "leaky_relu", "clamp"]
     )
     if name in UNARY_EXACT:
         return g.make(name, [x], EXACT)
+    if name in ROUNDING:
+        return g.make(name, [g.pick(lambda n: _floats(n) and n.tol == 0)], EXACT)
     if name == "clamp":
         return g.make(name, [x], EXACT, min=-0.5, max=float(g.choice([0.25, 0.5, 2.0])))
     if name in ("square", "leaky_relu"):

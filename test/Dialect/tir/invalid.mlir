@@ -73,6 +73,22 @@ tir.func @mod_on_floats(%a: f32) {
 
 // -----
 
+tir.func @fmod_on_integers(%a: i32) {
+  // expected-error @+1 {{'tir.fmod' op 'tir.fmod' needs float operands, got i32}}
+  %0 = tir.fmod %a, %a : (i32, i32) -> i32
+  tir.return
+}
+
+// -----
+
+tir.func @sin_on_integers(%a: i32) {
+  // expected-error @+1 {{'tir.sin' op 'tir.sin' needs a float operand, got i32}}
+  %0 = tir.sin %a : i32 -> i32
+  tir.return
+}
+
+// -----
+
 tir.func @callee(%x: i32, %y: f32) -> f32
 
 tir.func @call_arity(%x: i32) {

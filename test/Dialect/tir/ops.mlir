@@ -176,6 +176,14 @@ tir.func @everything(%n: i64, %f: f32, %T: !tir.tensor<4x8xf32>, %I: !tir.tensor
   %ln = tir.log %rs : f32 -> f32
   %th = tir.tanh %ln : f32 -> f32
   %pw = tir.pow %th, %rs : (f32, f32) -> f32
+  // CHECK-NEXT: %sin = tir.sin %pw : f32 -> f32
+  // CHECK-NEXT: %cos = tir.cos %sin : f32 -> f32
+  // CHECK-NEXT: %even = tir.roundeven %cos : f32 -> f32
+  // CHECK-NEXT: %rem = tir.fmod %even, %pw : (f32, f32) -> f32
+  %sin = tir.sin %pw : f32 -> f32
+  %cos = tir.cos %sin : f32 -> f32
+  %even = tir.roundeven %cos : f32 -> f32
+  %rem = tir.fmod %even, %pw : (f32, f32) -> f32
   // CHECK: %as_int = tir.cast %rs : f32 -> i32
   %as_int = tir.cast %rs : f32 -> i32
   %as_bits = tir.reinterpret %rs : f32 -> i32

@@ -1,0 +1,31 @@
+// The indexing ops round-trip: print -> parse -> print is identical (default
+// properties omitted), and the generic form parses to the same ops.
+// RUN: gc-opt %s | filecheck %s
+// RUN: gc-opt %s | gc-opt | filecheck %s
+// RUN: gc-opt %s --mlir-print-op-generic | gc-opt | filecheck %s
+
+// CHECK-LABEL: func.func @gathers
+func.func @gathers(%x: tensor<2x5x8xf32>, %e: tensor<2x3x8xi64>, %t: tensor<2x3x1xi32>, %p: tensor<4x3xi8>) -> tensor<2x3x8xf32> {
+  // CHECK-NEXT: %0 = graph.gather_elements %x, %e {axis = 1 : i64} : (tensor<2x5x8xf32>, tensor<2x3x8xi64>) -> tensor<2x3x8xf32>
+  %0 = graph.gather_elements %x, %e {axis = 1 : i64} : (tensor<2x5x8xf32>, tensor<2x3x8xi64>) -> tensor<2x3x8xf32>
+  // CHECK-NEXT: %1 = graph.gather_elements %x, %e : (tensor<2x5x8xf32>, tensor<2x3x8xi64>) -> tensor<2x3x8xf32>
+  %1 = graph.gather_elements %x, %e {axis = 0 : i64} : (tensor<2x5x8xf32>, tensor<2x3x8xi64>) -> tensor<2x3x8xf32>
+  // CHECK-NEXT: %2 = graph.gather_nd %x, %t {batch_dims = 1 : i64} : (tensor<2x5x8xf32>, tensor<2x3x1xi32>) -> tensor<2x3x8xf32>
+  %2 = graph.gather_nd %x, %t {batch_dims = 1 : i64} : (tensor<2x5x8xf32>, tensor<2x3x1xi32>) -> tensor<2x3x8xf32>
+  // CHECK-NEXT: %3 = graph.gather_nd %x, %p : (tensor<2x5x8xf32>, tensor<4x3xi8>) -> tensor<4xf32>
+  %3 = graph.gather_nd %x, %p : (tensor<2x5x8xf32>, tensor<4x3xi8>) -> tensor<4xf32>
+  func.return %2 : tensor<2x3x8xf32>
+}
+
+// CHECK-LABEL: func.func @scatters
+func.func @scatters(%x: tensor<4x8xf32>, %i: tensor<4x3xi64>, %u: tensor<4x3xf32>, %t: tensor<3x1xi32>, %v: tensor<3x8xf32>, %b: tensor<4x8xi1>, %c: tensor<3x8xi1>) -> tensor<4x8xi1> {
+  // CHECK-NEXT: %0 = graph.scatter_elements %x, %i, %u {axis = 1 : i64} : (tensor<4x8xf32>, tensor<4x3xi64>, tensor<4x3xf32>) -> tensor<4x8xf32>
+  %0 = graph.scatter_elements %x, %i, %u {axis = 1 : i64, reduction = "none"} : (tensor<4x8xf32>, tensor<4x3xi64>, tensor<4x3xf32>) -> tensor<4x8xf32>
+  // CHECK-NEXT: %1 = graph.scatter_elements %0, %i, %u {axis = -1 : i64, reduction = "mul"} : (tensor<4x8xf32>, tensor<4x3xi64>, tensor<4x3xf32>) -> tensor<4x8xf32>
+  %1 = graph.scatter_elements %0, %i, %u {axis = -1 : i64, reduction = "mul"} : (tensor<4x8xf32>, tensor<4x3xi64>, tensor<4x3xf32>) -> tensor<4x8xf32>
+  // CHECK-NEXT: %2 = graph.scatter_nd %1, %t, %v {reduction = "add"} : (tensor<4x8xf32>, tensor<3x1xi32>, tensor<3x8xf32>) -> tensor<4x8xf32>
+  %2 = graph.scatter_nd %1, %t, %v {reduction = "add"} : (tensor<4x8xf32>, tensor<3x1xi32>, tensor<3x8xf32>) -> tensor<4x8xf32>
+  // CHECK-NEXT: %3 = graph.scatter_nd %b, %t, %c : (tensor<4x8xi1>, tensor<3x1xi32>, tensor<3x8xi1>) -> tensor<4x8xi1>
+  %3 = graph.scatter_nd %b, %t, %c : (tensor<4x8xi1>, tensor<3x1xi32>, tensor<3x8xi1>) -> tensor<4x8xi1>
+  func.return %3 : tensor<4x8xi1>
+}
