@@ -37,6 +37,7 @@ def compile(
     cache=None,
     verify_each: bool = False,
     progress=None,
+    input_shapes=None,
 ):
     """JIT-compile a graph function; see graphcompiler.driver.compiler.compile."""
     if pipeline is None and not plugins and registry is None and not cast_inputs:
@@ -69,6 +70,7 @@ def compile(
         cache=cache,
         verify_each=verify_each,
         progress=progress,
+        input_shapes=input_shapes,
     )
 
 

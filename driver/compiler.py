@@ -23,13 +23,14 @@ from xdsl.ir import Block, Region
 
 from graphcompiler.dialects import tir
 from graphcompiler.driver.compile_cache import module_text
-from graphcompiler.driver.loading import load_module
+from graphcompiler.driver.loading import load_module, onnx_source
 from graphcompiler.driver.registration import (
     COMPILE_TIR_STAGE,
     GRAPH_STAGE,
     LLVM_STAGE,
     default_registry,
 )
+from graphcompiler.driver.specializing import SpecializingGraph
 from graphcompiler.ir.element_types import round_to_bf16
 from graphcompiler.ir.registry import Registry
 from graphcompiler.lowering.graph_to_tir.kernel import tir_tensor_type
@@ -479,7 +480,8 @@ def compile(
     cache: bool | str | Path | None = None,
     verify_each: bool = False,
     progress: Callable[[str], None] | None = None,
-) -> CompiledGraph:
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+) -> CompiledGraph | SpecializingGraph:
     """Compile graph function `entry` of `source` (.mlir text, a path, or a
     module). `constants` binds arguments by name to arrays known at compile
     time (model weights): they become graph constants, matmul and conv pack
@@ -494,18 +496,54 @@ def compile(
     is set), a directory, or False; `compiled.cache_hit` says whether one
     was used. `verify_each` runs the verifier after every pass (as gc-opt
     does); by default the IR is verified once, after the graph passes.
-    `progress(stage)` is called as each stage starts (tools/progress.py)."""
+    `progress(stage)` is called as each stage starts (tools/progress.py).
+    An ONNX model's symbolic input dims are fixed by `input_shapes`
+    ({name: shape}); those left symbolic give a SpecializingGraph, which
+    compiles once per set of input shapes it is called with."""
     default = pipeline is None and not plugins and registry is None and not cast_inputs
     registry = registry or default_registry()
     for plugin in plugins:
         registry.load_plugin(str(plugin))
-    module = load_module(source, registry)
-    compiled = CompiledGraph(
-        module, entry, pipeline, num_threads, constants, registry, cast_inputs, cache, verify_each,
-        progress,
-    )  # fmt: skip
+
+    def compile_module(module: ModuleOp) -> CompiledGraph:
+        return CompiledGraph(
+            module, entry, pipeline, num_threads, constants, registry, cast_inputs, cache,
+            verify_each, progress,
+        )  # fmt: skip
+
+    model = onnx_source(source)
+    if model is not None:
+        specializing = _specializing(model, input_shapes, num_threads, compile_module)
+        if specializing is not None:
+            return specializing
+    compiled = compile_module(load_module(model or source, registry, input_shapes))
     if default:  # a later compile of the same arguments can skip the compiler (warm_start.py)
         from graphcompiler.driver.warm_start import remember
 
         remember(compiled, source, entry, constants, cache)
     return compiled
+
+
+def _specializing(
+    model: Any,
+    input_shapes: Mapping[str, Sequence[int]] | None,
+    num_threads: int | None,
+    compile_module: Callable[[ModuleOp], CompiledGraph],
+) -> SpecializingGraph | None:
+    """A SpecializingGraph for an ONNX model whose inputs keep symbolic
+    dims after `input_shapes`, else None (one static compile)."""
+    from graphcompiler.frontends.onnx import graph_input_dims, import_onnx, load_model
+
+    model = load_model(model)  # read once; inlined and re-shaped per specialization
+    fixed = dict(input_shapes or {})
+    dims = {
+        name: list(fixed[name]) if name in fixed else shape
+        for name, shape in graph_input_dims(model).items()
+    }
+    if all(d is not None and all(isinstance(s, int) and s > 0 for s in d) for d in dims.values()):
+        return None
+
+    def compile_for(shapes: Mapping[str, Sequence[int]]) -> CompiledGraph:
+        return compile_module(import_onnx(model, input_shapes={**shapes, **fixed}))
+
+    return SpecializingGraph(dims, compile_for, num_threads)

@@ -4,6 +4,7 @@ ONNX model. `graphcompiler.compile` and `TirProgram` accept all of them."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,20 +19,35 @@ if TYPE_CHECKING:
     from graphcompiler.ir.registry import Registry
 
 
-def load_module(source: str | Path | ModuleOp, registry: Registry | None = None) -> ModuleOp:
+def onnx_source(source: object) -> object | None:
+    """The ONNX model `source` stands for (a path ending in .onnx or an
+    onnx.ModelProto), read; None for anything else."""
+    onnx = sys.modules.get("onnx")  # a ModelProto exists only once onnx is imported
+    if onnx and isinstance(source, onnx.ModelProto):
+        return source
+    if isinstance(source, str | Path) and str(source).endswith(".onnx"):
+        from graphcompiler.frontends.onnx import load_model
+
+        return load_model(source)
+    return None
+
+
+def load_module(
+    source: str | Path | ModuleOp,
+    registry: Registry | None = None,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+) -> ModuleOp:
     """A fresh module from .mlir text, a path to one, or a module (cloned);
     text is parsed with `registry`'s dialects (default: the installed ones).
-    An .onnx path or an onnx.ModelProto is imported (graphcompiler.frontends.onnx)."""
+    An .onnx path or an onnx.ModelProto is imported (graphcompiler.frontends.onnx),
+    its symbolic input dims fixed by `input_shapes`."""
     if isinstance(source, ModuleOp):
         return source.clone()
-    onnx = sys.modules.get("onnx")  # a ModelProto exists only once onnx is imported
-    is_path = isinstance(source, str | Path)
-    if (is_path and str(source).endswith(".onnx")) or (
-        onnx and isinstance(source, onnx.ModelProto)
-    ):
+    model = onnx_source(source)
+    if model is not None:
         from graphcompiler.frontends.onnx import import_onnx
 
-        return import_onnx(source)
+        return import_onnx(model, input_shapes=input_shapes)
     text, filename = str(source), "<string>"
     if isinstance(source, Path) or (("\n" not in text) and text.endswith(".mlir")):
         filename = str(source)

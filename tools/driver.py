@@ -9,6 +9,7 @@ import re
 import sys
 from collections.abc import Callable
 
+import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from graphcompiler.driver.registration import default_registry
@@ -121,8 +122,9 @@ def add_input_shape_flag(parser: argparse.ArgumentParser) -> None:
              help="an .onnx input: the static shape of graph input NAME (fixes symbolic dims)")  # fmt: skip
 
 
-def import_onnx_file(path: str, shape_specs: list[str]) -> ModuleOp:
-    """An .onnx model as a graph module (`--input-shape` specs applied);
+def import_onnx_file(path: str, shape_specs: list[str], input_specs: list[str] = ()) -> ModuleOp:
+    """An .onnx model as a graph module (`--input-shape` specs applied, and
+    for the other inputs the shape of their `--input NAME=FILE.npy` array);
     what cannot be imported is a one-line tool error naming the node."""
     shapes = {}
     for spec in shape_specs:
@@ -132,13 +134,26 @@ def import_onnx_file(path: str, shape_specs: list[str]) -> ModuleOp:
         except ValueError:
             raise ToolError(f"--input-shape wants NAME=1x3x224x224, got '{spec}'") from None
     try:
-        from graphcompiler.frontends.onnx import OnnxImportError, import_onnx
+        from graphcompiler.frontends.onnx import (
+            OnnxImportError,
+            graph_input_dims,
+            import_onnx,
+            load_model,
+        )
     except ImportError:
         raise ToolError(
             f"reading '{path}' needs the onnx package: pip install 'graphcompiler[onnx]'"
         ) from None
     try:
-        return import_onnx(path, input_shapes=shapes)
+        model = load_model(path)
+        for spec in input_specs:
+            name, _, array_path = spec.partition("=")
+            if name in graph_input_dims(model) and name not in shapes:
+                try:
+                    shapes[name] = np.load(array_path, mmap_mode="r").shape
+                except (OSError, ValueError):
+                    continue  # gc-run names the unreadable file when it reads the inputs
+        return import_onnx(model, input_shapes=shapes)
     except OnnxImportError as error:
         raise ToolError(f"{path}: {error}") from None
 
@@ -151,7 +166,8 @@ def run_on_input(name: str, args, body: Callable[[ModuleOp, Registry], int]) -> 
     def run() -> int:
         registry = load_registry(args.load_plugin)
         if args.input.endswith(".onnx"):
-            return body(import_onnx_file(args.input, getattr(args, "input_shape", [])), registry)
+            shapes, arrays = getattr(args, "input_shape", []), getattr(args, "inputs", [])
+            return body(import_onnx_file(args.input, shapes, arrays), registry)
         sources.append(read_source(args.input))
         return body(parse_source(registry, sources[0]), registry)
 

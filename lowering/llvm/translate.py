@@ -20,8 +20,7 @@ runs xDSL's translation with our op conversion wrapped around xDSL's):
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+import hashlib
 
 import llvmlite.binding as llvm_binding
 import llvmlite.ir as ir
@@ -32,6 +31,8 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
 )
 
 from graphcompiler.dialects.llvm import VectorFCmpOp, VectorSelectOp
@@ -138,33 +139,43 @@ EXTERNAL_DATA_MIN_BYTES = 16 * 1024
 """Tensor globals from this size on can be left out of the LLVM IR text."""
 
 
-@contextmanager
-def _values_set_aside(module: ModuleOp, external_data: dict[str, bytes] | None) -> Iterator[None]:
-    """Big dense initializers move into `external_data` (the global is then
-    zero-initialized in the text) for the time of the translation."""
-    set_aside = []
-    if external_data is not None:
-        for op in module.ops:
-            value = op.value if isinstance(op, llvm.GlobalOp) else None
-            if (
-                isinstance(value, DenseIntOrFPElementsAttr)
-                and len(value.data.data) >= EXTERNAL_DATA_MIN_BYTES
-            ):
-                external_data[op.sym_name.data] = value.data.data
-                set_aside.append((op, value))
-                del op.properties["value"]
-    try:
-        yield
-    finally:
-        for op, value in set_aside:
-            op.properties["value"] = value
+def set_data_aside(module: ModuleOp, external_data: dict[str, bytes]) -> None:
+    """Big dense initializers leave the module for `external_data`: each
+    such global becomes an external declaration named by its content
+    (`gc.data.<digest>`), which the JIT binds to one copy of the bytes per
+    process (runtime/jit/shared_data.py): two compiles of one model (a new
+    input shape) and two equal tensors of one model share their memory."""
+    renamed: dict[str, str] = {}
+    for op in list(module.ops):
+        value = op.value if isinstance(op, llvm.GlobalOp) else None
+        if not isinstance(value, DenseIntOrFPElementsAttr):
+            continue
+        data = value.data.data
+        if len(data) < EXTERNAL_DATA_MIN_BYTES:
+            continue
+        name = f"gc.data.{hashlib.sha256(data).hexdigest()[:32]}"
+        renamed[op.sym_name.data] = name
+        if name in external_data:  # the same bytes again: one global serves both
+            op.detach()
+            op.erase()
+            continue
+        external_data[name] = bytes(data)
+        op.sym_name = StringAttr(name)
+        del op.properties["value"]
+        op.linkage = llvm.LinkageAttr("external")
+    if not renamed:
+        return
+    for op in module.walk():
+        if isinstance(op, llvm.AddressOfOp) and op.global_name.root_reference.data in renamed:
+            op.global_name = SymbolRefAttr(renamed[op.global_name.root_reference.data])
 
 
 def translate_to_llvm_ir(module: ModuleOp, external_data: dict[str, bytes] | None = None) -> str:
     """LLVM IR text of a module that holds only llvm dialect ops. With
     `external_data`, big constant tensors are not printed as text (slow to
-    print and to parse): their globals are zero-initialized and their bytes
-    go into the dict, by global name, for the JIT to copy in."""
+    print and to parse): they become external globals whose bytes go into
+    the dict, by global name, for the JIT to bind (see set_data_aside; the
+    module is changed so)."""
     return translate_program(module, external_data).text
 
 
@@ -173,9 +184,10 @@ def translate_program(
 ) -> LlvmProgram:
     """`translate_to_llvm_ir`, kept in pieces: its `.text`, and its parts
     to build at once (`.split`)."""
+    if external_data is not None:
+        set_data_aside(module, external_data)
     try:
-        with _values_set_aside(module, external_data):
-            llvm_module = _convert_module(module)
+        llvm_module = _convert_module(module)
     except Exception as error:  # the translator's failures are ours to report
         raise DiagnosticError(
             Diagnostic(
@@ -183,8 +195,6 @@ def translate_program(
             )
         ) from error
     for value in llvm_module.global_values:
-        if isinstance(value, ir.GlobalVariable) and external_data and value.name in external_data:
-            value.initializer = ir.Constant(value.value_type, None)  # zeroinitializer
         if isinstance(value, ir.GlobalVariable) and value.initializer is not None:
             if value.linkage == "external":
                 value.linkage = ""

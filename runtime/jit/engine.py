@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import llvmlite.binding as llvm
 
+from graphcompiler.runtime.jit import shared_data
 from graphcompiler.runtime.jit.optimizer import Job, build, optimize_here, prestart
 from graphcompiler.runtime.microkernels import GeneratedKernel, microkernel_module
 from graphcompiler.runtime.native import NATIVE_LIBRARIES, NUM_THREADS_GLOBAL, native_source
@@ -237,8 +238,8 @@ class JitEngine:
         program: LlvmProgram | None = None,
         microkernels: Sequence[GeneratedKernel] = (),
     ):
-        """`external_data`: initial bytes of globals the text zero-initializes
-        (see translate_to_llvm_ir), copied in once the code is loaded.
+        """`external_data`: the bytes of the external globals the code reads
+        (see translate_to_llvm_ir), bound by name (shared_data.py).
         `entry`: the one function callers look up; the program's other
         functions become internal, so LLVM drops those it inlines instead
         of also compiling them on their own (None: all stay callable).
@@ -281,11 +282,10 @@ class JitEngine:
                 module.close()  # before the context it lives in (a segfault otherwise)
             self.close()
             raise
+        self._data = shared_data.bind(external_data or {})  # before linking: the code refers to it
         for code in objects:
             self.engine.add_object_file(llvm.ObjectFileRef.from_data(code))
         self.engine.finalize_object()
-        for name, data in (external_data or {}).items():
-            ctypes.memmove(self.global_address(name), data, len(data))
         self.engine.run_static_constructors()
         self.set_num_threads(num_threads)
 

@@ -1,0 +1,127 @@
+"""A model with symbolic input dims, compiled once per set of input shapes.
+
+    compiled = graphcompiler.compile("bert.onnx")   # input_ids: [batch, seq]
+    compiled(ids_1x16, mask_1x16)                   # compiles for 1x16, runs
+    compiled(ids_4x128, mask_4x128)                 # compiles for 4x128, runs
+    compiled.specializations                        # [{'input_ids': (1, 16), ...}, ...]
+
+Exported models name their batch and sequence dims instead of fixing them
+(`dynamic_axes`, `dynamic_shapes`). The graph dialect is statically
+shaped, so each new set of shapes is imported and compiled once (about
+what the first compile cost, less what the compile cache already holds)
+and kept; later calls with those shapes go straight to it. What does not
+depend on the shapes is done once: the model is read and its functions
+inlined once, and each specialization's big constants (weights, packed
+weights) live once in the process, shared by content (runtime/jit/shared_data.py).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+Shapes = dict[str, tuple[int, ...]]
+
+
+class SpecializingGraph:
+    """Calls like a CompiledGraph; `compile_for(shapes)` builds one."""
+
+    def __init__(
+        self,
+        dims: Mapping[str, Sequence[int | str] | None],
+        compile_for: Callable[[Shapes], Any],
+        num_threads: int | None = None,
+    ):
+        """`dims`: each graph input's dims in order, an int where fixed,
+        the symbol's name where not (None: any shape)."""
+        self.input_names = list(dims)
+        self._dims = {name: None if d is None else list(d) for name, d in dims.items()}
+        self._compile_for = compile_for
+        self._built: dict[tuple, Any] = {}
+        self._order: list[Shapes] = []
+        self._lock = threading.Lock()
+        self._threads = num_threads
+
+    @property
+    def specializations(self) -> list[Shapes]:
+        """The sets of input shapes compiled so far, oldest first."""
+        return [dict(shapes) for shapes in self._order]
+
+    def specialization(self, shapes: Mapping[str, Sequence[int]]) -> Any:
+        """The compiled graph for these input shapes (built if new): its
+        `graph`, `tir`, `llvm_ir`, `signature` show what was compiled."""
+        checked = self._checked(shapes)
+        key = tuple(checked.values())
+        with self._lock:
+            compiled = self._built.get(key)
+            if compiled is None:
+                compiled = self._compile_for(checked)
+                if self._threads is not None:
+                    compiled.set_num_threads(self._threads)
+                self._built[key] = compiled
+                self._order.append(checked)
+        return compiled
+
+    def __call__(self, *inputs: Any, out: Any = None, **named: Any) -> Any:
+        if len(inputs) > len(self.input_names):
+            raise ValueError(f"the model takes {len(self.input_names)} inputs, got {len(inputs)}")
+        given = dict(zip(self.input_names, inputs, strict=False))
+        twice = sorted(set(given) & set(named))
+        if twice:
+            raise ValueError(f"input {twice[0]!r} is given both by position and by name")
+        unknown = sorted(set(named) - set(self.input_names))
+        if unknown:
+            raise ValueError(
+                f"the model has no input {unknown[0]!r} (inputs: {', '.join(self.input_names)})"
+            )
+        given.update(named)
+        missing = [n for n in self.input_names if n not in given]
+        if missing:
+            raise ValueError(f"the model is missing inputs: {', '.join(missing)}")
+        compiled = self.specialization({n: np.shape(given[n]) for n in self.input_names})
+        return compiled(*[given[n] for n in self.input_names], out=out)
+
+    def set_num_threads(self, count: int) -> None:
+        """Threads for parallel loops, in every specialization (also later ones)."""
+        with self._lock:
+            for compiled in self._built.values():
+                compiled.set_num_threads(count)
+            self._threads = count
+
+    def _checked(self, shapes: Mapping[str, Sequence[int]]) -> Shapes:
+        """The shapes in input order, after checking them against the dims:
+        a fixed dim must match, a symbol must have one size everywhere."""
+        sizes: dict[str, tuple[int, str]] = {}
+        checked: Shapes = {}
+        for name, dims in self._dims.items():
+            if name not in shapes:
+                raise ValueError(f"no shape given for input '{name}'")
+            shape = tuple(int(s) for s in shapes[name])
+            if dims is None:
+                checked[name] = shape
+                continue
+            if len(shape) != len(dims):
+                raise ValueError(
+                    f"input '{name}' has rank {len(dims)} ({_show(dims)}), got shape {list(shape)}"
+                )
+            for index, (dim, size) in enumerate(zip(dims, shape, strict=True)):
+                if isinstance(dim, int) and dim != size:
+                    raise ValueError(
+                        f"input '{name}' dim {index} is {dim} ({_show(dims)}), got {size}"
+                    )
+                if isinstance(dim, str) and dim:
+                    first = sizes.setdefault(dim, (size, name))
+                    if first[0] != size:
+                        raise ValueError(
+                            f"dim '{dim}' is {first[0]} in input '{first[1]}' but {size} "
+                            f"in input '{name}'"
+                        )
+            checked[name] = shape
+        return checked
+
+
+def _show(dims: Sequence[int | str]) -> str:
+    return "x".join(str(d) if d != "" else "?" for d in dims)
