@@ -1,4 +1,5 @@
 """python -m bench [--quick] [--only NAMES] [--threads 1,N] [--json PATH]
+python -m bench --models [--only NAMES] [--exporter E] [--models-dir DIR]  (bench/models.py)
 
 Progress goes to stderr as the run goes; the table to stdout at the end;
 every figure to the JSON file.
@@ -69,6 +70,26 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "than as compile-time constants (compile(constants=...), ONNX initializers) that "
         "both may prepack",
     )
+    models = parser.add_argument_group(
+        "real models", "full-size exported models vs onnxruntime (bench/models.py)"
+    )
+    models.add_argument(
+        "--models",
+        action="store_true",
+        help="BERT, GPT-2, Llama, ViT, ResNet-50, MobileNet-v2, EfficientNet-B0 (exported with "
+        "torch once: pip install -e '.[models]'); --only then names models",
+    )
+    models.add_argument(
+        "--exporter",
+        choices=("torchscript", "dynamo"),
+        default="torchscript",
+        help="the torch ONNX exporter of the models (default torchscript)",
+    )
+    models.add_argument(
+        "--models-dir",
+        type=Path,
+        help="where the exported models are kept (default ~/.cache/graphcompiler/bench-models)",
+    )
     return parser.parse_args(argv)
 
 
@@ -105,6 +126,10 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(
             "error: graphcompiler is not installed: pip install -e '.[bench]'"
         ) from None
+    if args.models:
+        from bench import models
+
+        return models.main(args)
     workloads = select(args.only)
     seconds = args.seconds or (0.2 if args.quick else 1.0)
     began = time.perf_counter()
