@@ -218,17 +218,7 @@ COLUMNS = [
 
 def table(rows: list[dict], markdown: bool = False) -> str:
     """Aligned columns, or a Markdown table; one row per model and thread count."""
-
-    def line(cells: list[str]) -> str:
-        if markdown:
-            return "| " + " | ".join(cells) + " |"
-        return "  ".join(
-            f"{c:{a}{w}}" for c, (_, w, a) in zip(cells, COLUMNS, strict=True)
-        ).rstrip()
-
-    out = [line([c[0] for c in COLUMNS])]
-    if markdown:
-        out.append(line(["---" if a == "<" else "---:" for _, _, a in COLUMNS]))
+    rows_of_cells = []
     for row in rows:
         ours, ort = row["engines"]["ours"], row["engines"]["onnxruntime"]
         ratio = row.get("ours_over_onnxruntime")
@@ -244,8 +234,8 @@ def table(rows: list[dict], markdown: bool = False) -> str:
             f"{error:.1e}" if error is not None else "-",
             _check(row["engines"]),
         ]
-        out.append(line(cells))
-    return "\n".join(out)
+        rows_of_cells.append(cells)
+    return report.aligned_table(COLUMNS, rows_of_cells, markdown)
 
 
 def main(args) -> int:

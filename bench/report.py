@@ -172,42 +172,45 @@ COLUMNS = [
 ]
 
 
-def table(rows: list[dict], markdown: bool = False) -> str:
-    """Aligned columns, or a Markdown table (for issue notes)."""
+def aligned_table(columns, cells: list[list[str]], markdown: bool = False) -> str:
+    """Rows of cells under `columns` ((title, width, alignment) each):
+    aligned text, or a Markdown table (for issue notes)."""
 
-    def line(cells: list[str]) -> str:
+    def line(row: list[str]) -> str:
         if markdown:
-            return "| " + " | ".join(cells) + " |"
-        return "  ".join(
-            f"{c:{a}{w}}" for c, (_, w, a) in zip(cells, COLUMNS, strict=True)
-        ).rstrip()
+            return "| " + " | ".join(row) + " |"
+        return "  ".join(f"{c:{a}{w}}" for c, (_, w, a) in zip(row, columns, strict=True)).rstrip()
 
-    out = [line([c[0] for c in COLUMNS])]
+    out = [line([c[0] for c in columns])]
     if markdown:
-        out.append(line(["---" if a == "<" else "---:" for _, _, a in COLUMNS]))
+        out.append(line(["---" if a == "<" else "---:" for _, _, a in columns]))
+    return "\n".join([*out, *map(line, cells)])
+
+
+def table(rows: list[dict], markdown: bool = False) -> str:
+    """One row per workload and thread count (COLUMNS)."""
+    cells = []
     for row in rows:
         ours, numpy_, ort = (row["engines"][e] for e in ENGINES)
         compile_s = f"{row['compile_s']:.2f}" if row["compile_s"] is not None else "-"
-        out.append(
-            line(
-                [
-                    row["workload"],
-                    str(row["threads"]),
-                    _ms(ours),
-                    _rate(ours),
-                    _percent(ours),
-                    compile_s,
-                    f"{numpy_['median_ms']:.3f}" if "median_ms" in numpy_ else "-",
-                    _ratio(row["ours_over_numpy"]),
-                    f"{ort['median_ms']:.3f}" if "median_ms" in ort else "-",
-                    _rate(ort),
-                    _percent(ort),
-                    _ratio(row["ours_over_onnxruntime"]),
-                    _check(row["engines"]),
-                ]
-            )
+        cells.append(
+            [
+                row["workload"],
+                str(row["threads"]),
+                _ms(ours),
+                _rate(ours),
+                _percent(ours),
+                compile_s,
+                f"{numpy_['median_ms']:.3f}" if "median_ms" in numpy_ else "-",
+                _ratio(row["ours_over_numpy"]),
+                f"{ort['median_ms']:.3f}" if "median_ms" in ort else "-",
+                _rate(ort),
+                _percent(ort),
+                _ratio(row["ours_over_onnxruntime"]),
+                _check(row["engines"]),
+            ]
         )
-    return "\n".join(out)
+    return aligned_table(COLUMNS, cells, markdown)
 
 
 def describe_peaks(peaks: dict) -> list[str]:

@@ -187,14 +187,14 @@ SKIP_KINDS = (
     ("imports no version", "opset older than 13, or no default-domain opset"),
     ("must be a constant", "a value the static import needs is computed at run time"),
     ("not a tensor", "sequence or optional values"),
-    ("attribute", "an attribute value not supported (training mode, dilated pooling, ...)"),
+    ("attribute", "an attribute value not supported (training mode, saturating casts, ...)"),
 )
 
 
 def skip_kind(reason: str) -> str:
     """The README table's row for a skip reason."""
     kind = next((k for text, k in SKIP_KINDS if text in reason), None)
-    return kind or "other (3-D windows, integer Pow, shapes inference cannot fix, ...)"
+    return kind or "other (MaxPool's indices, integer Pow, boolean reductions, ...)"
 
 
 def main(argv: list[str] | None = None) -> int:
