@@ -194,15 +194,6 @@ def _seconds(value: float | None) -> str:
     return f"{value:.2f}" if value is not None else "-"
 
 
-def _check(engines: dict) -> str:
-    problems = [
-        f"{name} {r['status']}: {r['message']}"
-        for name, r in engines.items()
-        if r.get("status") != "ok"
-    ]
-    return "; ".join(problems) or "ok"
-
-
 COLUMNS = [
     ("model", 13, "<"),
     ("thr", 3, ">"),
@@ -232,7 +223,7 @@ def table(rows: list[dict], markdown: bool = False) -> str:
             _ms(ort),
             f"{ratio:.2f}x" if ratio else "-",
             f"{error:.1e}" if error is not None else "-",
-            _check(row["engines"]),
+            report.engine_problems(row["engines"]),
         ]
         rows_of_cells.append(cells)
     return report.aligned_table(COLUMNS, rows_of_cells, markdown)

@@ -146,7 +146,8 @@ def _ratio(value: float | None) -> str:
     return f"{value:.2f}x" if value else "-"
 
 
-def _check(engines: dict) -> str:
+def engine_problems(engines: dict) -> str:
+    """The check column: `ok`, or each engine that failed or mismatched, and how."""
     problems = [
         f"{name} {r['status']}: {r['message']}"
         for name, r in engines.items()
@@ -207,7 +208,7 @@ def table(rows: list[dict], markdown: bool = False) -> str:
                 _rate(ort),
                 _percent(ort),
                 _ratio(row["ours_over_onnxruntime"]),
-                _check(row["engines"]),
+                engine_problems(row["engines"]),
             ]
         )
     return aligned_table(COLUMNS, cells, markdown)
