@@ -530,11 +530,11 @@ def _specializing(
     num_threads: int | None,
     compile_module: Callable[[ModuleOp], CompiledGraph],
 ) -> SpecializingGraph | None:
-    """A SpecializingGraph for an ONNX model whose inputs keep symbolic
-    dims after `input_shapes`, else None (one static compile)."""
-    from graphcompiler.frontends.onnx import graph_input_dims, import_onnx, load_model
+    """A SpecializingGraph for an ONNX model (read once, by onnx_source;
+    each import copies it) whose inputs keep symbolic dims after
+    `input_shapes`, else None (one static compile)."""
+    from graphcompiler.frontends.onnx import graph_input_dims, import_onnx
 
-    model = load_model(model)  # read once; inlined and re-shaped per specialization
     fixed = dict(input_shapes or {})
     dims = {
         name: list(fixed[name]) if name in fixed else shape
