@@ -32,11 +32,13 @@ PREFIX = "gc_ukernel_f32_"
 
 @dataclass(frozen=True)
 class Microkernel:
-    """A register tile C[m, n] (+)= sum over (a_off, b_off) in `offsets` of
-    A_b x B_b, where A_b[i, l] = A[a_off + i * a_row + l * a_k] and
-    B_b[l, j] = B[b_off + l * ldb + j]; C[i, j] at C + i * ldc + j; vectors
-    of `lanes` floats. A packed B panel has ldb = its width; a convolution
-    passes one (weights, input) offset pair per filter tap."""
+    """A register tile C[m, n] (+)= sum over the tap grid of A_t x B_t, where
+    A_t[i, l] = A[a_t + i * a_row + l * a_k] and B_t[l, j] = B[b_t + l * ldb + j];
+    C[i, j] at C + i * ldc + j; vectors of `lanes` floats. `taps` nests loops,
+    outer first, each (count, a_step, b_step): tap (i_0, i_1, ...) has offsets
+    a_t = sum i_d * a_step_d and b_t = sum i_d * b_step_d. A matmul tile has no
+    taps (one (0, 0) pair); a convolution loops over its filter rows and
+    columns, so the code is the same size for a 1x1 and a 32x32 filter."""
 
     m: int
     n: int
@@ -45,12 +47,12 @@ class Microkernel:
     a_k: int
     ldb: int
     ldc: int
-    offsets: tuple[tuple[int, int], ...] = ((0, 0),)
+    taps: tuple[tuple[int, int, int], ...] = ()
     prefetch: bool = False
 
     @property
     def name(self) -> str:
-        taps = "" if self.offsets == ((0, 0),) else "".join(f"_o{a}x{b}" for a, b in self.offsets)
+        taps = "".join(f"_t{count}x{a}x{b}" for count, a, b in self.taps)
         return (
             f"{PREFIX}m{self.m}_n{self.n}_l{self.lanes}_ar{self.a_row}_ak{self.a_k}"
             f"_ldb{self.ldb}_ldc{self.ldc}{taps}{'_pf' if self.prefetch else ''}"
@@ -59,14 +61,14 @@ class Microkernel:
     def fields(self) -> dict[str, Any]:
         """The parameters as plain values (for IR attributes and the cache)."""
         fields = asdict(self)
-        fields["offsets"] = [value for pair in self.offsets for value in pair]
+        fields["taps"] = [value for level in self.taps for value in level]
         return fields
 
     @staticmethod
     def from_fields(fields: dict[str, Any]) -> Microkernel:
-        flat = list(fields["offsets"])
-        offsets = tuple(zip(flat[0::2], flat[1::2], strict=True))
-        return Microkernel(**{**fields, "offsets": offsets})
+        flat = list(fields["taps"])
+        taps = tuple(zip(flat[0::3], flat[1::3], flat[2::3], strict=True))
+        return Microkernel(**{**fields, "taps": taps})
 
     def microkernels(self) -> tuple[Microkernel, ...]:
         """A microkernel calls no other."""
@@ -83,63 +85,86 @@ class Microkernel:
 
     def llvm_ir(self) -> str:
         """`void NAME(ptr A, ptr B, ptr C, i64 K, i1 accumulate[, ptr pf])`,
-        K >= 1: one K loop per offset pair, the accumulators live across all."""
+        K >= 1: one loop per tap level around the K loop; the accumulators
+        live in registers across all of them."""
         tiles = [(r, v) for r in range(self.m) for v in range(self.vectors)]
         prefetch = ", ptr %pf" if self.prefetch else ""
         lines = [
             f"define void @{self.name}(ptr noalias %a, ptr noalias %b, ptr noalias %c, i64 %k, i1 %accumulate{prefetch}) #0 {{",
             "entry:",
-            "  br label %loop0",
         ]
-        previous, carried = "entry", {t: "zeroinitializer" for t in tiles}
-        for tap, offsets in enumerate(self.offsets):
-            lines += self._loop(tap, offsets, previous, carried)
-            previous, carried = f"loop{tap}", {t: f"%fma{tap}_{t[0]}_{t[1]}" for t in tiles}
+        sums = {t: f"%fma_{t[0]}_{t[1]}" for t in tiles}
+        previous, carried, a_base, b_base = "entry", {t: "zeroinitializer" for t in tiles}, "0", "0"
+        latches: list[str] = []
+        for depth, (count, a_step, b_step) in enumerate(self.taps):
+            label, latch = f"tap{depth}", f"tap{depth}_next"
+            exit_ = "store" if depth == 0 else f"tap{depth - 1}_next"
+            lines += [f"  br label %{label}", f"{label}:",
+                      f"  %i{depth} = phi i64 [ 0, %{previous} ], [ %i{depth}_next, %{latch} ]"]  # fmt: skip
+            lines += [
+                f"  %acc{depth}_{r}_{v} = phi {self.vec} [ {carried[r, v]}, %{previous} ], [ {sums[r, v]}, %{latch} ]"
+                for r, v in tiles
+            ]
+            lines += [
+                f"  %a_step{depth} = mul i64 %i{depth}, {a_step}",
+                f"  %a_at{depth} = add i64 {a_base}, %a_step{depth}",
+                f"  %b_step{depth} = mul i64 %i{depth}, {b_step}",
+                f"  %b_at{depth} = add i64 {b_base}, %b_step{depth}",
+            ]
+            latches = [f"{latch}:", f"  %i{depth}_next = add nuw nsw i64 %i{depth}, 1",
+                       f"  %i{depth}_more = icmp slt i64 %i{depth}_next, {count}",
+                       f"  br i1 %i{depth}_more, label %{label}, label %{exit_}", *latches]  # fmt: skip
+            previous, a_base, b_base = label, f"%a_at{depth}", f"%b_at{depth}"
+            carried = {t: f"%acc{depth}_{t[0]}_{t[1]}" for t in tiles}
+        after = f"tap{len(self.taps) - 1}_next" if self.taps else "store"
+        lines.append("  br label %loop")
+        lines += self._loop(previous, carried, a_base, b_base, after)
+        lines += latches
         lines.append("store:")
-        lines += self._write(carried)
+        lines += self._write(sums)
         lines += ["  ret void", "}"]
         return "\n".join(lines) + "\n"
 
-    def _loop(self, tap: int, offsets: tuple[int, int], previous: str, carried: dict) -> list[str]:
-        """The K loop of one offset pair: v B vectors, m broadcasts, m x v FMAs."""
-        lanes, vec, label = self.lanes, self.vec, f"loop{tap}"
-        after = f"loop{tap + 1}" if tap + 1 < len(self.offsets) else "store"
-        a_offset, b_offset = offsets
-        lines = [f"{label}:", f"  %k{tap} = phi i64 [ 0, %{previous} ], [ %next{tap}, %{label} ]"]
-        for r, v in carried:
-            lines.append(
-                f"  %acc{tap}_{r}_{v} = phi {vec} [ {carried[r, v]}, %{previous} ], [ %fma{tap}_{r}_{v}, %{label} ]"
-            )
-        lines.append(f"  %brow{tap} = mul i64 %k{tap}, {self.ldb}")
+    def _loop(
+        self, previous: str, carried: dict, a_base: str, b_base: str, after: str
+    ) -> list[str]:
+        """The K loop at tap offsets (a_base, b_base): v B vectors, m
+        broadcasts, m x v FMAs per step; its last sums are `%fma_r_v`."""
+        lanes, vec = self.lanes, self.vec
+        lines = ["loop:", f"  %l = phi i64 [ 0, %{previous} ], [ %l_next, %loop ]"]
+        lines += [
+            f"  %acc_{r}_{v} = phi {vec} [ {carried[r, v]}, %{previous} ], [ %fma_{r}_{v}, %loop ]"
+            for r, v in carried
+        ]
+        lines += [f"  %brow = mul i64 %l, {self.ldb}", f"  %bbase = add i64 %brow, {b_base}"]
         for v in range(self.vectors):
-            pointer = f"%bptr{tap}_{v}"
             lines += [
-                f"  %boff{tap}_{v} = add i64 %brow{tap}, {b_offset + v * lanes}",
-                f"  {pointer} = getelementptr inbounds float, ptr %b, i64 %boff{tap}_{v}",
-                f"  %b{tap}_{v} = {self._load(v, pointer)}",
+                f"  %boff{v} = add i64 %bbase, {v * lanes}",
+                f"  %bptr{v} = getelementptr inbounds float, ptr %b, i64 %boff{v}",
+                f"  %b{v} = {self._load(v, f'%bptr{v}')}",
             ]
         if self.prefetch:  # into L2 (locality 2), a read of data
             lines += [
-                f"  %pfptr{tap} = getelementptr float, ptr %pf, i64 %brow{tap}",
-                f"  call void @llvm.prefetch.p0(ptr %pfptr{tap}, i32 0, i32 2, i32 1)",
+                "  %pfptr = getelementptr float, ptr %pf, i64 %brow",
+                "  call void @llvm.prefetch.p0(ptr %pfptr, i32 0, i32 2, i32 1)",
             ]
-        lines.append(f"  %acol{tap} = mul i64 %k{tap}, {self.a_k}")
+        lines += [f"  %acol = mul i64 %l, {self.a_k}", f"  %abase = add i64 %acol, {a_base}"]
         for r in range(self.m):
             lines += [
-                f"  %aoff{tap}_{r} = add i64 %acol{tap}, {a_offset + r * self.a_row}",
-                f"  %aptr{tap}_{r} = getelementptr inbounds float, ptr %a, i64 %aoff{tap}_{r}",
-                f"  %a{tap}_{r} = load float, ptr %aptr{tap}_{r}, align 4",
-                f"  %ains{tap}_{r} = insertelement {vec} poison, float %a{tap}_{r}, i64 0",
-                f"  %abc{tap}_{r} = shufflevector {vec} %ains{tap}_{r}, {vec} poison, <{lanes} x i32> zeroinitializer",
+                f"  %aoff{r} = add i64 %abase, {r * self.a_row}",
+                f"  %aptr{r} = getelementptr inbounds float, ptr %a, i64 %aoff{r}",
+                f"  %a{r} = load float, ptr %aptr{r}, align 4",
+                f"  %ains{r} = insertelement {vec} poison, float %a{r}, i64 0",
+                f"  %abc{r} = shufflevector {vec} %ains{r}, {vec} poison, <{lanes} x i32> zeroinitializer",
             ]
-            for v in range(self.vectors):
-                lines.append(
-                    f"  %fma{tap}_{r}_{v} = call {vec} @llvm.fmuladd.v{lanes}f32({vec} %abc{tap}_{r}, {vec} %b{tap}_{v}, {vec} %acc{tap}_{r}_{v})"
-                )
+            lines += [
+                f"  %fma_{r}_{v} = call {vec} @llvm.fmuladd.v{lanes}f32({vec} %abc{r}, {vec} %b{v}, {vec} %acc_{r}_{v})"
+                for v in range(self.vectors)
+            ]
         return lines + [
-            f"  %next{tap} = add nuw nsw i64 %k{tap}, 1",
-            f"  %more{tap} = icmp slt i64 %next{tap}, %k",
-            f"  br i1 %more{tap}, label %{label}, label %{after}",
+            "  %l_next = add nuw nsw i64 %l, 1",
+            "  %l_more = icmp slt i64 %l_next, %k",
+            f"  br i1 %l_more, label %loop, label %{after}",
         ]
 
     def _write(self, sums: dict) -> list[str]:

@@ -209,9 +209,14 @@ class BrgemmTileSizes(NamedTuple):
 @irdl_op_definition
 class BrgemmTileOp(StatementOp):
     """Intrinsic brgemm_tile: one register tile of a batch-reduce GEMM (f32),
-    C[m, n] (+)= sum over (a_off, b_off) in `offsets` (default one pair
-    (0, 0)) of A_b x B_b with A_b[i, l] = a[a_off + i * a_row + l * a_k],
-    B_b[l, j] = b[b_off + l * ldb + j], C[i, j] = c[i * ldc + j]. Lowered to a
+    C[m, n] (+)= sum over the offset pairs (a_off, b_off) of the tap grid of
+    A_t x B_t with A_t[i, l] = a[a_off + i * a_row + l * a_k],
+    B_t[l, j] = b[b_off + l * ldb + j], C[i, j] = c[i * ldc + j]. `taps`
+    holds (count, a_step, b_step) triples, outer first: the grid is every
+    (i_0, i_1, ...) with 0 <= i_d < count_d, at offsets
+    (sum i_d * a_step_d, sum i_d * b_step_d); without taps, the one pair
+    (0, 0). A convolution's filter rows and columns are two tap levels,
+    loops in the microkernel, not a list that grows with the filter. Lowered to a
     microkernel generated for the target (runtime/microkernels.py): m x
     ceil(n / lanes) vector accumulators, broadcast-A/FMA, lanes past n masked.
     With `prefetch_b`, K step l also asks for prefetch_b[l * ldb] to be
@@ -235,7 +240,7 @@ class BrgemmTileOp(StatementOp):
     a_k = prop_def(IntegerAttr[I64])
     ldb = prop_def(IntegerAttr[I64])
     ldc = prop_def(IntegerAttr[I64])
-    offsets = opt_prop_def(DenseArrayBase)
+    taps = opt_prop_def(DenseArrayBase)
     accumulate = prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
     accumulate_if = opt_operand_def(i1)
     """A run-time accumulate flag (e.g. `K block != 0`), in place of `accumulate`."""
@@ -263,11 +268,12 @@ class BrgemmTileOp(StatementOp):
         `accumulate_if` decides at run time)."""
         return bool(self.accumulate.value.data)
 
-    def offset_pairs(self) -> tuple[tuple[int, int], ...]:
-        if self.offsets is None:
-            return ((0, 0),)
-        flat = [int(x) for x in self.offsets.get_values()]
-        return tuple(zip(flat[0::2], flat[1::2], strict=True))
+    def tap_levels(self) -> tuple[tuple[int, int, int], ...]:
+        """The (count, a_step, b_step) levels of the tap grid, outer first."""
+        if self.taps is None:
+            return ()
+        flat = [int(x) for x in self.taps.get_values()]
+        return tuple(zip(flat[0::3], flat[1::3], flat[2::3], strict=True))
 
     def verify_(self) -> None:
         m, n, k, lanes, a_row, a_k, ldb, ldc = self.tile_sizes
@@ -284,14 +290,19 @@ class BrgemmTileOp(StatementOp):
             self.accumulate_if is None or not self.accumulates,
             "accumulate and accumulate_if are exclusive",
         )
-        if self.offsets is not None:
-            count = len(self.offsets.get_values())
-            _require(count > 0 and count % 2 == 0, "offsets must hold (A, B) offset pairs")
-        pairs = self.offset_pairs()
-        _require(all(a >= 0 and b >= 0 for a, b in pairs), "offsets must not be negative")
+        if self.taps is not None:
+            count = len(self.taps.get_values())
+            _require(count > 0 and count % 3 == 0, "taps must hold (count, A step, B step) triples")
+        levels = self.tap_levels()
+        _require(
+            all(count > 0 and a >= 0 and b >= 0 for count, a, b in levels),
+            "tap counts must be positive and steps not negative",
+        )
+        last_a = sum((count - 1) * a_step for count, a_step, _ in levels)  # the farthest tap
+        last_b = sum((count - 1) * b_step for count, _, b_step in levels)
         prefetched = () if self.prefetch_b is None else (self.prefetch_b,)
         _require(
-            not prefetched or pairs == ((0, 0),),
+            not prefetched or not levels,
             "prefetch is for one (A, B) offset pair: a matmul tile",
         )
         for operand in (self.a, self.b, self.c, *prefetched):
@@ -300,8 +311,8 @@ class BrgemmTileOp(StatementOp):
                 f"brgemm_tile computes in f32, got {operand.type}",
             )
         for name, footprint, tensor in (
-            ("A", max(a for a, _ in pairs) + (m - 1) * a_row + (k - 1) * a_k + 1, self.a),
-            ("B", max(b for _, b in pairs) + (k - 1) * ldb + n, self.b),
+            ("A", last_a + (m - 1) * a_row + (k - 1) * a_k + 1, self.a),
+            ("B", last_b + (k - 1) * ldb + n, self.b),
             ("C", (m - 1) * ldc + n, self.c),
             *((("prefetch", (k - 1) * ldb + 1, self.prefetch_b),) if prefetched else ()),
         ):

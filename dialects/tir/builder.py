@@ -193,13 +193,13 @@ class TirBuilder:
         a: SSAValue,
         b: SSAValue,
         c: SSAValue,
-        offsets: Sequence[tuple[int, int]] = ((0, 0),),
+        taps: Sequence[tuple[int, int, int]] = (),
         accumulate_if: SSAValue | None = None,
         prefetch_b: SSAValue | None = None,
         **sizes: int | bool,
     ) -> None:
         """One register tile C (+)= sum_b A_b x B_b; sizes: m n k lanes a_row
-        a_k ldb ldc [accumulate]; offsets: (A, B) element offsets per b;
+        a_k ldb ldc [accumulate]; taps: (count, A step, B step) loops, outer first;
         accumulate_if: an i1 deciding at run time whether C is added to;
         prefetch_b: B rows to prefetch, one line per K step."""
         properties: dict[str, Attribute] = {
@@ -208,9 +208,9 @@ class TirBuilder:
             else IntegerAttr(value, 64)
             for name, value in sizes.items()
         }
-        if tuple(offsets) != ((0, 0),):
-            flat = [x for pair in offsets for x in pair]
-            properties["offsets"] = DenseArrayBase.from_list(i64, flat)
+        if taps:
+            flat = [x for level in taps for x in level]
+            properties["taps"] = DenseArrayBase.from_list(i64, flat)
         optional = [accumulate_if, prefetch_b]
         properties["operandSegmentSizes"] = DenseArrayBase.from_list(
             i32, [1, 1, 1, *(int(x is not None) for x in optional)]

@@ -14,8 +14,9 @@ convolutions use, on NCHW):
 - the weights are packed into groups of mr output channels
   `[G, groups, taps, C/G, mr]` (at compile time when constant);
 - each output row strip (mr channels x nr columns) is one `tir.brgemm_tile`
-  reducing over C/G input channels for every tap (one (A, B) offset pair per
-  tap), parallel over (image, group, output row), the epilogue (bias, relu,
+  reducing over C/G input channels for every tap (the filter rows and
+  columns are two tap loops in the microkernel, so code does not grow with
+  the filter), parallel over (image, group, output row), the epilogue (bias, relu,
   batch_norm fused by graph-fuse) on each finished strip.
 Integer convolutions keep a direct loop nest.
 """
@@ -108,48 +109,56 @@ class BrgemmConv:
         """The input as rows `shifted[n, kx, h, c, x]` = padded input[n, c,
         h, x * sw + kx * dw]: one filter tap's B rows (consecutive channels)
         are `ow` floats apart, so a tile reads one compact block instead of
-        a page per channel."""
+        a page per channel. The filter columns kx are a loop: the code is the
+        same for any filter width."""
         kernel, b = self.kernel, self.b
         shifted = b.make_tensor([self.n, self.kw, self.hp, self.c, self.ow], f32)
-        (_, sw), (pt, pl), (_, dw) = self.strides, self.pads, self.dilations
+        pt = self.pads[0]
         outer = [self.n, self.hp, self.c]
         parallel = worth_parallel_work(math.prod(outer), math.prod(outer) * self.kw * self.ow)
         with kernel.loop_nest([math.prod(outer)], parallel) as (flat,):
             image, row, channel = unflatten(kernel, flat, outer)
             source_row = b.sub(row, pt)
             branch = b.make_if(_inside(kernel, [source_row], [self.h]), with_else=True)
-            for kx in range(self.kw):
-                # output columns whose source column x * sw + kx * dw - pl is inside
-                first = min(self.ow, max(0, -(-(pl - kx * dw) // sw)))
-                end = max(first, min(self.ow, -(-(self.width + pl - kx * dw) // sw)))
+            with b.at_end_of(branch.then_region.block), b.make_for(0, self.kw, 1) as kx:
                 target = [image, kx, row, channel]
-                with b.at_end_of(branch.then_region.block):
-                    self._fill(shifted, target, 0, first)
-                    self._copy_row(
-                        shifted, target, [image, channel, source_row], first, end, kx * dw - pl
-                    )
-                    self._fill(shifted, target, end, self.ow)
-                with b.at_end_of(branch.else_region.block):
-                    self._fill(shifted, target, 0, self.ow)
+                first, end, shift = self._inside_columns(kx)
+                self._fill(shifted, target, 0, first)
+                self._copy_row(shifted, target, [image, channel, source_row], first, end, shift)
+                self._fill(shifted, target, end, self.ow)
+            with b.at_end_of(branch.else_region.block), b.make_for(0, self.kw, 1) as kx:
+                self._fill(shifted, [image, kx, row, channel], 0, self.ow)
         return shifted
 
-    def _fill(self, tensor: SSAValue, leading: list, start: int, end: int) -> None:
-        """tensor[*leading, start:end] = 0."""
-        if start < end:
-            with self.b.make_for(start, end, 1) as column:
-                self.b.make_store(self.b.const(0.0, f32), tensor, [*leading, column])
+    def _inside_columns(self, kx: SSAValue) -> tuple[SSAValue, SSAValue, SSAValue]:
+        """[first, end) of the output columns x whose source column
+        x * sw + shift (shift = kx * dw - pl) lies inside the input, and shift."""
+        b, sw = self.b, self.strides[1]
+        shift = b.sub(b.mul(kx, self.dilations[1]), self.pads[1])
 
-    def _copy_row(
-        self, tensor, leading: list, source: list, start: int, end: int, shift: int
-    ) -> None:
+        def columns_before(limit: SSAValue) -> SSAValue:
+            """The x in [0, ow) with x * sw < limit: ceil(limit / sw), clamped."""
+            count = b.div(b.add(limit, sw - 1), sw)
+            return b.select(b.binary(tir.GtOp, limit, 0), b.binary(tir.MinOp, count, self.ow), 0)
+
+        first = columns_before(b.sub(0, shift))
+        end = b.binary(tir.MaxOp, first, columns_before(b.sub(self.width, shift)))
+        return first, end, shift
+
+    def _fill(self, tensor: SSAValue, leading: list, start, end) -> None:
+        """tensor[*leading, start:end] = 0."""
+        with self.b.make_for(start, end, 1) as column:
+            self.b.make_store(self.b.const(0.0, f32), tensor, [*leading, column])
+
+    def _copy_row(self, tensor, leading: list, source: list, start, end, shift) -> None:
         """tensor[*leading, x] = input[*source, x * sw + shift] for x in [start, end),
         in vectors when the stride is 1."""
         kernel, b, sw = self.kernel, self.b, self.strides[1]
-        lanes = self.lanes if sw == 1 else 1
-        vector_end = start + (end - start) // lanes * lanes
-        for lo, hi, width in ((start, vector_end, lanes), (vector_end, end, 1)):
-            if lo >= hi:
-                continue
+        pieces = [(start, end, 1)]
+        if sw == 1:  # whole vectors, then the rest
+            vector_end = b.add(start, b.mul(b.div(b.sub(end, start), self.lanes), self.lanes))
+            pieces = [(start, vector_end, self.lanes), (vector_end, end, 1)]
+        for lo, hi, width in pieces:
             with b.make_for(lo, hi, width) as column:
                 value = kernel.load(self.x, [*source, b.add(b.mul(column, sw), shift)], width)
                 b.make_store(value, tensor, [*leading, column], width)
@@ -189,15 +198,20 @@ class BrgemmConv:
         sh, dh = self.strides[0], self.dilations[0]
         channel_stride, row_stride = self.ow, self.c * self.ow
         kx_stride = self.hp * row_stride
-        taps = [(ky, kx) for ky in range(self.kh) for kx in range(self.kw)]
         tap_block = self.c_per_group * self.mr
-        offsets = [
-            (t * tap_block, kx * kx_stride + ky * dh * row_stride)
-            for t, (ky, kx) in enumerate(taps)
+        # filter rows outside columns: the microkernel's two tap loops
+        taps = [
+            (count, a_step, b_step)
+            for count, a_step, b_step in (
+                (self.kh, self.kw * tap_block, dh * row_stride),
+                (self.kw, tap_block, kx_stride),
+            )
+            if count > 1
         ]
+        last_b = sum((count - 1) * b_step for count, _, b_step in taps)
         full_groups, tail = divmod(self.o_per_group, self.mr)
         grid = [self.n, self.groups, self.oh]
-        work = math.prod(self.out.shape) * self.c_per_group * len(taps)  # multiply-adds
+        work = math.prod(self.out.shape) * self.c_per_group * self.kh * self.kw  # multiply-adds
         parallel = worth_parallel_work(math.prod(grid), work // 64)
         with kernel.loop_nest([math.prod(grid)], parallel) as (flat,):
             image, group, y = unflatten(kernel, flat, grid)
@@ -207,22 +221,28 @@ class BrgemmConv:
             def strip(channel_group, rows: int) -> None:
                 o0 = b.add(b.mul(group, self.o_per_group), b.mul(channel_group, self.mr))
                 a_view = b.tensor_ptr(
-                    weights, [group, channel_group, 0, 0, 0], [len(taps) * tap_block]
+                    weights, [group, channel_group, 0, 0, 0], [self.kh * self.kw * tap_block]
                 )
-                for x0, cols in self._column_panels():
+
+                def panel(x0, cols: int) -> None:
                     b_index = [image, 0, input_row, first_channel, x0]
-                    footprint = (
-                        max(o for _, o in offsets) + (self.c_per_group - 1) * channel_stride + cols
-                    )
+                    footprint = last_b + (self.c_per_group - 1) * channel_stride + cols
                     b_view = b.tensor_ptr(shifted, b_index, [footprint])
                     c_view = b.tensor_ptr(
                         self.out.value, [image, o0, y, x0], [(rows - 1) * self.oh * self.ow + cols]
                     )
                     b.make_brgemm_tile(
-                        a_view, b_view, c_view, offsets, m=rows, n=cols, k=self.c_per_group,
+                        a_view, b_view, c_view, taps, m=rows, n=cols, k=self.c_per_group,
                         lanes=self.lanes, a_row=1, a_k=self.mr, ldb=channel_stride,
                         ldc=self.oh * self.ow,
                     )  # fmt: skip
+
+                whole, rest = divmod(self.ow, self.nr)
+                if whole:
+                    with b.make_for(0, whole * self.nr, self.nr) as x0:
+                        panel(x0, self.nr)
+                if rest:
+                    panel(whole * self.nr, rest)
                 if self.epilogue:
                     self.epilogue([image, o0, y, 0], [1, rows, 1, self.ow])
 
@@ -231,10 +251,6 @@ class BrgemmConv:
                     strip(channel_group, self.mr)
             if tail:
                 strip(b.value(full_groups, IndexType()), tail)
-
-    def _column_panels(self) -> list[tuple[int, int]]:
-        """(first column, width) of each register tile along an output row."""
-        return [(x0, min(self.nr, self.ow - x0)) for x0 in range(0, self.ow, self.nr)]
 
 
 def _direct_conv2d(kernel: Kernel, op, x: Operand, w: Operand, out: Operand) -> None:

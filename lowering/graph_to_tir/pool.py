@@ -15,6 +15,9 @@ at compile time, so no tap is ever bounds-checked:
   with stride > 1 (no strided vector loads) they run scalar;
 - border rows or columns: the tap range is clipped once per row / column
   and walked by loops, scalar (they are a thin frame of the output).
+Windows wider than MAX_STATIC_COLUMNS or larger than MAX_STATIC_TAPS walk
+their rows (and columns) by loops everywhere: code never grows with the
+window.
 """
 
 from __future__ import annotations
@@ -30,6 +33,10 @@ from graphcompiler.lowering.graph_to_tir.kernel import (
     is_vectorizable,
     worth_parallel_work,
 )
+
+MAX_STATIC_TAPS = 64
+"""Most taps of a window combined as one unrolled tree."""
+MAX_STATIC_COLUMNS = 16
 
 
 def interior(outputs: int, size: int, window: int, stride: int, pad: int) -> tuple[int, int]:
@@ -54,6 +61,11 @@ class _Pool:
         self.planes = x.shape[0] * x.shape[1]  # plain layouts: convert-graph-to-tir
         self.source, self.target = (_planes(kernel, o, self.planes) for o in (x, out))
         self.lanes = kernel.lanes if self.sw == 1 and is_vectorizable(x, out) else 1
+        small = self.kw <= MAX_STATIC_COLUMNS
+        self.static_columns = list(range(self.kw)) if small else None
+        self.static_rows = (
+            list(range(self.kh)) if small and self.kh * self.kw <= MAX_STATIC_TAPS else None
+        )
 
     def combine(self, a: SSAValue, b: SSAValue) -> SSAValue:
         return self.b.binary(tir.MaxOp, a, b) if self.is_max else self.b.add(a, b)
@@ -81,14 +93,14 @@ class _Pool:
             plane, y = b.div(index, rows), b.mod(index, rows)
             top = b.sub(b.mul(y, self.sh), self.pt)
             if (row_lo, row_hi) in ((0, rows), (row_lo, row_lo)):  # no border / no interior
-                self.row(plane, y, top, list(range(self.kh)) if row_lo < row_hi else None)
+                self.row(plane, y, top, self.static_rows if row_lo < row_hi else None)
                 return
             inside = b.binary(
                 tir.AndOp, b.binary(tir.GeOp, y, row_lo), b.binary(tir.LtOp, y, row_hi)
             )
             branch = b.make_if(inside, with_else=True)
             with b.at_end_of(branch.then_region.block):
-                self.row(plane, y, top, list(range(self.kh)))
+                self.row(plane, y, top, self.static_rows)
             with b.at_end_of(branch.else_region.block):
                 self.row(plane, y, top, None)
 
@@ -97,7 +109,7 @@ class _Pool:
         lo, hi = interior(self.ow, self.width, self.kw, self.sw, self.pl)
         lanes = self.lanes
         vector_end = lo + (hi - lo) // lanes * lanes
-        static = list(range(self.kw))
+        static = self.static_columns
         for start, end, step, column_taps in (
             (0, lo, 1, None),
             (lo, vector_end, lanes, static),

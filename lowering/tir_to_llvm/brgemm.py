@@ -53,7 +53,7 @@ def _lower_list_brgemm(fl: FunctionLowering, op: tir.ListBrgemmOp) -> None:
 def _lower_brgemm_tile(fl: FunctionLowering, op: tir.BrgemmTileOp) -> None:
     sizes = (op.size(name) for name in ("m", "n", "lanes", "a_row", "a_k", "ldb", "ldc"))
     prefetch = op.prefetch_b is not None
-    kernel = Microkernel(*sizes, offsets=op.offset_pairs(), prefetch=prefetch)
+    kernel = Microkernel(*sizes, taps=op.tap_levels(), prefetch=prefetch)
     fl.module.require_kernel(kernel)
     k = fl.constant(op.size("k"), i64)
     if op.accumulate_if is not None:

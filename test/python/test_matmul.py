@@ -197,9 +197,16 @@ def test_prefetching_microkernels_take_the_next_panel():
 
 
 def test_microkernel_taps_round_trip():
-    kernel = Microkernel(m=2, n=8, lanes=8, a_row=9, a_k=1, ldb=58, ldc=56, offsets=((0, 0), (1, 1), (2, 58)))
+    kernel = Microkernel(m=2, n=8, lanes=8, a_row=9, a_k=1, ldb=58, ldc=56, taps=((3, 18, 58), (3, 6, 1)))
     assert _declared_after_round_trip(kernel) == (kernel,)
-    assert kernel.llvm_ir().count("phi i64") == 3  # one K loop per tap
+    assert kernel.llvm_ir().count("phi i64") == 3  # two tap loops around one K loop
+
+
+def test_microkernel_code_does_not_grow_with_the_filter():
+    def kernel(size: int) -> Microkernel:
+        return Microkernel(m=4, n=16, lanes=8, a_row=1, a_k=4, ldb=64, ldc=256,
+                           taps=((size, 4 * size * 8, 640), (size, 32, 4096)))  # fmt: skip
+    assert len(kernel(32).llvm_ir()) - len(kernel(3).llvm_ir()) < 100  # digits of the sizes
 
 
 MLP = """func.func @main(%x: tensor<33x200xf32>, %w: tensor<200x96xf32>, %b: tensor<96xf32>) -> tensor<33x96xf32> {

@@ -102,6 +102,20 @@ def test_edge_windows(monkeypatch, target, shape, kernel, stride, pad):
         _check(_text(["max_pool2d", "avg_pool2d"], shape, kernel, stride, pad), x)
 
 
+@pytest.mark.parametrize("kernel", [(9, 9), (3, 24), (30, 30)])
+def test_large_windows_are_loops(kernel):
+    """Past MAX_STATIC_TAPS taps (or MAX_STATIC_COLUMNS columns) a window is
+    walked by loops: the Tensor IR does not grow with the window."""
+    shape = [1, 2, 34, 41]
+    x = rng.standard_normal(shape).astype(np.float32)
+    text = _text(["max_pool2d", "avg_pool2d"], shape, kernel, (1, 2), (1, 2, 0, 1))
+    compiled = _check(text, x)
+    small = graphcompiler.compile(
+        _text(["max_pool2d", "avg_pool2d"], shape, (9, 9), (1, 2), (1, 2, 0, 1))
+    )
+    assert len(compiled.tir) < 1.2 * len(small.tir)
+
+
 def test_large_planes_run_in_parallel_and_match():
     text = _text(["max_pool2d"], [1, 64, 112, 112], (3, 3), (2, 2), (1, 1, 1, 1))
     x = rng.standard_normal([1, 64, 112, 112]).astype(np.float32)

@@ -424,7 +424,7 @@ tir.func @brgemm_tile_prefetch_footprint(%A: !tir.tensor<64xf32>, %P: !tir.tenso
 
 tir.func @brgemm_tile_prefetch_taps(%A: !tir.tensor<64xf32>, %P: !tir.tensor<64xf32>, %C: !tir.tensor<64xf32>) {
   // expected-error @+1 {{prefetch is for one (A, B) offset pair: a matmul tile}}
-  tir.brgemm_tile %A, %P, %C prefetch %P : !tir.tensor<64xf32> {m = 1 : i64, n = 3 : i64, k = 1 : i64, lanes = 4 : i64, a_row = 1 : i64, a_k = 1 : i64, ldb = 3 : i64, ldc = 3 : i64, offsets = array<i64: 0, 0, 1, 1>} : !tir.tensor<64xf32>, !tir.tensor<64xf32>, !tir.tensor<64xf32>
+  tir.brgemm_tile %A, %P, %C prefetch %P : !tir.tensor<64xf32> {m = 1 : i64, n = 3 : i64, k = 1 : i64, lanes = 4 : i64, a_row = 1 : i64, a_k = 1 : i64, ldb = 3 : i64, ldc = 3 : i64, taps = array<i64: 2, 1, 1>} : !tir.tensor<64xf32>, !tir.tensor<64xf32>, !tir.tensor<64xf32>
   tir.return
 }
 
@@ -542,5 +542,21 @@ tir.func @brgemm_b_footprint(%A: !tir.tensor<32x32xf32>, %B: !tir.tensor<32x32xf
   %batch = tir.const 2 : index
   // expected-error @+1 {{B needs 2048 elements (batch, stride_b, shape, leading dim) but !tir.tensor<32x32xf32> has 1024}}
   tir.brgemm %A, %B, %C, %batch {m = 32 : i64, n = 32 : i64, k = 32 : i64, lda = 32 : i64, ldb = 32 : i64, ldc = 32 : i64, stride_a = 0 : i64, stride_b = 1024 : i64} : !tir.tensor<32x32xf32>, !tir.tensor<32x32xf32>, !tir.tensor<32x32xf32>, index
+  tir.return
+}
+
+// -----
+
+tir.func @brgemm_tile_taps_triples(%A: !tir.tensor<64xf32>, %P: !tir.tensor<64xf32>, %C: !tir.tensor<64xf32>) {
+  // expected-error @+1 {{taps must hold (count, A step, B step) triples}}
+  tir.brgemm_tile %A, %P, %C {m = 1 : i64, n = 3 : i64, k = 1 : i64, lanes = 4 : i64, a_row = 1 : i64, a_k = 1 : i64, ldb = 3 : i64, ldc = 3 : i64, taps = array<i64: 2, 1>} : !tir.tensor<64xf32>, !tir.tensor<64xf32>, !tir.tensor<64xf32>
+  tir.return
+}
+
+// -----
+
+tir.func @brgemm_tile_tap_footprint(%A: !tir.tensor<64xf32>, %P: !tir.tensor<16xf32>, %C: !tir.tensor<64xf32>) {
+  // expected-error @+1 {{B needs 18 elements but !tir.tensor<16xf32> has 16}}
+  tir.brgemm_tile %A, %P, %C {m = 1 : i64, n = 3 : i64, k = 1 : i64, lanes = 4 : i64, a_row = 1 : i64, a_k = 1 : i64, ldb = 3 : i64, ldc = 3 : i64, taps = array<i64: 2, 1, 5, 3, 1, 5>} : !tir.tensor<64xf32>, !tir.tensor<16xf32>, !tir.tensor<64xf32>
   tir.return
 }
