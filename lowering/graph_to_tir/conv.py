@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float32Type, IndexTy
 from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import graph, tir
+from graphcompiler.lowering.graph_to_tir.depthwise import DepthwiseConv, is_depthwise
 from graphcompiler.lowering.graph_to_tir.kernel import (
     Kernel,
     Operand,
@@ -42,6 +43,7 @@ from graphcompiler.lowering.graph_to_tir.matmul import (
     global_constant,
     unflatten,
 )
+from graphcompiler.lowering.graph_to_tir.padded_rows import copy_input_row, fill_zeros
 from graphcompiler.target.schedules import MatmulSchedule
 
 f32 = Float32Type()
@@ -82,7 +84,10 @@ def conv2d_into(
 ) -> None:
     if all(compute_type(o.element) == f32 for o in (x, w)) and out.element == f32:
         if 0 not in (*x.shape, *w.shape, *out.shape):
-            BrgemmConv(kernel, op, x, w, out, epilogue).emit()
+            if is_depthwise(x, w, op.group_count):
+                DepthwiseConv(kernel, op, x, w, out, epilogue).emit()
+            else:
+                BrgemmConv(kernel, op, x, w, out, epilogue).emit()
             return
     _direct_conv2d(kernel, op, x, w, out)
     if epilogue:
@@ -121,47 +126,13 @@ class BrgemmConv:
             source_row = b.sub(row, pt)
             branch = b.make_if(_inside(kernel, [source_row], [self.h]), with_else=True)
             with b.at_end_of(branch.then_region.block), b.make_for(0, self.kw, 1) as kx:
-                target = [image, kx, row, channel]
-                first, end, shift = self._inside_columns(kx)
-                self._fill(shifted, target, 0, first)
-                self._copy_row(shifted, target, [image, channel, source_row], first, end, shift)
-                self._fill(shifted, target, end, self.ow)
+                shift = b.sub(b.mul(kx, self.dilations[1]), self.pads[1])
+                source = [image, channel, source_row]
+                copy_input_row(kernel, self.x, shifted, [image, kx, row, channel], source,
+                               self.ow, self.strides[1], shift)  # fmt: skip
             with b.at_end_of(branch.else_region.block), b.make_for(0, self.kw, 1) as kx:
-                self._fill(shifted, [image, kx, row, channel], 0, self.ow)
+                fill_zeros(b, shifted, [image, kx, row, channel], 0, self.ow)
         return shifted
-
-    def _inside_columns(self, kx: SSAValue) -> tuple[SSAValue, SSAValue, SSAValue]:
-        """[first, end) of the output columns x whose source column
-        x * sw + shift (shift = kx * dw - pl) lies inside the input, and shift."""
-        b, sw = self.b, self.strides[1]
-        shift = b.sub(b.mul(kx, self.dilations[1]), self.pads[1])
-
-        def columns_before(limit: SSAValue) -> SSAValue:
-            """The x in [0, ow) with x * sw < limit: ceil(limit / sw), clamped."""
-            count = b.div(b.add(limit, sw - 1), sw)
-            return b.select(b.binary(tir.GtOp, limit, 0), b.binary(tir.MinOp, count, self.ow), 0)
-
-        first = columns_before(b.sub(0, shift))
-        end = b.binary(tir.MaxOp, first, columns_before(b.sub(self.width, shift)))
-        return first, end, shift
-
-    def _fill(self, tensor: SSAValue, leading: list, start, end) -> None:
-        """tensor[*leading, start:end] = 0."""
-        with self.b.make_for(start, end, 1) as column:
-            self.b.make_store(self.b.const(0.0, f32), tensor, [*leading, column])
-
-    def _copy_row(self, tensor, leading: list, source: list, start, end, shift) -> None:
-        """tensor[*leading, x] = input[*source, x * sw + shift] for x in [start, end),
-        in vectors when the stride is 1."""
-        kernel, b, sw = self.kernel, self.b, self.strides[1]
-        pieces = [(start, end, 1)]
-        if sw == 1:  # whole vectors, then the rest
-            vector_end = b.add(start, b.mul(b.div(b.sub(end, start), self.lanes), self.lanes))
-            pieces = [(start, vector_end, self.lanes), (vector_end, end, 1)]
-        for lo, hi, width in pieces:
-            with b.make_for(lo, hi, width) as column:
-                value = kernel.load(self.x, [*source, b.add(b.mul(column, sw), shift)], width)
-                b.make_store(value, tensor, [*leading, column], width)
 
     def _packed_weights(self) -> SSAValue:
         """Weights as [G, channel groups, taps, C/G, mr], rows past O/G zero."""

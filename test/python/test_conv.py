@@ -1,8 +1,9 @@
-"""conv2d through brgemm tiles (shifted input rows, packed weights, one
-offset pair per filter tap) on every target the host runs: padding (also
-asymmetric), stride, dilation, groups, depthwise, the direct 1x1 path,
-constant weights packed at compile time and fused epilogues; against the
-reference interpreter, 1 and 2 threads bitwise equal.
+"""conv2d through brgemm tiles (shifted input rows, packed weights, the
+filter taps as loops) on every target the host runs: padding (also
+asymmetric), stride, dilation, groups, the direct 1x1 path, constant
+weights packed at compile time and fused epilogues; depthwise convolutions
+as vectorized stencils; against the reference interpreter, 1 and 2 threads
+bitwise equal.
 """
 
 import numpy as np
@@ -53,7 +54,6 @@ CASES = [
     ([1, 4, 9, 11], [6, 4, 3, 2], (1, 1), (2, 1, 0, 1), (2, 1), 1),
     ([1, 4, 20, 41], [17, 4, 5, 3], (1, 3), (2, 0, 2, 5), (1, 1), 1),
     ([1, 6, 8, 8], [4, 3, 3, 3], (1, 1), (1, 1, 1, 1), (1, 1), 2),
-    ([1, 8, 6, 6], [8, 1, 3, 3], (1, 1), (1, 1, 1, 1), (1, 1), 8),  # depthwise
     ([1, 20, 5, 37], [33, 20, 1, 1], (1, 1), (0, 0, 0, 0), (1, 1), 1),  # 1x1: one tap
     ([1, 16, 10, 10], [16, 16, 1, 1], (2, 2), (0, 0, 0, 0), (1, 1), 1),
 ]
@@ -73,6 +73,34 @@ def test_conv2d_variants(monkeypatch, target, x, w, stride, pad, dilation, group
     compiled.set_num_threads(2)
     np.testing.assert_array_equal(one, compiled(*inputs))
     np.testing.assert_allclose(one, expected, rtol=0, atol=1e-5 * w[1] * w[2] * w[3])
+
+
+DEPTHWISE_CASES = [
+    # x, w, stride, padding (top, left, bottom, right), dilation
+    ([1, 8, 6, 6], [8, 1, 3, 3], (1, 1), (1, 1, 1, 1), (1, 1)),  # a row shorter than a vector
+    ([2, 3, 9, 77], [3, 1, 3, 3], (1, 1), (1, 1, 1, 1), (1, 1)),  # strips, single vectors, a tail
+    ([1, 5, 17, 40], [5, 1, 3, 3], (2, 2), (1, 1, 1, 1), (1, 1)),  # column phases
+    ([1, 4, 16, 50], [8, 1, 5, 5], (3, 2), (2, 0, 1, 4), (1, 1)),  # 2 outputs per channel
+    ([1, 2, 12, 45], [2, 1, 3, 4], (1, 1), (2, 3, 0, 1), (2, 3)),  # dilated, asymmetric
+    ([1, 2, 9, 21], [2, 1, 11, 11], (1, 1), (5, 5, 5, 5), (1, 1)),  # taps beyond the input
+]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("x, w, stride, pad, dilation", DEPTHWISE_CASES)
+def test_depthwise_is_a_vectorized_stencil(monkeypatch, target, x, w, stride, pad, dilation):
+    monkeypatch.setenv("GC_TARGET", target)
+    text = _conv_text(x, w, stride, pad, dilation, x[1], epilogue="bias_relu")
+    compiled = graphcompiler.compile(text)
+    assert "tir.brgemm_tile" not in compiled.tir and "tir.fmadd" in compiled.tir
+    inputs = [rng.uniform(-1, 1, s).astype(np.float32) for s in (x, w, [w[0], 1, 1])]
+    inputs[0][0, 0, 1, 2] = np.nan
+    expected = reference.run(text, *inputs)
+    compiled.set_num_threads(1)
+    one = compiled(*inputs)
+    compiled.set_num_threads(2)
+    np.testing.assert_array_equal(one, compiled(*inputs))
+    np.testing.assert_allclose(one, expected, rtol=0, atol=1e-5 * w[2] * w[3])
 
 
 def test_constant_weights_and_fused_bias_relu():
