@@ -83,6 +83,7 @@ DEPTHWISE_CASES = [
     ([1, 4, 16, 50], [8, 1, 5, 5], (3, 2), (2, 0, 1, 4), (1, 1)),  # 2 outputs per channel
     ([1, 2, 12, 45], [2, 1, 3, 4], (1, 1), (2, 3, 0, 1), (2, 3)),  # dilated, asymmetric
     ([1, 2, 9, 21], [2, 1, 11, 11], (1, 1), (5, 5, 5, 5), (1, 1)),  # taps beyond the input
+    ([2, 3, 17, 3], [9, 1, 2, 3], (1, 1), (1, 1, 1, 1), (2, 1)),  # input rows narrower than a vector
 ]
 
 
@@ -91,7 +92,7 @@ DEPTHWISE_CASES = [
 def test_depthwise_is_a_vectorized_stencil(monkeypatch, target, x, w, stride, pad, dilation):
     monkeypatch.setenv("GC_TARGET", target)
     text = _conv_text(x, w, stride, pad, dilation, x[1], epilogue="bias_relu")
-    compiled = graphcompiler.compile(text)
+    compiled = graphcompiler.compile(text, verify_each=True)
     assert "tir.brgemm_tile" not in compiled.tir and "tir.fmadd" in compiled.tir
     inputs = [rng.uniform(-1, 1, s).astype(np.float32) for s in (x, w, [w[0], 1, 1])]
     inputs[0][0, 0, 1, 2] = np.nan

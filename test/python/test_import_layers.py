@@ -30,12 +30,23 @@ LAYERS = (
 )
 
 
+def _shipped_files(pattern: str) -> list[Path]:
+    """The package's files named `pattern`, outside NOT_SHIPPED and hidden
+    folders (a `.venv` made in the checkout, as the README's first line does)."""
+    return [
+        path
+        for top in PACKAGE.iterdir()
+        if top.name not in NOT_SHIPPED and not top.name.startswith(".")
+        for path in ([top] if top.is_file() else top.rglob(pattern))
+        if path.match(pattern)
+        and not any(part.startswith(".") for part in path.relative_to(PACKAGE).parts)
+    ]
+
+
 def _module_names() -> dict[str, Path]:
     modules = {}
-    for path in PACKAGE.rglob("*.py"):
+    for path in _shipped_files("*.py"):
         parts = path.relative_to(PACKAGE).with_suffix("").parts
-        if parts[0] in NOT_SHIPPED or any(part.startswith(".") for part in parts):
-            continue
         if parts[-1] == "__init__":
             parts = parts[:-1]
         modules[".".join(parts)] = path
@@ -149,7 +160,6 @@ def test_every_package_is_shipped():
     listed = set(tomllib.loads((PACKAGE / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     packages = {
         ".".join(("graphcompiler", *path.parent.relative_to(PACKAGE).parts))
-        for path in PACKAGE.rglob("__init__.py")
-        if path.relative_to(PACKAGE).parts[0] not in NOT_SHIPPED
+        for path in _shipped_files("__init__.py")
     }
     assert packages == listed
