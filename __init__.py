@@ -47,10 +47,13 @@ def compile(
             from graphcompiler.driver.compiler import compile as compile_graph
 
             return compile_graph(
-                source, entry=entry, constants=constants, cache=cache, num_threads=num_threads
-            )
+                source, entry=entry, constants=constants, cache=cache, num_threads=num_threads,
+                input_shapes=input_shapes,
+            )  # fmt: skip
 
-        cached = cached_graph(source, entry, num_threads, constants, cache, full_compile)
+        cached = cached_graph(
+            source, entry, num_threads, constants, cache, full_compile, input_shapes
+        )
         if cached is not None:  # a cache hit by the arguments as given: no compiler import
             return cached
     from graphcompiler.runtime.jit.engine import prepare_in_background

@@ -13,13 +13,16 @@ the machine code is loaded as it was made. A source alias
 (`source-<hash>.json`, keyed by the compile's arguments as given) points
 at an entry so that warm_start.py finds it without parsing the graph.
 
-On disk an entry is JSON plus one .npz of raw bytes (no pickle). Writes go
-through a temporary file and a rename, so concurrent compiles never see
-half an entry. The machine code is code this user's process made, read
+On disk an entry is JSON, one .npz of raw bytes (the machine code; no
+pickle) and, when the graph has big constants, a .data file of them that a
+hit memory-maps (a model's weights: read and copied three times from the
+.npz, they were most of a hit). Writes go through a temporary file and a
+rename, so concurrent compiles never see half an entry. The machine code is code this user's process made, read
 back from this user's cache directory, as any JIT cache does.
 
 Every file (entry, alias) is written and read through
-runtime/object_cache.py, which verifies it by a content hash.
+runtime/object_cache.py, which verifies it by a content hash (the .data
+file once per version of it).
 """
 
 from __future__ import annotations
@@ -38,7 +41,12 @@ import numpy as np
 
 from graphcompiler.runtime.brgemm_routines import KERNEL_KINDS, kind_of
 from graphcompiler.runtime.microkernels import GeneratedKernel
-from graphcompiler.runtime.object_cache import read_verified, write_verified
+from graphcompiler.runtime.object_cache import (
+    map_verified,
+    read_verified,
+    write_mapped,
+    write_verified,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -54,7 +62,8 @@ class CachedCompile:
     llvm_ir: str
     microkernels: tuple[GeneratedKernel, ...]
     arena_bytes: int | None
-    external_data: dict[str, bytes]
+    external_data: dict[str, bytes | memoryview]
+    """From disk: views of the mapped .data file, alive while they are."""
     object_code: bytes
 
 
@@ -180,8 +189,14 @@ def load(directory: Path, key: str) -> CachedCompile | None:
         return None
     meta = json.loads(text)
     with np.load(io.BytesIO(archive)) as blobs:
-        external = {name: blobs[name].tobytes() for name in meta["external"]}
         object_code = blobs[OBJECT_CODE].tobytes()
+    external: dict[str, bytes | memoryview] = {}
+    if meta["external"]:
+        data = map_verified(directory / f"{key}.data")
+        if data is None:
+            return None
+        for name, (offset, length) in meta["external"].items():
+            external[name] = data[offset : offset + length]
     entry = CachedCompile(
         meta["graph"], meta["graph_dot"], meta["tir"], meta["llvm_ir"],
         tuple(KERNEL_KINDS[kind].from_fields(fields) for kind, fields in meta["microkernels"]),
@@ -206,23 +221,31 @@ def _remember(directory: Path, key: str, entry: CachedCompile) -> None:
 
 
 def store(directory: Path, key: str, entry: CachedCompile) -> None:
-    """Write the entry (best effort: a read-only or full disk only loses the cache)."""
-    meta = {
-        "graph": entry.graph,
-        "graph_dot": entry.graph_dot,
-        "tir": entry.tir,
-        "llvm_ir": entry.llvm_ir,
-        "microkernels": [[kind_of(kernel), kernel.fields()] for kernel in entry.microkernels],
-        "arena_bytes": entry.arena_bytes,
-        "external": sorted(entry.external_data),
-    }
-    blobs = {name: np.frombuffer(data, np.uint8) for name, data in entry.external_data.items()}
-    blobs[OBJECT_CODE] = np.frombuffer(entry.object_code, np.uint8)
+    """Write the entry (best effort: a read-only or full disk only loses the
+    cache): the .data file and the machine code first, the JSON that
+    makes it an entry last."""
     _remember(directory, key, entry)
+    names = sorted(entry.external_data)
     archive = io.BytesIO()
-    np.savez(archive, **blobs)
+    np.savez(archive, **{OBJECT_CODE: np.frombuffer(entry.object_code, np.uint8)})
     try:
         directory.mkdir(parents=True, exist_ok=True)
+        offsets = (
+            write_mapped(directory / f"{key}.data", [entry.external_data[n] for n in names])
+            if names else []
+        )  # fmt: skip
+        meta = {
+            "graph": entry.graph,
+            "graph_dot": entry.graph_dot,
+            "tir": entry.tir,
+            "llvm_ir": entry.llvm_ir,
+            "microkernels": [[kind_of(kernel), kernel.fields()] for kernel in entry.microkernels],
+            "arena_bytes": entry.arena_bytes,
+            "external": {
+                name: [offset, len(entry.external_data[name])]
+                for name, offset in zip(names, offsets, strict=True)
+            },
+        }
         write_verified(directory / f"{key}.npz", archive.getbuffer())
         write_verified(directory / f"{key}.json", json.dumps(meta).encode())
     except OSError:

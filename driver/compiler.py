@@ -38,6 +38,7 @@ from graphcompiler.passes.tir.plan_memory import arena_argument_bytes
 from graphcompiler.runtime.direct_call import DirectCall, aligned_empty
 
 if TYPE_CHECKING:
+    from graphcompiler.driver.warm_start import SourceAlias
     from graphcompiler.lowering.llvm.split import LlvmProgram
 
 
@@ -511,16 +512,19 @@ def compile(
             verify_each, progress,
         )  # fmt: skip
 
+    alias = None
+    if default:  # a later compile of the same arguments can skip the compiler (warm_start.py)
+        from graphcompiler.driver.warm_start import SourceAlias
+
+        alias = SourceAlias.of(source, entry, constants, input_shapes, cache)  # before reading
     model = onnx_source(source)
     if model is not None:
-        specializing = _specializing(model, input_shapes, num_threads, compile_module)
+        specializing = _specializing(model, input_shapes, num_threads, compile_module, alias)
         if specializing is not None:
             return specializing
     compiled = compile_module(load_module(model or source, registry, input_shapes))
-    if default:  # a later compile of the same arguments can skip the compiler (warm_start.py)
-        from graphcompiler.driver.warm_start import remember
-
-        remember(compiled, source, entry, constants, cache)
+    if alias is not None:
+        alias.remember(compiled)
     return compiled
 
 
@@ -529,10 +533,13 @@ def _specializing(
     input_shapes: Mapping[str, Sequence[int]] | None,
     num_threads: int | None,
     compile_module: Callable[[ModuleOp], CompiledGraph],
+    alias: SourceAlias | None = None,
 ) -> SpecializingGraph | None:
     """A SpecializingGraph for an ONNX model (read once, by onnx_source;
     each import copies it) whose inputs keep symbolic dims after
-    `input_shapes`, else None (one static compile)."""
+    `input_shapes`, else None (one static compile). With the `alias` of
+    the compile, its dims and each specialization are remembered, so that
+    a new process finds them without reading the model (warm_start.py)."""
     from graphcompiler.frontends.onnx import graph_input_dims, import_onnx
 
     fixed = dict(input_shapes or {})
@@ -544,6 +551,11 @@ def _specializing(
         return None
 
     def compile_for(shapes: Mapping[str, Sequence[int]]) -> CompiledGraph:
-        return compile_module(import_onnx(model, input_shapes={**shapes, **fixed}))
+        compiled = compile_module(import_onnx(model, input_shapes={**shapes, **fixed}))
+        if alias is not None:
+            alias.with_shapes(shapes).remember(compiled)
+        return compiled
 
+    if alias is not None:
+        alias.remember_dims(dims)
     return SpecializingGraph(dims, compile_for, num_threads)

@@ -1,26 +1,35 @@
 """A compile the cache already holds, without importing the compiler.
 
 Importing xDSL and our dialects takes ~0.3 s, most of a cache hit in a new
-process. `graphcompiler.compile` therefore first hashes its arguments as
-given (the .mlir text, entry, constants: compile_cache.source_key) and,
-when an earlier compile stored an alias for them, loads that entry's
-machine code straight away. The `WarmGraph` it returns serves the common
-call (runtime/direct_call.py); anything else (bf16 or rank-0 arguments,
-named inputs, conversions, `signature`, `input_types`, ...) builds the full
+process; reading and importing an ONNX model took seconds more (2.6 s for
+ResNet-50). `graphcompiler.compile` therefore first keys its arguments as
+given (`SourceAlias`: the .mlir text, or an .onnx file's bytes by their
+SHA-256, with the entry, constants and input shapes) and, when an earlier
+compile stored an alias for them, loads that entry's machine code straight
+away. The `WarmGraph` it returns serves the common call
+(runtime/direct_call.py); anything else (bf16 or rank-0 arguments, named
+inputs, conversions, `signature`, `input_types`, ...) builds the full
 CompiledGraph on first use, from the same cache entry, and hands over to it.
+An ONNX model with symbolic dims is remembered by its dims: the
+SpecializingGraph it gives looks each set of input shapes up the same way,
+and reads the model only for a set the cache lacks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import dataclasses
+import functools
+import json
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from graphcompiler.driver import compile_cache
+from graphcompiler.driver.specializing import SpecializingGraph
 from graphcompiler.runtime.direct_call import DirectCall
-from graphcompiler.runtime.object_cache import cache_directory
+from graphcompiler.runtime.object_cache import cache_directory, file_digest
 
 
 def source_text(source: object) -> str | None:
@@ -37,6 +46,89 @@ def source_text(source: object) -> str | None:
     return text
 
 
+@dataclasses.dataclass
+class SourceAlias:
+    """A compile's arguments as given, which name its cache entry."""
+
+    directory: Path
+    source: object
+    identity: str
+    """The .mlir text, or "onnx <SHA-256 of the file's bytes>"."""
+    entry: str
+    constants: Mapping[str, Any] | None
+    input_shapes: Mapping[str, Sequence[int]] | None
+    """For an ONNX model only: the shapes given (loading ignores them otherwise)."""
+
+    @classmethod
+    def of(
+        cls,
+        source: object,
+        entry: str,
+        constants: Mapping[str, Any] | None,
+        input_shapes: Mapping[str, Sequence[int]] | None,
+        cache: object,
+    ) -> SourceAlias | None:
+        """None when the cache is off, or for a module, an onnx.ModelProto or a missing file."""
+        directory = cache_directory(cache)
+        if directory is None:
+            return None
+        if isinstance(source, str | Path) and str(source).endswith(".onnx"):
+            try:  # the bytes, not the protobuf: remembered by the file's identity
+                identity = f"onnx {file_digest(Path(source), directory)}"
+            except OSError:
+                return None  # the compiler reports it
+            return cls(directory, source, identity, entry, constants, dict(input_shapes or {}))
+        text = source_text(source)
+        return None if text is None else cls(directory, source, text, entry, constants, None)
+
+    @functools.cached_property
+    def key(self) -> str:
+        identity = self.identity
+        if self.input_shapes is not None:
+            shapes = sorted((n, [int(s) for s in shape]) for n, shape in self.input_shapes.items())
+            identity = f"{identity} {json.dumps(shapes)}"
+        return compile_cache.source_key(identity, self.entry, self.constants)
+
+    def with_shapes(self, shapes: Mapping[str, Sequence[int]]) -> SourceAlias:
+        """The alias of one specialization of an ONNX model with symbolic
+        dims: the shapes it is called with, then those given to compile."""
+        return dataclasses.replace(self, input_shapes={**shapes, **(self.input_shapes or {})})
+
+    def remember(self, compiled: Any) -> None:
+        """After a compile through the default pipeline: store this alias of
+        its cache entry, when every argument travels as is (so that a
+        WarmGraph can serve calls) and the source did not change meanwhile."""
+        plain = compiled._plain_signature
+        if plain is None or not compiled.cache_key or not self._unchanged():
+            return
+        inputs, outputs = ([[list(shape), dtype.str] for shape, dtype in specs] for specs in plain)
+        record = {
+            "key": compiled.cache_key,
+            "entry": self.entry,
+            "input_names": compiled.input_names,
+            "inputs": inputs,
+            "outputs": outputs,
+            "arena_bytes": compiled.arena_bytes,
+        }
+        compile_cache.store_alias(self.directory, self.key, record)
+
+    def remember_dims(self, dims: Mapping[str, Sequence[int | str] | None]) -> None:
+        """For an ONNX model with symbolic dims: its inputs' dims, from which
+        a later compile builds the SpecializingGraph without reading it."""
+        if self._unchanged():
+            plain = {
+                name: None if d is None else [s if isinstance(s, str) else int(s) for s in d]
+                for name, d in dims.items()
+            }  # fmt: skip
+            compile_cache.store_alias(self.directory, self.key, {"dims": plain})
+
+    def _unchanged(self) -> bool:
+        """The source still is what the key was computed from: an alias
+        stored for a file rewritten during the compile would name the wrong code."""
+        again = SourceAlias.of(self.source, self.entry, None, None, self.directory)
+        return again is not None and again.identity == self.identity
+
+
 def cached_graph(
     source: object,
     entry: str,
@@ -44,45 +136,47 @@ def cached_graph(
     constants: Mapping[str, Any] | None,
     cache: object,
     full_compile: Callable[[], Any],
-) -> WarmGraph | None:
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+) -> WarmGraph | SpecializingGraph | None:
     """The compiled graph from the cache by its source alias, or None.
-    `full_compile()` builds the CompiledGraph a WarmGraph hands over to."""
-    directory = cache_directory(cache)
-    text = source_text(source) if directory else None
-    if text is None:
-        return None
+    `full_compile()` compiles the same arguments with the compiler: what a
+    WarmGraph hands over to, and the SpecializingGraph for new shapes."""
     try:
-        source_key = compile_cache.source_key(text, entry, constants)
-        record = compile_cache.load_alias(directory, source_key)
-        cached = compile_cache.load(directory, record["key"]) if record else None
-        if cached is None:
-            return None
-        return WarmGraph(record, cached, num_threads, full_compile)
+        alias = SourceAlias.of(source, entry, constants, input_shapes, cache)
+        record = compile_cache.load_alias(alias.directory, alias.key) if alias else None
+        if record is not None and "dims" in record:
+            return _specializing(alias, record["dims"], num_threads, full_compile)
+        return _warm(alias, record, num_threads, full_compile) if record else None
     except (KeyError, TypeError, ValueError):
         return None  # odd constants, an alias of another version: the compiler says or does it
 
 
-def remember(
-    compiled: Any, source: object, entry: str, constants: Mapping | None, cache: object
-) -> None:
-    """After a compile through the default pipeline: store the source alias
-    of its cache entry (when the cache is on and every argument travels as
-    is, so that a WarmGraph can serve calls)."""
-    directory = cache_directory(cache)
-    text = source_text(source) if directory else None
-    plain = compiled._plain_signature
-    if text is None or plain is None or not compiled.cache_key:
-        return
-    inputs, outputs = ([[list(shape), dtype.str] for shape, dtype in specs] for specs in plain)
-    record = {
-        "key": compiled.cache_key,
-        "entry": entry,
-        "input_names": compiled.input_names,
-        "inputs": inputs,
-        "outputs": outputs,
-        "arena_bytes": compiled.arena_bytes,
-    }
-    compile_cache.store_alias(directory, compile_cache.source_key(text, entry, constants), record)
+def _warm(alias: SourceAlias, record: dict, num_threads: int | None, full) -> WarmGraph | None:
+    cached = compile_cache.load(alias.directory, record["key"])
+    return None if cached is None else WarmGraph(record, cached, num_threads, full)
+
+
+def _specializing(
+    alias: SourceAlias, dims: dict, num_threads: int | None, full_compile: Callable[[], Any]
+) -> SpecializingGraph:
+    """The model's SpecializingGraph, each set of shapes looked up by its
+    own alias; the compiler's (`full_compile()`, which reads the model) is
+    built for the first set the cache lacks, and compiles it."""
+    full = functools.cache(full_compile)
+
+    def compile_for(shapes: Mapping[str, Sequence[int]]) -> Any:
+        def compiled() -> Any:
+            return full().specialization(shapes)
+
+        shaped = alias.with_shapes(shapes)
+        try:
+            record = compile_cache.load_alias(shaped.directory, shaped.key)
+            warm = _warm(shaped, record, num_threads, compiled) if record else None
+        except (KeyError, TypeError, ValueError):
+            warm = None
+        return warm if warm is not None else compiled()
+
+    return SpecializingGraph(dims, compile_for, num_threads)
 
 
 class WarmGraph:

@@ -11,14 +11,25 @@ crashed every later process), and a valid file copied over another name
 would be another graph's code. A damaged file is deleted, so that what is
 built again replaces it. Writes go through a temporary file and a rename,
 so concurrent processes never see half a file.
+
+Big files (a model's weights, hundreds of MB) are memory-mapped rather than
+read (`write_mapped`, `map_verified`), and a file's hash, once checked or
+computed, is remembered by the file's identity (device, inode, size, mtime,
+ctime) in a small `memo-*.json` beside it, as Bazel's digest cache does: a
+compile-cache hit in a new process stats the model and its weights instead
+of reading and hashing them (0.3 s a file for BERT-base). Any write, rename
+or copy changes the identity, so a damaged or replaced file is hashed again.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import mmap
 import os
 import struct
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -98,11 +109,12 @@ _HEADER = struct.Struct("<8sQ32s")
 """Magic, payload length, SHA-256 of the file's name and payload."""
 
 
-def _digest(path: Path, payload: bytes | memoryview) -> bytes:
+def _digest(path: Path, *payload: bytes | memoryview) -> bytes:
     """The name is hashed too: a valid file under another name (another
     graph's entry, another kind of file) does not verify."""
     digest = hashlib.sha256(path.name.encode() + b"\0")
-    digest.update(payload)
+    for chunk in payload:
+        digest.update(chunk)
     return digest.digest()
 
 
@@ -125,13 +137,128 @@ def read_verified(path: Path) -> bytes | None:
         magic, length, digest = _HEADER.unpack(header)
         if magic == _FILE_MAGIC and length == len(payload) and digest == _digest(path, payload):
             return payload
-    try:  # unless another process has renamed a good one over it meanwhile
+    _delete_damaged(path, identity)
+    return None
+
+
+MAPPED_ALIGNMENT = 64
+"""Where `write_mapped` starts each blob in the mapping (a cache line, as
+aligned as any global the lowering emits)."""
+
+
+def write_mapped(path: Path, blobs: Sequence[bytes | memoryview]) -> list[int]:
+    """The blobs in one verified file that `map_verified` maps, each on a
+    MAPPED_ALIGNMENT boundary of the mapping; their offsets in the payload.
+    The hash is remembered at once: the next process trusts the file it
+    finds under the identity this one gave it."""
+    chunks, offsets, position = [], [], _HEADER.size
+    for blob in blobs:
+        padding = -position % MAPPED_ALIGNMENT
+        chunks += [bytes(padding), blob]
+        offsets.append(position + padding - _HEADER.size)
+        position += padding + len(blob)
+    digest = _digest(path, *chunks)
+    header = _HEADER.pack(_FILE_MAGIC, position - _HEADER.size, digest)
+    _write_atomically(path, lambda f: f.writelines((header, *chunks)))
+    _remember_digest(path.parent, "verified", path, os.stat(path), digest.hex(), fresh=True)
+    return offsets
+
+
+def map_verified(path: Path) -> memoryview | None:
+    """The payload `write_mapped` put in `path`, memory-mapped (read-only),
+    or None as for read_verified. Its hash is checked unless this version
+    of the file was checked before (see the module's docstring)."""
+    try:
+        with open(path, "rb") as file:
+            identity = os.fstat(file.fileno())
+            headed = identity.st_size >= _HEADER.size
+            mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) if headed else None
+    except OSError:
+        return None
+    if mapped is not None:
+        magic, length, digest = _HEADER.unpack_from(mapped)
+        payload = memoryview(mapped)[_HEADER.size :]
+        if magic == _FILE_MAGIC and length == len(payload):
+            if _known_digest(path.parent, "verified", path, identity) == digest.hex():
+                return payload
+            if _digest(path, payload) == digest:
+                _remember_digest(path.parent, "verified", path, identity, digest.hex())
+                return payload
+        payload.release()
+        mapped.close()
+    _delete_damaged(path, identity)
+    return None
+
+
+def file_digest(path: Path, memo_directory: Path) -> str:
+    """The SHA-256 (hex) of a file's bytes (an ONNX model a compile was
+    given), remembered in `memo_directory` by the file's identity: a later
+    process stats the file instead of reading it. OSError if unreadable."""
+    with open(path, "rb") as file:
+        before = os.fstat(file.fileno())
+        known = _known_digest(memo_directory, "content", path, before)
+        if known is not None:
+            return known
+        if before.st_size == 0:
+            digest = hashlib.sha256().hexdigest()
+        else:
+            with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+                digest = hashlib.sha256(mapped).hexdigest()
+        after = os.fstat(file.fileno())
+    if _identity(after) == _identity(before):  # not written to while it was read
+        _remember_digest(memo_directory, "content", path, before, digest)
+    return digest
+
+
+RECENT_NS = 2_000_000_000
+"""A file whose times are this recent is hashed again next time: a write in
+the same clock tick as the one hashed would not change them (git's "racy"
+index entries). Files this module writes itself are remembered at once."""
+
+
+def _identity(stat: os.stat_result) -> list[int]:
+    return [stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns]
+
+
+def _memo_path(directory: Path, kind: str, path: Path) -> Path:
+    name = hashlib.sha256(f"{kind}\0{os.path.abspath(path)}".encode()).hexdigest()[:32]
+    return directory / f"memo-{name}.json"
+
+
+def _known_digest(directory: Path, kind: str, path: Path, stat: os.stat_result) -> str | None:
+    """The digest remembered for this version of the file (same identity), or None."""
+    data = read_verified(_memo_path(directory, kind, path))
+    try:
+        memo = json.loads(data) if data is not None else {}
+    except ValueError:
+        return None
+    return memo.get("digest") if memo.get("identity") == _identity(stat) else None
+
+
+def _remember_digest(
+    directory: Path, kind: str, path: Path, stat: os.stat_result, digest: str, fresh: bool = False
+) -> None:
+    """Best effort (a read-only cache only hashes again); `fresh`: the file
+    was written by this process, so its recent times are no risk."""
+    recent = time.time_ns() - max(stat.st_mtime_ns, stat.st_ctime_ns) < RECENT_NS
+    if recent and not fresh:
+        return
+    memo = {"path": os.path.abspath(path), "identity": _identity(stat), "digest": digest}
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        write_verified(_memo_path(directory, kind, path), json.dumps(memo).encode())
+    except OSError:
+        pass
+
+
+def _delete_damaged(path: Path, identity: os.stat_result) -> None:
+    """Unless another process has renamed a good file over it meanwhile."""
+    try:
         now = os.stat(path)
         if (now.st_dev, now.st_ino) == (identity.st_dev, identity.st_ino):
             path.unlink()
     except OSError:
         pass
-    return None
 
 
 def _write_atomically(path: Path, write) -> None:

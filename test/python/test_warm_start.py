@@ -1,0 +1,160 @@
+"""A compile-cache hit for an ONNX file in a new process (driver/warm_start.py):
+the file is found by its bytes' hash, the machine code and the mapped
+weights are loaded without importing the compiler, xDSL or onnx, and an
+edited model or a damaged weights file is compiled again."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+import graphcompiler  # noqa: E402
+from graphcompiler.driver import compile_cache  # noqa: E402
+from graphcompiler.driver.specializing import SpecializingGraph  # noqa: E402
+from graphcompiler.runtime.object_cache import read_verified  # noqa: E402
+
+WIDTH = 64  # a 64x64 f32 weight is 16 KiB: big enough to leave the machine code
+
+
+def _write_model(path, weight: np.ndarray, batch: int | str) -> None:
+    """y = relu(x @ w + 1), x of [batch, WIDTH] (`batch` a name: symbolic)."""
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["xw"]),
+        helper.make_node("Add", ["xw", "one"], ["sum"]),
+        helper.make_node("Relu", ["sum"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "dense",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, WIDTH])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, WIDTH])],
+        [numpy_helper.from_array(weight, "w"), numpy_helper.from_array(np.ones(1, np.float32), "one")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    path.write_bytes(model.SerializeToString())
+
+
+def _weight(seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal((WIDTH, WIDTH)).astype(np.float32)
+
+
+def _x(batch: int) -> np.ndarray:
+    return np.random.default_rng(batch).standard_normal((batch, WIDTH)).astype(np.float32)
+
+
+def _expected(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    return np.maximum(x @ weight + 1, 0)
+
+
+def _age(path) -> None:
+    """Times an hour old, as a model exported earlier: its hash is remembered."""
+    old = time.time() - 3600
+    os.utime(path, (old, old))
+
+
+WARM_PROCESS = """
+import sys, numpy as np, graphcompiler
+compiled = graphcompiler.compile(sys.argv[1], cache=sys.argv[2])
+kinds = [type(compiled).__name__]
+results = []
+for batch in map(int, sys.argv[4:]):
+    results.append(compiled(np.random.default_rng(batch).standard_normal((batch, 64)).astype(np.float32)))
+    kinds.append(type(compiled.specialization({"x": (batch, 64)})).__name__
+                 if kinds[0] == "SpecializingGraph" else str(compiled.cache_hit))
+    kinds.append(",".join(m for m in ("xdsl", "onnx") if m in sys.modules) or "-")
+print(" ".join(kinds))
+np.savez(sys.argv[3], *results)
+"""
+
+
+def _new_process(tmp_path, model, batches) -> tuple[list[str], list[np.ndarray]]:
+    """Compile `model` and call it for each batch size in a new process:
+    what it reported (the graph's kind, then per call: the graph's kind or
+    whether it hit, and which of xdsl and onnx were imported), its outputs."""
+    done = subprocess.run(
+        [sys.executable, "-c", WARM_PROCESS, str(model), str(tmp_path / "cache"),
+         str(tmp_path / "out.npz"), *map(str, batches)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    with np.load(tmp_path / "out.npz") as outputs:
+        return done.stdout.split(), [outputs[f"arr_{i}"] for i in range(len(batches))]
+
+
+def test_an_onnx_file_compiled_before_loads_without_the_compiler(tmp_path):
+    model, weight = tmp_path / "dense.onnx", _weight(1)
+    _write_model(model, weight, 4)
+    first = graphcompiler.compile(model, cache=tmp_path / "cache")
+    assert not first.cache_hit
+    assert list((tmp_path / "cache").glob("*.data")), "the weights are not in a mapped file"
+    report, (output,) = _new_process(tmp_path, model, [4])
+    assert report == ["WarmGraph", "True", "-"]
+    np.testing.assert_array_equal(output, first(_x(4)))
+    np.testing.assert_allclose(output, _expected(_x(4), weight), rtol=1e-5, atol=1e-4)
+
+
+def test_a_model_with_symbolic_dims_finds_its_compiled_shapes(tmp_path):
+    """The dims and each specialization are remembered: a shape compiled
+    before loads warm; a new one reads the model and compiles it."""
+    model, weight = tmp_path / "dynamic.onnx", _weight(2)
+    _write_model(model, weight, "batch")
+    first = graphcompiler.compile(model, cache=tmp_path / "cache")
+    assert isinstance(first, SpecializingGraph)
+    expected = first(_x(3))
+    report, outputs = _new_process(tmp_path, model, [3, 5])
+    assert report == ["SpecializingGraph", "WarmGraph", "-", "CompiledGraph", "xdsl,onnx"]
+    np.testing.assert_array_equal(outputs[0], expected)
+    np.testing.assert_allclose(outputs[1], _expected(_x(5), weight), rtol=1e-5, atol=1e-4)
+    report, _ = _new_process(tmp_path, model, [5])  # the new shape was remembered too
+    assert report == ["SpecializingGraph", "WarmGraph", "-"]
+
+
+def test_an_edited_model_is_compiled_again(tmp_path):
+    """Same path, same size, times set back: the changed ctime makes the
+    remembered hash stale, and the new bytes name another entry."""
+    model = tmp_path / "dense.onnx"
+    _write_model(model, _weight(1), 4)
+    _age(model)
+    graphcompiler.compile(model, cache=tmp_path / "cache")
+    assert graphcompiler.compile(model, cache=tmp_path / "cache").cache_hit
+    size = model.stat().st_size
+    _write_model(model, _weight(2), 4)
+    _age(model)
+    assert model.stat().st_size == size
+    again = graphcompiler.compile(model, cache=tmp_path / "cache")
+    assert not again.cache_hit
+    np.testing.assert_allclose(again(_x(4)), _expected(_x(4), _weight(2)), rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("damage", ["zeroed block", "truncated", "memo"])
+def test_a_damaged_weights_file_is_compiled_again(tmp_path, damage):
+    """The weights file is hashed once per version of it: a write changes
+    its identity, so the damage is found, and the file built again; a
+    damaged memo only costs hashing again."""
+    model, weight = tmp_path / "dense.onnx", _weight(3)
+    _write_model(model, weight, 4)
+    graphcompiler.compile(model, cache=tmp_path / "cache")
+    compile_cache._memory.clear()  # as in a new process
+    (data,) = (tmp_path / "cache").glob("*.data")
+    content = data.read_bytes()
+    if damage == "zeroed block":
+        middle = len(content) // 2
+        data.write_bytes(content[:middle] + bytes(512) + content[middle + 512 :])
+    elif damage == "truncated":
+        data.write_bytes(content[:-100])
+    else:
+        for memo in (tmp_path / "cache").glob("memo-*.json"):
+            memo.write_bytes(b"{}")
+    again = graphcompiler.compile(model, cache=tmp_path / "cache")
+    assert again.cache_hit == (damage == "memo")
+    np.testing.assert_allclose(again(_x(4)), _expected(_x(4), weight), rtol=1e-5, atol=1e-4)
+    assert data.read_bytes() == content, "no good file replaced the damaged one"
+    assert read_verified(data) is not None
