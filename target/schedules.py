@@ -103,7 +103,12 @@ class MatmulSchedule:
         return best
 
     @staticmethod
-    def for_shape(target: Target, batch: int, m: int, n: int, k: int) -> MatmulSchedule:
+    def for_shape(
+        target: Target, batch: int, m: int, n: int, k: int, column_multiple: int = 1
+    ) -> MatmulSchedule:
+        """`column_multiple`: nc is a multiple of it (and of nr), so every
+        block's columns, the last one's too when it divides n, start and end
+        on its multiples."""
         rows, vectors = MatmulSchedule.register_tile(target, n, m)
         mr, nr = min(rows, m), vectors * target.f32_lanes
         # the B panel's K block (kc x nr) in 2/3 of L1 (1/2 and 4/5 measured
@@ -113,4 +118,6 @@ class MatmulSchedule:
         groups, panels = math.ceil(m / mr), math.ceil(n / nr)
         blocks_m, blocks_n = MatmulSchedule._blocks(target, batch, m, n, k, mr, nr, kc)
         mc, nc = mr * math.ceil(groups / blocks_m), nr * math.ceil(panels / blocks_n)
+        unit = math.lcm(nr, column_multiple)
+        nc = min(unit * math.ceil(nc / unit), unit * math.ceil(n / unit))
         return MatmulSchedule(mr, nr, target.f32_lanes, kc, mc, nc)

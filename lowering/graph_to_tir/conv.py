@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float32Type, IndexTy
 from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import graph, tir
+from graphcompiler.lowering.graph_to_tir.conv_gemm import GemmConv, prefers_gemm
 from graphcompiler.lowering.graph_to_tir.depthwise import DepthwiseConv, is_depthwise
 from graphcompiler.lowering.graph_to_tir.kernel import (
     Kernel,
@@ -86,6 +87,8 @@ def conv2d_into(
         if 0 not in (*x.shape, *w.shape, *out.shape):
             if is_depthwise(x, w, op.group_count):
                 DepthwiseConv(kernel, op, x, w, out, epilogue).emit()
+            elif prefers_gemm(kernel, op, w, out):
+                GemmConv(kernel, op, x, w, out, epilogue).emit()
             else:
                 BrgemmConv(kernel, op, x, w, out, epilogue).emit()
             return

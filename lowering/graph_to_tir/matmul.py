@@ -67,7 +67,8 @@ def matmul_into(
     epilogue: Epilogue | None = None,
 ) -> None:
     if all(compute_type(o.element) == f32 for o in (a, b_, out)):
-        PackedMatmul(kernel, a, b_, out, op, epilogue).emit()
+        transposes = (op.a_transposed, op.b_transposed)
+        PackedMatmul(kernel, a, b_, out, transposes, epilogue).emit()
     else:
         _matmul_loops(kernel, a, b_, out, op)
         if epilogue:
@@ -122,14 +123,26 @@ def global_constant(builder, suffix: str, values: np.ndarray) -> SSAValue:
 class PackedMatmul:
     """One f32-computed matmul (f16/bf16 operands are converted on the way)."""
 
-    def __init__(self, kernel: Kernel, a, b_, out, op: graph.MatmulOp, epilogue: Epilogue | None):
+    def __init__(
+        self,
+        kernel: Kernel,
+        a: Operand,
+        b_: Operand,
+        out: Operand,
+        transposes: tuple[bool, bool],
+        epilogue: Epilogue | None,
+        column_multiple: int = 1,
+    ):
+        """`transposes`: whether A and B are stored transposed;
+        `column_multiple`: every block's columns start and end at multiples
+        of it (a convolution's output rows, which its epilogue walks)."""
         self.kernel, self.b = kernel, kernel.b
-        self.transpose_a, self.transpose_b = op.a_transposed, op.b_transposed
+        self.transpose_a, self.transpose_b = transposes
         *self.batch, self.m, self.n = out.shape
         self.k = a.shape[-2] if self.transpose_a else a.shape[-1]
         self.a, self.b_in, self.out, self.epilogue = a, b_, out, epilogue
         self.schedule = MatmulSchedule.for_shape(
-            kernel.target, math.prod(self.batch), self.m, self.n, self.k
+            kernel.target, math.prod(self.batch), self.m, self.n, self.k, column_multiple
         )
 
     # --- packing (and conversion to f32) ---------------------------------------------

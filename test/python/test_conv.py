@@ -11,6 +11,7 @@ import pytest
 
 import graphcompiler
 from graphcompiler.interpreters import reference
+from graphcompiler.lowering.graph_to_tir import conv_gemm
 from graphcompiler.target import description as targets
 
 TARGETS = [name for name in ("avx512", "avx2", "generic") if targets.supported(name)]
@@ -21,12 +22,17 @@ def _t(shape):
     return "tensor<" + "x".join(str(s) for s in shape) + "xf32>"
 
 
-def _conv_text(x, w, stride, pad, dilation, groups, constant=None, epilogue=""):
+def _out_shape(x, w, stride, pad, dilation) -> list[int]:
     n, c, h, width = x
     o, _, kh, kw = w
     oh = (h + pad[0] + pad[2] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
     ow = (width + pad[1] + pad[3] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
-    out = [n, o, oh, ow]
+    return [n, o, oh, ow]
+
+
+def _conv_text(x, w, stride, pad, dilation, groups, constant=None, epilogue=""):
+    o = w[0]
+    out = _out_shape(x, w, stride, pad, dilation)
     props = (
         f"{{strides = array<i64: {stride[0]}, {stride[1]}>, padding = array<i64: {', '.join(map(str, pad))}>, "
         f"dilations = array<i64: {dilation[0]}, {dilation[1]}>, groups = {groups} : i64}}"
@@ -38,11 +44,15 @@ def _conv_text(x, w, stride, pad, dilation, groups, constant=None, epilogue=""):
         args, weights = f"%x: {_t(x)}, %w: {_t(w)}", ""
     body = f"  %0 = graph.conv2d %x, %w {props} : ({_t(x)}, {_t(w)}) -> {_t(out)}\n"
     result = "%0"
-    if epilogue == "bias_relu":
+    if epilogue in ("bias_relu", "bias_relu_residual"):
         args += f", %b: {_t([o, 1, 1])}"
         body += f"  %1 = graph.add %0, %b : ({_t(out)}, {_t([o, 1, 1])}) -> {_t(out)}\n"
         body += f"  %2 = graph.relu %1 : {_t(out)}\n"
         result = "%2"
+    if epilogue == "bias_relu_residual":
+        args += f", %r: {_t(out)}"
+        body += f"  %3 = graph.add %2, %r : ({_t(out)}, {_t(out)}) -> {_t(out)}\n"
+        result = "%3"
     return f"func.func @main({args}) -> {_t(out)} {{\n{weights}{body}  func.return {result} : {_t(out)}\n}}"
 
 
@@ -102,6 +112,52 @@ def test_depthwise_is_a_vectorized_stencil(monkeypatch, target, x, w, stride, pa
     compiled.set_num_threads(2)
     np.testing.assert_array_equal(one, compiled(*inputs))
     np.testing.assert_allclose(one, expected, rtol=0, atol=1e-5 * w[2] * w[3])
+
+
+GEMM_CASES = [
+    # x, w, stride, padding (top, left, bottom, right), dilation, constant weights
+    ([2, 40, 7, 7], [70, 40, 1, 1], (1, 1), (0, 0, 0, 0), (1, 1), True),  # pointwise: no im2col
+    ([1, 24, 14, 14], [33, 24, 1, 1], (1, 1), (0, 0, 0, 0), (1, 1), False),  # blocks of whole rows
+    ([1, 16, 15, 13], [20, 16, 1, 1], (2, 2), (0, 0, 0, 0), (1, 1), True),  # strided 1x1: im2col
+    ([2, 12, 13, 9], [17, 12, 3, 3], (2, 2), (1, 0, 1, 2), (1, 1), False),  # padded, asymmetric
+    ([1, 9, 16, 16], [11, 9, 3, 3], (2, 2), (2, 2, 2, 2), (2, 2), True),  # dilated
+]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("x, w, stride, pad, dilation, constant", GEMM_CASES)
+def test_short_rows_convolve_as_one_gemm(monkeypatch, target, x, w, stride, pad, dilation, constant):
+    """Pointwise and strided convolutions with short output rows take
+    conv_gemm.py, with a bias, relu and residual add on each block of rows."""
+    monkeypatch.setenv("GC_TARGET", target)
+    taken = []
+    monkeypatch.setattr(conv_gemm.GemmConv, "emit", _recording(conv_gemm.GemmConv.emit, taken))
+    weights = rng.uniform(-1, 1, w).astype(np.float32)
+    text = _conv_text(
+        x, w, stride, pad, dilation, 1, weights if constant else None, "bias_relu_residual"
+    )
+    compiled = graphcompiler.compile(text, cache=False, verify_each=True)
+    assert taken and "graph.fused" in str(compiled.graph)
+    inputs = [rng.uniform(-1, 1, x).astype(np.float32)]
+    inputs[0][0, 0, 1, 2] = np.nan
+    if not constant:
+        inputs.append(weights)
+    inputs.append(rng.uniform(-1, 1, [w[0], 1, 1]).astype(np.float32))
+    inputs.append(rng.uniform(-1, 1, _out_shape(x, w, stride, pad, dilation)).astype(np.float32))
+    expected = reference.run(text, *inputs)
+    compiled.set_num_threads(1)
+    one = compiled(*inputs)
+    compiled.set_num_threads(2)
+    np.testing.assert_array_equal(one, compiled(*inputs))
+    np.testing.assert_allclose(one, expected, rtol=0, atol=1e-5 * w[1] * w[2] * w[3])
+
+
+def _recording(method, calls: list):
+    def recorded(self, *args):
+        calls.append(self)
+        return method(self, *args)
+
+    return recorded
 
 
 def test_constant_weights_and_fused_bias_relu():

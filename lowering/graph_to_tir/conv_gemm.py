@@ -1,0 +1,127 @@
+"""Convolution as one GEMM per image, for the shapes brgemm rows serve badly.
+
+What: as conv.py (NCHW input, OIHW weights, one group).
+How: out[n] viewed as [O, oh * ow] is W viewed as [O, C * kh * kw] times
+the columns [C * kh * kw, oh * ow] of the input: the input itself for a 1x1,
+stride-1, unpadded convolution (its planes are those columns), otherwise an
+im2col buffer, each of its rows one padded, strided input row copy
+(padded_rows.py). The product is matmul.py's PackedMatmul: B packed into
+panels, mc x nc blocks in parallel, K blocks held in L1, whose column
+blocks are cut at whole output rows so that the epilogue (bias, batch norm,
+activation, residual add) runs on each finished block of rows.
+Why: conv.py's tiles hold mr channels of one output row, so a small output
+(7x7, 14x14: the late stages of every CNN) gives narrow, partly filled
+tiles that reload their weights for every row; here a tile's columns run
+across rows and K is blocked for the caches. The ResNet-50 layers at 7x7
+and 14x14 were 1.5-2.1x onnxruntime's time as rows.
+"""
+
+from __future__ import annotations
+
+import math
+
+from xdsl.dialects.builtin import Float32Type, TensorType
+from xdsl.ir import SSAValue
+
+from graphcompiler.dialects import tir
+from graphcompiler.lowering.graph_to_tir.kernel import Kernel, Operand, worth_parallel_work
+from graphcompiler.lowering.graph_to_tir.matmul import Epilogue, PackedMatmul, unflatten
+from graphcompiler.lowering.graph_to_tir.padded_rows import copy_input_row, fill_zeros
+from graphcompiler.target.schedules import MatmulSchedule
+
+f32 = Float32Type()
+
+def is_pointwise(op, w: Operand) -> bool:
+    """1x1, stride 1, no padding: the input planes are the GEMM's columns."""
+    return w.shape[2:] == [1, 1] and op.window_strides == [1, 1] and not any(op.window_padding)
+
+
+def prefers_gemm(kernel: Kernel, op, w: Operand, out: Operand) -> bool:
+    """One group, and either no im2col to write (pointwise), or output rows
+    shorter than two of conv.py's row tiles with an im2col at most twice
+    the size of conv.py's shifted rows (kh / sh of it: 3x3 at stride 2 and
+    1x1 at any stride, not 3x3 at stride 1). Measured on ResNet-50's
+    layers, 1 thread, AVX2: pointwise and strided layers with 7 to 28
+    output columns ran 5-50% faster as a GEMM; 3x3 stride-1 layers 10-35%
+    slower (their im2col and packing copy K x P twice)."""
+    if op.group_count != 1:
+        return False
+    if is_pointwise(op, w):
+        return True
+    ow = out.shape[3]
+    _, vectors = MatmulSchedule.register_tile(kernel.target, ow)
+    row_tile = vectors * kernel.target.f32_lanes
+    return ow < 2 * row_tile and w.shape[2] <= 2 * op.window_strides[0]
+
+
+def _view(kernel: Kernel, value: SSAValue, element, shape: list[int]) -> Operand:
+    """The dense buffer `value` seen with `shape` (the same element count)."""
+    rank = len(value.type.get_shape())
+    return Operand(kernel.b.tensor_ptr(value, [0] * rank, shape), TensorType(element, shape))
+
+
+class GemmConv:
+    def __init__(
+        self, kernel: Kernel, op, x: Operand, w: Operand, out: Operand, epilogue: Epilogue | None
+    ):
+        self.kernel, self.b = kernel, kernel.b
+        self.op, self.x, self.w, self.out, self.epilogue = op, x, w, out, epilogue
+        self.n, self.c, self.h, self.width = x.shape
+        self.o, _, self.kh, self.kw = w.shape
+        _, _, self.oh, self.ow = out.shape
+        self.depth = self.c * self.kh * self.kw
+
+    def emit(self) -> None:
+        kernel = self.kernel
+        plane = self.oh * self.ow
+        if is_pointwise(self.op, self.w):
+            columns = _view(kernel, self.x.value, self.x.element, [self.n, self.c, plane])
+        else:
+            columns = _view(kernel, self._im2col(), f32, [self.n, self.depth, plane])
+        weights = _view(kernel, self.w.value, self.w.element, [self.o, self.depth])
+        out = _view(kernel, self.out.value, f32, [self.n, self.o, plane])
+        epilogue = self._row_epilogue() if self.epilogue else None
+        PackedMatmul(kernel, weights, columns, out, (False, False), epilogue, self.ow).emit()
+
+    def _row_epilogue(self) -> Epilogue:
+        """The convolution's epilogue on a GEMM block: its columns are whole
+        output rows (PackedMatmul's column_multiple)."""
+        b, ow = self.b, self.ow
+
+        def on_rows(origin: list, sizes: list[int]) -> None:
+            image, channel, column = origin
+            _, channels, columns = sizes
+            first_row = b.div(column, ow)
+            self.epilogue([image, channel, first_row, 0], [1, channels, columns // ow, ow])
+
+        return on_rows
+
+    def _im2col(self) -> SSAValue:
+        """columns[n, (c, ky, kx), y, x] = padded input[n, c, y * sh - pt +
+        ky * dh, x * sw - pl + kx * dw]: each row one copy_input_row."""
+        kernel, b = self.kernel, self.b
+        (sh, sw), (pt, pl) = self.op.window_strides, self.op.window_padding[:2]
+        dh, dw = self.op.window_dilations
+        columns = b.make_tensor([self.n, self.depth, self.oh, self.ow], f32)
+        outer = [self.n, self.c, self.kh, self.kw]
+        work = self.n * self.depth * self.oh * self.ow
+        with kernel.loop_nest([math.prod(outer)], worth_parallel_work(math.prod(outer), work)) as (
+            flat,
+        ):
+            image, channel, ky, kx = unflatten(kernel, flat, outer)
+            depth = b.add(b.mul(b.add(b.mul(channel, self.kh), ky), self.kw), kx)
+            shift = b.sub(b.mul(kx, dw), pl)
+            with b.make_for(0, self.oh, 1) as y:
+                source_row = b.add(b.sub(b.mul(y, sh), pt), b.mul(ky, dh))
+                inside = b.binary(
+                    tir.AndOp,
+                    b.binary(tir.GeOp, source_row, 0),
+                    b.binary(tir.LtOp, source_row, self.h),
+                )
+                branch = b.make_if(inside, with_else=True)
+                with b.at_end_of(branch.then_region.block):
+                    copy_input_row(kernel, self.x, columns, [image, depth, y],
+                                   [image, channel, source_row], self.ow, sw, shift)  # fmt: skip
+                with b.at_end_of(branch.else_region.block):
+                    fill_zeros(b, columns, [image, depth, y], 0, self.ow)
+        return columns
