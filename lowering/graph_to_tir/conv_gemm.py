@@ -37,27 +37,29 @@ def is_pointwise(op, w: Operand) -> bool:
 
 
 def prefers_gemm(kernel: Kernel, op, w: Operand, out: Operand) -> bool:
-    """One group, and either no im2col to write (pointwise), or output rows
-    shorter than two of conv.py's row tiles with an im2col at most twice
-    the size of conv.py's shifted rows (kh / sh of it: 3x3 at stride 2 and
-    1x1 at any stride, not 3x3 at stride 1). Measured on ResNet-50's
-    layers, 1 thread, AVX2: pointwise and strided layers with 7 to 28
-    output columns ran 5-50% faster as a GEMM; 3x3 stride-1 layers 10-35%
-    slower (their im2col and packing copy K x P twice)."""
+    """One group, output rows shorter than two of conv.py's row tiles (7
+    and 14 columns with 8 lanes; up to 28 with 16), and an im2col of none
+    (pointwise) or at most twice the size of conv.py's shifted rows (kh / sh
+    of it: 1x1 at any stride and 3x3 at stride 2, not 3x3 at stride 1).
+    Measured on ResNet-50's layers, 1 thread, AVX2: those ran 5-50% faster
+    as a GEMM; 3x3 stride-1 layers 10-35% slower (their im2col and packing
+    copy K x P twice), and layers with 28 or 56 columns about as fast, for
+    twice the LLVM time per kernel."""
     if op.group_count != 1:
         return False
-    if is_pointwise(op, w):
-        return True
     ow = out.shape[3]
     _, vectors = MatmulSchedule.register_tile(kernel.target, ow)
     row_tile = vectors * kernel.target.f32_lanes
-    return ow < 2 * row_tile and w.shape[2] <= 2 * op.window_strides[0]
+    short_rows = ow <= row_tile
+    return short_rows and (is_pointwise(op, w) or w.shape[2] <= 2 * op.window_strides[0])
 
 
-def _view(kernel: Kernel, value: SSAValue, element, shape: list[int]) -> Operand:
-    """The dense buffer `value` seen with `shape` (the same element count)."""
-    rank = len(value.type.get_shape())
-    return Operand(kernel.b.tensor_ptr(value, [0] * rank, shape), TensorType(element, shape))
+def _view(kernel: Kernel, operand: Operand, shape: list[int]) -> Operand:
+    """The operand's dense buffer seen with `shape` (the same element
+    count; a constant keeps its value, which PackedMatmul packs)."""
+    value = operand.value
+    view = kernel.b.tensor_ptr(value, [0] * len(value.type.get_shape()), shape)
+    return Operand(view, TensorType(operand.element, shape), operand.constant)
 
 
 class GemmConv:
@@ -75,11 +77,13 @@ class GemmConv:
         kernel = self.kernel
         plane = self.oh * self.ow
         if is_pointwise(self.op, self.w):
-            columns = _view(kernel, self.x.value, self.x.element, [self.n, self.c, plane])
+            columns = _view(kernel, self.x, [self.n, self.c, plane])
         else:
-            columns = _view(kernel, self._im2col(), f32, [self.n, self.depth, plane])
-        weights = _view(kernel, self.w.value, self.w.element, [self.o, self.depth])
-        out = _view(kernel, self.out.value, f32, [self.n, self.o, plane])
+            im2col = self._im2col()
+            im2col_shape = [self.n, self.depth, self.oh, self.ow]
+            columns = _view(kernel, Operand(im2col, TensorType(f32, im2col_shape)), [self.n, self.depth, plane])
+        weights = _view(kernel, self.w, [self.o, self.depth])
+        out = _view(kernel, self.out, [self.n, self.o, plane])
         epilogue = self._row_epilogue() if self.epilogue else None
         PackedMatmul(kernel, weights, columns, out, (False, False), epilogue, self.ow).emit()
 

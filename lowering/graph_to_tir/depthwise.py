@@ -14,7 +14,7 @@ bounds-checked. An output row runs in strips of STRIP_VECTORS vectors (one
 weight broadcast feeds several FMAs), then single vectors; a last partial
 vector is computed whole into a small row buffer (the phases are padded for
 it) and its valid lanes copied out. Taps are loops: the code is the same
-for any filter size. The epilogue (bias, activation) runs per output row.
+for any filter size. The epilogue (bias, activation) runs per output plane.
 """
 
 from __future__ import annotations
@@ -66,8 +66,8 @@ class DepthwiseConv:
             row = b.make_tensor([self.lanes], f32)
             with b.make_for(0, self.oh, 1) as y:
                 self._row(phases, row, image, channel, y)
-                if self.epilogue:
-                    self.epilogue([image, channel, y, 0], [1, 1, 1, self.ow])
+            if self.epilogue:  # on the whole plane, still cached: rows of 7 vectorize too
+                self.epilogue([image, channel, 0, 0], [1, 1, self.oh, self.ow])
 
     def _phases(self, image: SSAValue, source_channel: SSAValue) -> SSAValue:
         """The plane's input, padded and split by column phase."""

@@ -162,6 +162,38 @@ def _flat_operands(kernel: Kernel, shape: list[int], operands: list[Operand]) ->
     return flat
 
 
+def _rows_merged(
+    kernel: Kernel, shape: list[int], operands: list[Operand]
+) -> tuple[dict[int, Operand], list[int]] | None:
+    """Views of `operands` with the last two dims of `shape` merged into one
+    ({id(operand): view}, the merged shape), when each operand's last two
+    dims are those of `shape` or both broadcast (size 1, or absent: a
+    per-channel bias), so that whole rows can be walked as one range; else None."""
+    if len(shape) < 2 or shape[-1] == 1:
+        return None
+    merged_shape = [*shape[:-2], shape[-2] * shape[-1]]
+    views: dict[int, Operand] = {}
+    for operand in operands:
+        dims = operand.shape
+        if id(operand) in views:
+            continue
+        if operand.blocked:
+            return None
+        if len(dims) >= 2 and dims[-2:] == shape[-2:]:
+            merged = [*dims[:-2], shape[-2] * shape[-1]]
+        elif len(dims) >= 2 and dims[-2:] == [1, 1]:
+            merged = [*dims[:-2], 1]
+        elif math.prod(dims) == 1:
+            merged = dims
+        else:
+            return None
+        if merged != dims:
+            rank = len(dims)
+            view = kernel.b.tensor_ptr(operand.value, [0] * rank, merged)
+            views[id(operand)] = Operand(view, TensorType(operand.element, merged), operand.constant)
+    return views, merged_shape
+
+
 def _flat(kernel: Kernel, operand: Operand, leading: list, count: int) -> Operand:
     """The `count` trailing elements after `leading` indices, as a 1-D view."""
     view = kernel.b.tensor_ptr(
@@ -310,8 +342,35 @@ def fused(kernel: Kernel, op: graph.FusedOp) -> None:
         kernel.for_each(shape, body, vectorize)
         return
 
+    rows_merged = _rows_merged(kernel, shape, [*outputs, *argument.values()])
+
     def epilogue(origin: list, sizes: list[int]) -> None:
-        kernel.for_each(sizes, body, vectorize, origin=origin, parallel=False)
+        whole_rows = len(shape) >= 2 and sizes[-1] == shape[-1] and sizes[-2] > 1
+        if rows_merged is None or not whole_rows or not vectorize:
+            kernel.for_each(sizes, body, vectorize, origin=origin, parallel=False)
+            return
+        # whole rows are contiguous: one vector loop over them, on views
+        # with the last two dims merged (short rows, 7 or 14 wide, would
+        # otherwise leave most of each row to the scalar tail)
+        views, merged_shape = rows_merged
+        merged_argument = {v: views.get(id(o), o) for v, o in argument.items()}
+        merged_outputs = [views[id(o)] for o in outputs]
+        merged_destination = views.get(id(destination), destination)
+
+        def merged_body(indices: list[SSAValue], lanes: int) -> None:
+            value = _chain_values(
+                kernel, merged_argument, members, {}, indices, lanes, merged_shape
+            )
+            for result, out in zip(yielded, merged_outputs, strict=True):
+                if out is not merged_destination or result is not anchor.results[0]:
+                    kernel.store(out, indices, value(result))
+
+        first_row = origin[-2]
+        row_start = first_row * shape[-1] if isinstance(first_row, int) else kernel.b.mul(first_row, shape[-1])
+        kernel.for_each(
+            [*sizes[:-2], sizes[-2] * sizes[-1]], merged_body, vectorize,
+            origin=[*origin[:-2], row_start], parallel=False,
+        )  # fmt: skip
 
     if empty_contraction(anchor):  # the anchor's output is all zeros
         fill_zeros(kernel, destination)
