@@ -19,7 +19,7 @@ rng = np.random.default_rng(11)
 
 
 def _t(shape):
-    return "tensor<" + "x".join(str(s) for s in shape) + "xf32>"
+    return "tensor<" + "".join(f"{s}x" for s in shape) + "f32>"
 
 
 def _out_shape(x, w, stride, pad, dilation) -> list[int]:
@@ -150,6 +150,25 @@ def test_short_rows_convolve_as_one_gemm(monkeypatch, target, x, w, stride, pad,
     compiled.set_num_threads(2)
     np.testing.assert_array_equal(one, compiled(*inputs))
     np.testing.assert_allclose(one, expected, rtol=0, atol=1e-5 * w[1] * w[2] * w[3])
+
+
+@pytest.mark.parametrize("addend", [[1, 6, 1], [7], [1, 5, 1, 1], []])
+def test_epilogue_operands_broadcast_along_rows(addend):
+    """The epilogue of whole rows walks them as one range only where every
+    operand is contiguous across rows or constant along them: an addend
+    varying along the rows ([1, 6, 1]: per row; [7]: per column) keeps the
+    row-by-row walk, a per-channel one ([1, 5, 1, 1]) or a scalar merges."""
+    x, w, out = [2, 8, 6, 7], [5, 8, 1, 1], [2, 5, 6, 7]
+    text = f"""func.func @main(%x: {_t(x)}, %w: {_t(w)}, %a: {_t(addend)}) -> {_t(out)} {{
+  %0 = graph.conv2d %x, %w : ({_t(x)}, {_t(w)}) -> {_t(out)}
+  %1 = graph.add %0, %a : ({_t(out)}, {_t(addend)}) -> {_t(out)}
+  %2 = graph.sigmoid %1 : {_t(out)}
+  func.return %2 : {_t(out)}
+}}"""
+    compiled = graphcompiler.compile(text, cache=False, verify_each=True)
+    assert "graph.fused" in str(compiled.graph)
+    inputs = [rng.uniform(-1, 1, s).astype(np.float32) for s in (x, w, addend)]
+    np.testing.assert_allclose(compiled(*inputs), reference.run(text, *inputs), rtol=1e-6, atol=1e-6)
 
 
 def _recording(method, calls: list):
