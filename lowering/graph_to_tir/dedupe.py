@@ -4,23 +4,19 @@ A model repeats its layers: twelve encoder layers give twelve matmul
 kernels with the same shapes, schedule and epilogue, each reading its own
 packed weights from its own global. Every later stage (tir-to-llvm, the
 LLVM IR text, LLVM's optimizer and code generator) would process each copy.
-Here such kernels are grouped by their text with the global names blanked
-out (printed only where their types and op sequences match); the first of
-a group takes the globals it reads as trailing tensor arguments, every call
-passes its own, and the other copies are deleted.
+Here such kernels are grouped by their structure with the global names
+blanked out (compared only where their types and op sequences match, and
+without printing them); the first of a group takes the globals it reads as
+trailing tensor arguments, every call passes its own, and the other copies
+are deleted.
 """
 
 from __future__ import annotations
 
-import re
-from io import StringIO
-
 from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, SymbolRefAttr
-from xdsl.printer import Printer
+from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import tir
-
-_SYMBOL = re.compile(r"@([A-Za-z_][\w$.]*)")
 
 
 def dedupe_kernels(module: ModuleOp, entry_names: set[str]) -> None:
@@ -41,7 +37,7 @@ def dedupe_kernels(module: ModuleOp, entry_names: set[str]) -> None:
     for candidates in similar.values():
         if len(candidates) < 2:
             continue  # most kernels: printing them to compare would be wasted
-        groups: dict[str, list[tuple[tir.FuncOp, list[str]]]] = {}
+        groups: dict[tuple, list[tuple[tir.FuncOp, list[str]]]] = {}
         for function, read in candidates:
             groups.setdefault(_shape_of(function, read), []).append((function, read))
         for members in groups.values():
@@ -69,13 +65,48 @@ def _globals_read(function: tir.FuncOp, globals_: dict) -> list[str] | None:
     return read
 
 
-def _shape_of(function: tir.FuncOp, read: list[str]) -> str:
-    """The function's text with its name and the globals it reads blanked."""
-    text = StringIO()
-    Printer(stream=text).print_op(function)
-    placeholders = {name: f"@__global{index}" for index, name in enumerate(read)}
-    placeholders[function.sym_name.data] = "@__self"
-    return _SYMBOL.sub(lambda m: placeholders.get(m.group(1), m.group(0)), text.getvalue())
+def _shape_of(function: tir.FuncOp, read: list[str]) -> tuple:
+    """The function's structure with its name and the globals it reads
+    blanked: per op, its name, properties and attributes, result types, its
+    regions' blocks and argument types, and its operands as positions in
+    definition order. Equal for kernels that print the same but for those
+    names (and SSA name hints), and built without printing them (the
+    printer was 1.9 s of ResNet-50's compile)."""
+    position: dict[SSAValue, int] = {}
+
+    def define(values) -> tuple:
+        for value in values:
+            position[value] = len(position)
+        return tuple(value.type for value in values)
+
+    parts: list = [function.function_type, define(function.body.block.args)]
+    for op in function.body.walk():
+        properties = dict(op.properties)
+        if isinstance(op, tir.GlobalRefOp):
+            properties["global_name"] = read.index(op.global_name.root_reference.data)
+        parts.append((
+            op.name,
+            tuple(position[operand] for operand in op.operands),
+            _hashable(properties),
+            _hashable(op.attributes),
+            len(op.successors),
+            define(op.results),
+            tuple(define(block.args) for region in op.regions for block in region.blocks),
+            tuple(len(region.blocks) for region in op.regions),
+        ))  # fmt: skip
+    return tuple(parts)
+
+
+def _hashable(attributes: dict) -> tuple:
+    """(name, value) pairs, sorted; a value xDSL cannot hash by its text."""
+    items = []
+    for name, value in sorted(attributes.items()):
+        try:
+            hash(value)
+        except TypeError:
+            value = str(value)
+        items.append((name, value))
+    return tuple(items)
 
 
 def _merge(members: list, globals_: dict, calls: dict) -> None:

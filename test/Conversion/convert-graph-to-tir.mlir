@@ -193,6 +193,24 @@ func.func @layers(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
 
 // -----
 
+// Kernels that differ in anything but the globals they read stay apart: two
+// leaky_relu of one shape with other slopes are two kernels, and two of the
+// same slope one.
+// CHECK-LABEL: tir.func @slopes(
+// CHECK:         tir.call @[[A:leaky_relu__[0-9]+]](
+// CHECK:         tir.call @[[B:leaky_relu__[0-9]+]](
+// CHECK:         tir.call @[[B]](
+// CHECK-DAG:   tir.func @[[A]](
+// CHECK-DAG:   tir.func @[[B]](
+func.func @slopes(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %a = graph.leaky_relu %x {alpha = 0.1 : f32} : tensor<4x8xf32>
+  %b = graph.leaky_relu %a {alpha = 0.2 : f32} : tensor<4x8xf32>
+  %c = graph.leaky_relu %b {alpha = 0.2 : f32} : tensor<4x8xf32>
+  func.return %c : tensor<4x8xf32>
+}
+
+// -----
+
 // K = 1001 is cut into two K blocks of 334 rows and a last one of the 333
 // left (no zero padding, A still read in place): the first block stores, the
 // others and the last add to C.
