@@ -162,5 +162,5 @@ def dense_elements(
     elif element == IntegerType(1):
         data = flat.astype(np.bool_).astype(np.uint8)
     else:
-        data = flat.astype(buffer_dtype(element).newbyteorder("<"))
+        data = flat.astype(buffer_dtype(element).newbyteorder("<"), copy=False)
     return DenseIntOrFPElementsAttr(type_, BytesAttr(data.tobytes()))
