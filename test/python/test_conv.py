@@ -56,6 +56,16 @@ def _conv_text(x, w, stride, pad, dilation, groups, constant=None, epilogue=""):
     return f"func.func @main({args}) -> {_t(out)} {{\n{weights}{body}  func.return {result} : {_t(out)}\n}}"
 
 
+def _check(compiled, text: str, inputs: list, atol: float) -> None:
+    """1 and 2 threads give the same bits, within `atol` of the reference."""
+    expected = reference.run(text, *inputs)
+    compiled.set_num_threads(1)
+    one = compiled(*inputs)
+    compiled.set_num_threads(2)
+    np.testing.assert_array_equal(one, compiled(*inputs))
+    np.testing.assert_allclose(one, expected, rtol=0, atol=atol)
+
+
 CASES = [
     # x, w, stride, padding (top, left, bottom, right), dilation, groups
     ([1, 3, 7, 9], [5, 3, 3, 3], (1, 1), (0, 0, 0, 0), (1, 1), 1),
@@ -77,12 +87,7 @@ def test_conv2d_variants(monkeypatch, target, x, w, stride, pad, dilation, group
     compiled = graphcompiler.compile(text)
     assert "tir.brgemm_tile" in compiled.tir
     inputs = [rng.uniform(-1, 1, s).astype(np.float32) for s in (x, w)]
-    expected = reference.run(text, *inputs)
-    compiled.set_num_threads(1)
-    one = compiled(*inputs)
-    compiled.set_num_threads(2)
-    np.testing.assert_array_equal(one, compiled(*inputs))
-    np.testing.assert_allclose(one, expected, rtol=0, atol=1e-5 * w[1] * w[2] * w[3])
+    _check(compiled, text, inputs, atol=1e-5 * w[1] * w[2] * w[3])
 
 
 DEPTHWISE_CASES = [
@@ -106,12 +111,7 @@ def test_depthwise_is_a_vectorized_stencil(monkeypatch, target, x, w, stride, pa
     assert "tir.brgemm_tile" not in compiled.tir and "tir.fmadd" in compiled.tir
     inputs = [rng.uniform(-1, 1, s).astype(np.float32) for s in (x, w, [w[0], 1, 1])]
     inputs[0][0, 0, 1, 2] = np.nan
-    expected = reference.run(text, *inputs)
-    compiled.set_num_threads(1)
-    one = compiled(*inputs)
-    compiled.set_num_threads(2)
-    np.testing.assert_array_equal(one, compiled(*inputs))
-    np.testing.assert_allclose(one, expected, rtol=0, atol=1e-5 * w[2] * w[3])
+    _check(compiled, text, inputs, atol=1e-5 * w[2] * w[3])
 
 
 GEMM_CASES = [
@@ -144,12 +144,7 @@ def test_short_rows_convolve_as_one_gemm(monkeypatch, target, x, w, stride, pad,
         inputs.append(weights)
     inputs.append(rng.uniform(-1, 1, [w[0], 1, 1]).astype(np.float32))
     inputs.append(rng.uniform(-1, 1, _out_shape(x, w, stride, pad, dilation)).astype(np.float32))
-    expected = reference.run(text, *inputs)
-    compiled.set_num_threads(1)
-    one = compiled(*inputs)
-    compiled.set_num_threads(2)
-    np.testing.assert_array_equal(one, compiled(*inputs))
-    np.testing.assert_allclose(one, expected, rtol=0, atol=1e-5 * w[1] * w[2] * w[3])
+    _check(compiled, text, inputs, atol=1e-5 * w[1] * w[2] * w[3])
 
 
 @pytest.mark.parametrize("addend", [[1, 6, 1], [7], [1, 5, 1, 1], []])
