@@ -6,6 +6,7 @@ The arithmetic simplifications of seed 003, and the ones users expect:
     X * 1, X * Broadcast(1)   -> X          (broadcast to the result's shape if needed)
     X + 0, X + Broadcast(0)   -> X          (idem)
     Log(Exp(X) / Y)           -> X - Log(Y)
+    X ** 2, X ** 3            -> X * X, (X * X) * X
     transpose(transpose(X))   -> one transpose, or X when the perms cancel
     reshape(reshape(X))       -> reshape(X)
     identity reshape / transpose / broadcast_to / cast -> X
@@ -132,6 +133,27 @@ class LogOfExpDiv(_GraphPattern):
         rewriter.replace(op, [log_y, difference])
 
 
+class PowBySmallInteger(_GraphPattern):
+    """X ** 2 -> X * X, X ** 3 -> (X * X) * X: element-wise multiplies that
+    vectorize and fuse, where pow is a math-library call per element (GPT-2's
+    tanh GELU cubes every activation of its MLP: 10% of its run time). Only
+    where X has the result's type (the exponent does not broadcast it); the
+    products are within 2 ulp of pow (X * X is numpy's own x ** 2) and keep
+    NaN, infinities and the sign of zero."""
+
+    op_class = graph.PowOp
+
+    def rewrite(self, op: graph.PowOp, rewriter: PatternRewriter) -> None:
+        exponent = splat_value(op.rhs)
+        if exponent not in (2.0, 3.0) or op.lhs.type != op.result.type:
+            return
+        square = graph.MulOp.build_from([op.lhs, op.lhs])
+        if exponent == 2.0:
+            rewriter.replace(op, [square])
+            return
+        rewriter.replace(op, [square, graph.MulOp.build_from([square.result, op.lhs])])
+
+
 class TransposeOfTranspose(_GraphPattern):
     op_class = graph.TransposeOp
 
@@ -198,6 +220,7 @@ PATTERNS: tuple[RewritePattern, ...] = (
     MulByConstant(),
     AddZero(),
     LogOfExpDiv(),
+    PowBySmallInteger(),
     TransposeOfTranspose(),
     ReshapeChain(),
     IdentityConversion(),

@@ -118,3 +118,27 @@ func.func @mul_zero_huge(%x: tensor<4x8xf32>) -> tensor<2147483648x4x8xf32> {
   %1 = graph.mul %zeros, %x : (tensor<2147483648x4x8xf32>, tensor<4x8xf32>) -> tensor<2147483648x4x8xf32>
   func.return %1 : tensor<2147483648x4x8xf32>
 }
+
+// -----
+
+// X ** 2 and X ** 3 become multiplies; other exponents, and an exponent that
+// broadcasts X to a bigger result, stay pow.
+// CHECK-LABEL: func.func @small_powers
+// CHECK-NOT:     dense<2.000000e+00>
+// CHECK:         %[[SQ:.*]] = graph.mul %x, %x : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT:    %[[SQ3:.*]] = graph.mul %x, %x
+// CHECK-NEXT:    %[[CUBE:.*]] = graph.mul %[[SQ3]], %x
+// CHECK-NEXT:    %[[OTHER:.*]] = graph.pow %x, %{{.*}} : (tensor<4x8xf32>, tensor<1xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT:    %[[WIDER:.*]] = graph.pow %v, %{{.*}} : (tensor<8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT:    func.return %[[SQ]], %[[CUBE]], %[[OTHER]], %[[WIDER]]
+func.func @small_powers(%x: tensor<4x8xf32>, %v: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %two = graph.constant dense<2.0> : tensor<1xf32>
+  %three = graph.constant dense<3.0> : tensor<f32>
+  %half = graph.constant dense<0.5> : tensor<1xf32>
+  %threes = graph.constant dense<3.0> : tensor<4x8xf32>
+  %0 = graph.pow %x, %two : (tensor<4x8xf32>, tensor<1xf32>) -> tensor<4x8xf32>
+  %1 = graph.pow %x, %three : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %2 = graph.pow %x, %half : (tensor<4x8xf32>, tensor<1xf32>) -> tensor<4x8xf32>
+  %3 = graph.pow %v, %threes : (tensor<8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return %0, %1, %2, %3 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}

@@ -88,3 +88,24 @@ def test_chunks_cover_the_range_in_whole_vectors():
             assert 4 <= chunks <= PARALLEL_CHUNKS
             assert count - chunks * chunk < 2 * chunk  # the serial rest is small
     assert flat_chunks(1000, 16) == (1, 1000)
+
+
+@pytest.mark.parametrize("exponent", [2.0, 3.0])
+def test_small_integer_powers_are_products(exponent):
+    """canonicalize turns x ** 2 and x ** 3 into multiplies (no pow call is
+    left): within 2 ulp of numpy's power, with NaN, infinities, the sign of
+    zero, overflow to inf and the denormals kept."""
+    text = f"""func.func @main(%x: tensor<64xf32>) -> tensor<64xf32> {{
+  %e = graph.constant dense<{exponent}> : tensor<1xf32>
+  %0 = graph.pow %x, %e : (tensor<64xf32>, tensor<1xf32>) -> tensor<64xf32>
+  func.return %0 : tensor<64xf32>
+}}"""
+    compiled = graphcompiler.compile(text, cache=False)
+    assert "graph.pow" not in compiled.graph and "graph.mul" in compiled.graph
+    x = np.random.default_rng(3).uniform(-50, 50, 64).astype(np.float32)
+    x[:10] = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e13, -1e13, 1e-15, -3e-20, 1.0]
+    with np.errstate(over="ignore"):  # 1e13 ** 2 is inf, as it should be
+        want = np.power(x, np.float32(exponent))
+    got = compiled(x)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    np.testing.assert_array_max_ulp(got, want, maxulp=2)
