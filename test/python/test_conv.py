@@ -12,6 +12,7 @@ import pytest
 import graphcompiler
 from graphcompiler.interpreters import reference
 from graphcompiler.lowering.graph_to_tir import conv_gemm
+from graphcompiler.lowering.graph_to_tir.depthwise import DepthwiseConv
 from graphcompiler.target import description as targets
 
 TARGETS = [name for name in ("avx512", "avx2", "generic") if targets.supported(name)]
@@ -194,3 +195,23 @@ def test_integer_convolution_keeps_the_direct_loops():
     assert "tir.brgemm_tile" not in compiled.tir
     inputs = [rng.integers(-5, 5, s).astype(np.int32) for s in ([1, 2, 5, 5], [3, 2, 3, 3])]
     np.testing.assert_array_equal(compiled(*inputs), reference.run(text, *inputs))
+
+
+@pytest.mark.parametrize("x, w, stride, pad, path", [
+    ([1, 32, 7, 7], [40, 32, 1, 1], (1, 1), (0, 0, 0, 0), conv_gemm.GemmConv),  # pointwise
+    ([1, 16, 13, 13], [24, 16, 3, 3], (2, 2), (1, 1, 1, 1), conv_gemm.GemmConv),  # im2col
+    ([1, 8, 14, 14], [8, 1, 3, 3], (1, 1), (1, 1, 1, 1), DepthwiseConv),  # per-plane epilogue
+])  # fmt: skip
+def test_sixteen_lane_convolutions_lower_to_the_llvm_dialect(monkeypatch, x, w, stride, pad, path):
+    """The AVX-512 code of the GEMM and depthwise paths and of the merged-row
+    epilogue is built and verified on every host (hosts without AVX-512
+    cannot run it: the tests above run the 8- and 4-lane code)."""
+    monkeypatch.setenv("GC_TARGET", "avx512")
+    taken = []
+    monkeypatch.setattr(path, "emit", _recording(path.emit, taken))
+    groups = x[1] if w[1] == 1 else 1
+    text = _conv_text(x, w, stride, pad, (1, 1), groups, epilogue="bias_relu_residual")
+    module = graphcompiler.parse(text)
+    graphcompiler.apply_pipeline(module, "builtin.module(gc-cpu-pipeline)", verify_each=True)
+    lowered = str(module)
+    assert taken and "vector<16xf32>" in lowered and "vector<8xf32>" not in lowered
