@@ -21,7 +21,6 @@ from __future__ import annotations
 import math
 
 from xdsl.dialects.builtin import Float32Type, TensorType
-from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import tir
 from graphcompiler.lowering.graph_to_tir.kernel import Kernel, Operand, worth_parallel_work
@@ -68,7 +67,7 @@ class GemmConv:
     ):
         self.kernel, self.b = kernel, kernel.b
         self.op, self.x, self.w, self.out, self.epilogue = op, x, w, out, epilogue
-        self.n, self.c, self.h, self.width = x.shape
+        self.n, self.c, self.h, _ = x.shape
         self.o, _, self.kh, self.kw = w.shape
         _, _, self.oh, self.ow = out.shape
         self.depth = self.c * self.kh * self.kw
@@ -79,9 +78,7 @@ class GemmConv:
         if is_pointwise(self.op, self.w):
             columns = _view(kernel, self.x, [self.n, self.c, plane])
         else:
-            im2col = self._im2col()
-            im2col_shape = [self.n, self.depth, self.oh, self.ow]
-            columns = _view(kernel, Operand(im2col, TensorType(f32, im2col_shape)), [self.n, self.depth, plane])
+            columns = _view(kernel, self._im2col(), [self.n, self.depth, plane])
         weights = _view(kernel, self.w, [self.o, self.depth])
         out = _view(kernel, self.out, [self.n, self.o, plane])
         epilogue = self._row_epilogue() if self.epilogue else None
@@ -100,18 +97,17 @@ class GemmConv:
 
         return on_rows
 
-    def _im2col(self) -> SSAValue:
+    def _im2col(self) -> Operand:
         """columns[n, (c, ky, kx), y, x] = padded input[n, c, y * sh - pt +
         ky * dh, x * sw - pl + kx * dw]: each row one copy_input_row."""
         kernel, b = self.kernel, self.b
         (sh, sw), (pt, pl) = self.op.window_strides, self.op.window_padding[:2]
         dh, dw = self.op.window_dilations
-        columns = b.make_tensor([self.n, self.depth, self.oh, self.ow], f32)
+        shape = [self.n, self.depth, self.oh, self.ow]
+        columns = b.make_tensor(shape, f32)
         outer = [self.n, self.c, self.kh, self.kw]
-        work = self.n * self.depth * self.oh * self.ow
-        with kernel.loop_nest([math.prod(outer)], worth_parallel_work(math.prod(outer), work)) as (
-            flat,
-        ):
+        parallel = worth_parallel_work(math.prod(outer), math.prod(shape))
+        with kernel.loop_nest([math.prod(outer)], parallel) as (flat,):
             image, channel, ky, kx = unflatten(kernel, flat, outer)
             depth = b.add(b.mul(b.add(b.mul(channel, self.kh), ky), self.kw), kx)
             shift = b.sub(b.mul(kx, dw), pl)
@@ -128,4 +124,4 @@ class GemmConv:
                                    [image, channel, source_row], self.ow, sw, shift)  # fmt: skip
                 with b.at_end_of(branch.else_region.block):
                     fill_zeros(b, columns, [image, depth, y], 0, self.ow)
-        return columns
+        return Operand(columns, TensorType(f32, shape))

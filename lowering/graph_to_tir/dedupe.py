@@ -36,7 +36,7 @@ def dedupe_kernels(module: ModuleOp, entry_names: set[str]) -> None:
             calls.setdefault(op.callee.root_reference.data, []).append(op)
     for candidates in similar.values():
         if len(candidates) < 2:
-            continue  # most kernels: printing them to compare would be wasted
+            continue  # most kernels: building their structure to compare would be wasted
         groups: dict[tuple, list[tuple[tir.FuncOp, list[str]]]] = {}
         for function, read in candidates:
             groups.setdefault(_shape_of(function, read), []).append((function, read))

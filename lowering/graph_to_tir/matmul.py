@@ -259,7 +259,8 @@ class PackedMatmul:
         padded = np.zeros((*values.shape[:-2], groups * s.mr, k), np.float32)
         padded[..., :m, :] = values
         grouped = padded.reshape(*values.shape[:-2], groups, s.mr, k)
-        return global_constant(self.b, "packed_a", np.ascontiguousarray(np.swapaxes(grouped, -1, -2)))
+        packed = np.ascontiguousarray(np.swapaxes(grouped, -1, -2))
+        return global_constant(self.b, "packed_a", packed)
 
     def _packed_constant(self, constant: DenseIntOrFPElementsAttr, shape: list[int]) -> SSAValue:
         """Pack a constant B at compile time into a global of the panel layout."""

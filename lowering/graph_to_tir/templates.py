@@ -190,7 +190,8 @@ def _rows_merged(
         if merged != dims:
             rank = len(dims)
             view = kernel.b.tensor_ptr(operand.value, [0] * rank, merged)
-            views[id(operand)] = Operand(view, TensorType(operand.element, merged), operand.constant)
+            merged_type = TensorType(operand.element, merged)
+            views[id(operand)] = Operand(view, merged_type, operand.constant)
     return views, merged_shape
 
 
@@ -365,8 +366,8 @@ def fused(kernel: Kernel, op: graph.FusedOp) -> None:
                 if out is not merged_destination or result is not anchor.results[0]:
                     kernel.store(out, indices, value(result))
 
-        first_row = origin[-2]
-        row_start = first_row * shape[-1] if isinstance(first_row, int) else kernel.b.mul(first_row, shape[-1])
+        first_row, width = origin[-2], shape[-1]
+        row_start = first_row * width if isinstance(first_row, int) else kernel.b.mul(first_row, width)
         kernel.for_each(
             [*sizes[:-2], sizes[-2] * sizes[-1]], merged_body, vectorize,
             origin=[*origin[:-2], row_start], parallel=False,
