@@ -343,11 +343,11 @@ def fused(kernel: Kernel, op: graph.FusedOp) -> None:
         kernel.for_each(shape, body, vectorize)
         return
 
-    rows_merged = _rows_merged(kernel, shape, [*outputs, *argument.values()])
-
     def epilogue(origin: list, sizes: list[int]) -> None:
         whole_rows = len(shape) >= 2 and sizes[-1] == shape[-1] and sizes[-2] > 1
-        if rows_merged is None or not whole_rows or not vectorize:
+        operands = [*outputs, *argument.values()]
+        rows_merged = _rows_merged(kernel, shape, operands) if whole_rows and vectorize else None
+        if rows_merged is None:
             kernel.for_each(sizes, body, vectorize, origin=origin, parallel=False)
             return
         # whole rows are contiguous: one vector loop over them, on views
@@ -355,7 +355,7 @@ def fused(kernel: Kernel, op: graph.FusedOp) -> None:
         # otherwise leave most of each row to the scalar tail)
         views, merged_shape = rows_merged
         merged_argument = {v: views.get(id(o), o) for v, o in argument.items()}
-        merged_outputs = [views[id(o)] for o in outputs]
+        merged_outputs = [views.get(id(o), o) for o in outputs]
         merged_destination = views.get(id(destination), destination)
 
         def merged_body(indices: list[SSAValue], lanes: int) -> None:
