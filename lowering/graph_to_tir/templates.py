@@ -172,11 +172,9 @@ def _rows_merged(
     if len(shape) < 2 or shape[-1] == 1:
         return None
     merged_shape = [*shape[:-2], shape[-2] * shape[-1]]
-    views: dict[int, Operand] = {}
+    merged_dims: dict[int, tuple[Operand, list[int]]] = {}
     for operand in operands:
         dims = operand.shape
-        if id(operand) in views:
-            continue
         if operand.blocked:
             return None
         if len(dims) >= 2 and dims[-2:] == shape[-2:]:
@@ -188,10 +186,15 @@ def _rows_merged(
         else:
             return None
         if merged != dims:
-            rank = len(dims)
-            view = kernel.b.tensor_ptr(operand.value, [0] * rank, merged)
-            merged_type = TensorType(operand.element, merged)
-            views[id(operand)] = Operand(view, merged_type, operand.constant)
+            merged_dims[id(operand)] = (operand, merged)
+    views = {  # made once every operand is known to merge: no dead views
+        key: Operand(
+            kernel.b.tensor_ptr(operand.value, [0] * len(operand.shape), merged),
+            TensorType(operand.element, merged),
+            operand.constant,
+        )
+        for key, (operand, merged) in merged_dims.items()
+    }
     return views, merged_shape
 
 
@@ -330,11 +333,18 @@ def fused(kernel: Kernel, op: graph.FusedOp) -> None:
         argument = dict(zip(block.args, flat[len(outputs) :], strict=True))
         shape = [math.prod(shape)]
 
-    def body(indices: list[SSAValue], lanes: int) -> None:
-        value = _chain_values(kernel, argument, members, {}, indices, lanes, shape)
-        for result, out in zip(yielded, outputs, strict=True):
-            if out is not destination or result is not anchor.results[0]:
-                kernel.store(out, indices, value(result))
+    def writer(argument: dict, outputs: list, destination, shape: list[int]):
+        """The loop body computing the group's outputs on these operands."""
+
+        def body(indices: list[SSAValue], lanes: int) -> None:
+            value = _chain_values(kernel, argument, members, {}, indices, lanes, shape)
+            for result, out in zip(yielded, outputs, strict=True):
+                if out is not destination or result is not anchor.results[0]:
+                    kernel.store(out, indices, value(result))
+
+        return body
+
+    body = writer(argument, outputs, destination, shape)
 
     if flat is not None:
         kernel.for_each_flat(shape[0], body, vectorize)
@@ -354,18 +364,12 @@ def fused(kernel: Kernel, op: graph.FusedOp) -> None:
         # with the last two dims merged (short rows, 7 or 14 wide, would
         # otherwise leave most of each row to the scalar tail)
         views, merged_shape = rows_merged
-        merged_argument = {v: views.get(id(o), o) for v, o in argument.items()}
-        merged_outputs = [views.get(id(o), o) for o in outputs]
-        merged_destination = views.get(id(destination), destination)
-
-        def merged_body(indices: list[SSAValue], lanes: int) -> None:
-            value = _chain_values(
-                kernel, merged_argument, members, {}, indices, lanes, merged_shape
-            )
-            for result, out in zip(yielded, merged_outputs, strict=True):
-                if out is not merged_destination or result is not anchor.results[0]:
-                    kernel.store(out, indices, value(result))
-
+        merged_body = writer(
+            {v: views.get(id(o), o) for v, o in argument.items()},
+            [views.get(id(o), o) for o in outputs],
+            views.get(id(destination), destination),
+            merged_shape,
+        )
         first_row, width = origin[-2], shape[-1]
         row_start = first_row * width if isinstance(first_row, int) else kernel.b.mul(first_row, width)
         kernel.for_each(
