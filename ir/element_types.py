@@ -163,4 +163,16 @@ def dense_elements(
         data = flat.astype(np.bool_).astype(np.uint8)
     else:
         data = flat.astype(buffer_dtype(element).newbyteorder("<"), copy=False)
-    return DenseIntOrFPElementsAttr(type_, BytesAttr(data.tobytes()))
+    return DenseIntOrFPElementsAttr(type_, BytesAttr(_viewed_bytes(data) or data.tobytes()))
+
+
+def _viewed_bytes(data: np.ndarray) -> bytes | None:
+    """The bytes object `data` views from start to end (an ONNX initializer's
+    raw data, read by np.frombuffer), so the attribute shares it instead of
+    holding a copy: model weights are hundreds of MB."""
+    base = data.base
+    while isinstance(base, np.ndarray):
+        base = base.base
+    if not isinstance(base, bytes) or data.nbytes != len(base) or not data.flags.c_contiguous:
+        return None
+    return base if np.frombuffer(base, np.uint8).ctypes.data == data.ctypes.data else None

@@ -106,6 +106,20 @@ def constant_values(attr: DenseIntOrFPElementsAttr, shape: list[int]) -> np.ndar
     return values.reshape(shape)
 
 
+def _fill_panels(panels: np.ndarray, values: np.ndarray) -> None:
+    """Write `values` [..., rows, cols] into `panels` [..., rows, P, width]
+    (a view of the packed global, zeros past cols) in one pass: packing
+    copies each weight once, not once per reshape."""
+    width = panels.shape[-1]
+    cols = values.shape[-1]
+    whole = cols // width
+    panels[..., :whole, :] = values[..., : whole * width].reshape(
+        *values.shape[:-1], whole, width
+    )
+    if cols % width:
+        panels[..., whole, : cols % width] = values[..., whole * width :]
+
+
 def global_constant(builder, suffix: str, values: np.ndarray) -> SSAValue:
     """A module global holding `values` (packed at compile time), named
     after the kernel using it; its handle in the current function."""
@@ -256,10 +270,8 @@ class PackedMatmul:
         if self.transpose_a:
             values = np.swapaxes(values, -1, -2)
         groups = math.ceil(m / s.mr)
-        padded = np.zeros((*values.shape[:-2], groups * s.mr, k), np.float32)
-        padded[..., :m, :] = values
-        grouped = padded.reshape(*values.shape[:-2], groups, s.mr, k)
-        packed = np.ascontiguousarray(np.swapaxes(grouped, -1, -2))
+        packed = np.zeros((*values.shape[:-2], groups, k, s.mr), np.float32)
+        _fill_panels(np.swapaxes(packed, -3, -2), np.swapaxes(values, -1, -2))
         return global_constant(self.b, "packed_a", packed)
 
     def _packed_constant(self, constant: DenseIntOrFPElementsAttr, shape: list[int]) -> SSAValue:
@@ -268,10 +280,8 @@ class PackedMatmul:
         values = constant_values(constant, self.b_in.shape)
         if self.transpose_b:
             values = np.swapaxes(values, -1, -2)
-        padded = np.zeros((*values.shape[:-2], k, shape[-3] * s.nr), np.float32)
-        padded[..., :n] = values
-        panels = padded.reshape(*values.shape[:-2], k, shape[-3], s.nr)
-        panels = np.ascontiguousarray(np.swapaxes(panels, -3, -2))
+        panels = np.zeros((*values.shape[:-2], shape[-3], k, s.nr), np.float32)
+        _fill_panels(np.swapaxes(panels, -3, -2), values)
         return global_constant(self.b, "packed_b", panels)
 
     # --- the blocked loop nest ----------------------------------------------------------

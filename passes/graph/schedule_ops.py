@@ -85,7 +85,8 @@ class HeuristicScheduler:
         self.order = {op: index for index, op in enumerate(self.ops)}
         values = [v for op in self.ops for v in (*op.operands, *op.results)]
         self.largest = max((tensor_bytes(v) for v in values), default=1) or 1
-        self.visited: list[Operation] = []
+        self.visited: list[Operation] = []  # in order: heat reads the last two
+        self.visited_set: set[Operation] = set()  # membership, asked per score
 
     def normalized(self, value: SSAValue) -> float:
         return tensor_bytes(value) / self.largest
@@ -103,20 +104,31 @@ class HeuristicScheduler:
 
     def refcount(self, value: SSAValue, op: Operation) -> int:
         users = self.users(value)
-        unvisited = users - set(self.visited)
+        unvisited = users - self.visited_set
         return 1 if unvisited == {op} else len(users)
 
     def distance_to_visited(self, op: Operation, candidate: Operation) -> int:
         """Hops from `op` back to the visited ops (the candidate and the graph
-        inputs count as visited), along its producers: the shortest path."""
-        if op is candidate or op in self.visited:
+        inputs count as visited), along its producers: the shortest path,
+        found breadth-first (a depth-first walk is exponential in diamonds)."""
+        if op is candidate or op in self.visited_set:
             return 0
-        producers = [o.owner for o in op.operands]
-        if not producers or any(
-            p is candidate or p in self.visited or p not in self.order for p in producers
-        ):
-            return 1
-        return 1 + min(self.distance_to_visited(p, candidate) for p in producers)
+        frontier, seen, depth = [op], {op}, 1
+        while frontier:
+            next_frontier = []
+            for current in frontier:
+                producers = [operand.owner for operand in current.operands]
+                if not producers or any(
+                    p is candidate or p in self.visited_set or p not in self.order
+                    for p in producers
+                ):
+                    return depth
+                for producer in producers:
+                    if producer not in seen:
+                        seen.add(producer)
+                        next_frontier.append(producer)
+            frontier, depth = next_frontier, depth + 1
+        return depth
 
     def score(self, op: Operation) -> float:
         if isinstance(op, func.ReturnOp):
@@ -134,6 +146,7 @@ class HeuristicScheduler:
         best = max(visitor.to_visit, key=lambda op: (self.score(op), -self.order[op]))
         visitor.to_visit.remove(best)
         self.visited.append(best)
+        self.visited_set.add(best)
         return best
 
 
