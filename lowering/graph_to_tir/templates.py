@@ -353,9 +353,13 @@ def fused(kernel: Kernel, op: graph.FusedOp) -> None:
         kernel.for_each(shape, body, vectorize)
         return
 
+    # what the epilogue reads: the anchor's own inputs (a convolution's
+    # input and filter, of other shapes) do not keep its rows apart
+    epilogue_values = {*yielded, *(v for member in members for v in member.operands)}
+
     def epilogue(origin: list, sizes: list[int]) -> None:
         whole_rows = len(shape) >= 2 and sizes[-1] == shape[-1] and sizes[-2] > 1
-        operands = [*outputs, *argument.values()]
+        operands = [*outputs, *(argument[v] for v in argument if v in epilogue_values)]
         rows_merged = _rows_merged(kernel, shape, operands) if whole_rows and vectorize else None
         if rows_merged is None:
             kernel.for_each(sizes, body, vectorize, origin=origin, parallel=False)

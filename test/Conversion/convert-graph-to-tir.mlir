@@ -294,3 +294,25 @@ func.func @best_three(%x: tensor<4x10xf32>) -> tensor<4x3xi64> {
   %0 = graph.top_k_indices %x {k = 3 : i64} : tensor<4x10xf32> -> tensor<4x3xi64>
   func.return %0 : tensor<4x3xi64>
 }
+
+// -----
+
+// The epilogue of a GEMM convolution whose blocks are whole output rows
+// walks them as one vector range (7x7 merged to 49) when what it reads merges
+// (the per-channel bias); the convolution's own input and filter, of other
+// shapes, do not keep it row by row with a scalar tail.
+// CHECK-LABEL: tir.func @fused__{{[0-9]+}}(%out0: !tir.tensor<1x8x7x7xf32>
+// CHECK:         tir.brgemm_tile
+// CHECK:         tir.tensor_ptr %out0[{{.*}}] : !tir.tensor<1x8x7x7xf32> -> !tir.tensor<1x8x49xf32>
+// CHECK:         tir.tensor_ptr %in2[{{.*}}] : !tir.tensor<8x1x1xf32> -> !tir.tensor<8x1xf32>
+// CHECK:         tir.max %{{.*}}, %{{.*}} : (vector<8xf32>, vector<8xf32>) -> vector<8xf32>
+func.func @strided_conv_epilogue(%x: tensor<1x16x14x14xf32>, %w: tensor<8x16x3x3xf32>, %bias: tensor<8x1x1xf32>) -> tensor<1x8x7x7xf32> {
+  %0 = graph.fused %x, %w, %bias : (tensor<1x16x14x14xf32>, tensor<8x16x3x3xf32>, tensor<8x1x1xf32>) -> tensor<1x8x7x7xf32> {
+  ^bb0(%a: tensor<1x16x14x14xf32>, %b: tensor<8x16x3x3xf32>, %c: tensor<8x1x1xf32>):
+    %1 = graph.conv2d %a, %b {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x16x14x14xf32>, tensor<8x16x3x3xf32>) -> tensor<1x8x7x7xf32>
+    %2 = graph.add %1, %c : (tensor<1x8x7x7xf32>, tensor<8x1x1xf32>) -> tensor<1x8x7x7xf32>
+    %3 = graph.relu %2 : tensor<1x8x7x7xf32>
+    graph.yield %3 : tensor<1x8x7x7xf32>
+  }
+  func.return %0 : tensor<1x8x7x7xf32>
+}
