@@ -46,6 +46,10 @@ class TirBuilder:
         self.module = module or ModuleOp([])
         self._blocks: list[Block] = [self.module.body.block]
         self.current_function: tir.FuncOp | None = None
+        # constants made in a block, by value: appended to that block, one
+        # dominates everything built after it there (the same block only: a
+        # parallel body outlined later must not capture an outer constant)
+        self._constants: dict[tuple[Block, Attribute], tir.ConstOp] = {}
 
     # --- placement ---------------------------------------------------------
 
@@ -231,9 +235,15 @@ class TirBuilder:
             attribute = FloatAttr(float(value), type_)
         else:
             attribute = IntegerAttr(int(value), type_)
-        return self.insert(
+        block = self._blocks[-1]
+        known = self._constants.get((block, attribute))
+        if known is not None and known.parent is block:
+            return known.result
+        op = self.insert(
             tir.ConstOp.create(properties={"value": attribute}, result_types=[attribute.type])
-        ).result
+        )
+        self._constants[(block, attribute)] = op
+        return op.result
 
     def value(self, value: Value, type_: Attribute) -> SSAValue:
         """`value` itself, or a constant of `type_` for a Python number."""

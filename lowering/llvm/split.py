@@ -58,6 +58,9 @@ class Part:
 
     text: str
     exported: frozenset[str]
+    builds_beside: bool = False
+    """Whether the module built beside the program (the runtime) is linked
+    into this part: its size was counted here."""
 
 
 class LlvmProgram:
@@ -85,17 +88,20 @@ class LlvmProgram:
     def _module_text(self, body) -> str:
         return "\n".join([*self._prologue, *body, *self._epilogue])
 
-    def split(self, entry: str, count: int) -> list[Part]:
+    def split(self, entry: str, count: int, beside: int = 0) -> list[Part]:
         """At most `count` parts, the first holding `entry`: each of the
         entry's callees goes, with the functions only it reaches, to the
-        part with the fewest lines so far (biggest first). One part (the
-        whole module) when `entry` is not defined here or the parts would
-        be smaller than MIN_PART_LINES."""
+        part with the fewest lines so far (biggest first). `beside`: the
+        lines of a module to build with the last part (the runtime and its
+        microkernels), counted in that part, so that `count` parts keep
+        `count` cores equally busy; that part is marked `builds_beside`.
+        One part (the whole module) when `entry` is not defined here or the
+        parts would be smaller than MIN_PART_LINES."""
         functions = {
             name: piece for name, piece in self._pieces.items() if piece.function and piece.defined
         }  # fmt: skip
         total = sum(piece.lines for piece in functions.values())
-        count = min(count, total // MIN_PART_LINES)
+        count = min(count, (total + beside) // MIN_PART_LINES)
         if entry not in functions or count < 2:
             return [Part(self.text, frozenset())]
         units: list[list[str]] = []
@@ -105,7 +111,7 @@ class LlvmProgram:
                 units.append(self._reachable(root, functions, claimed))
                 claimed.update(units[-1])
         owner = {entry: 0}
-        sizes = [functions[entry].lines] + [0] * (count - 1)
+        sizes = [functions[entry].lines] + [0] * (count - 2) + [beside]
         for unit in sorted(units, key=lambda u: -sum(functions[n].lines for n in u)):
             lightest = min(range(count), key=sizes.__getitem__)
             for name in unit:
@@ -120,7 +126,7 @@ class LlvmProgram:
             for name in self._pieces[user].references:
                 parts_using.setdefault(name, set()).add(part)
         return [
-            self._part(index, owner, parts_using)
+            self._part(index, owner, parts_using, builds_beside=index == count - 1)
             for index in range(count)
             if index in owner.values()
         ]
@@ -135,7 +141,9 @@ class LlvmProgram:
                 stack.extend(functions[name].references)
         return unit
 
-    def _part(self, index: int, owner: dict[str, int], parts_using: dict[str, set[int]]) -> Part:
+    def _part(
+        self, index: int, owner: dict[str, int], parts_using: dict[str, set[int]], builds_beside: bool
+    ) -> Part:
         """Part `index`: its definitions, the declarations of what it uses
         from other parts, and every declaration of the module."""
         body, exported = [], set()
@@ -149,7 +157,7 @@ class LlvmProgram:
                 body.append(piece.definition)
             elif index in users:
                 body.append(piece.declaration)
-        return Part(self._module_text(body), frozenset(exported))
+        return Part(self._module_text(body), frozenset(exported), builds_beside)
 
 
 def _piece(value: ir.GlobalValue) -> _Piece:

@@ -179,34 +179,43 @@ def _program_and_runtime(
     entry: str | None,
     program: LlvmProgram | None,
     microkernels: Sequence[GeneratedKernel],
-) -> tuple[list[llvm.ModuleRef], llvm.ModuleRef]:
-    """The program (split into parts when `program` and `entry` are given),
-    and the runtime with the program's microkernels, in `context`: modules
-    that LLVM builds at once, one per helper process. The runtime keeps
-    only what the program calls; each part keeps external only the entry
-    and what the other parts call."""
+) -> list[llvm.ModuleRef]:
+    """The modules that LLVM builds at once, one per helper process, in
+    `context`: the program (split into parts when `program` and `entry`
+    are given) and the runtime with the program's microkernels, linked
+    into the part that was sized to take it, or a module of its own. The
+    runtime keeps only what the program calls; each part keeps external
+    only the entry and what the other parts call."""
+    runtime_text = native_source()
+    kernels_text = microkernel_module(microkernels) if microkernels else ""
     modules: list[llvm.ModuleRef] = []
     try:
         if program is not None and entry is not None:
-            parts = [(part.text, part.exported) for part in program.split(entry, program_parts())]
+            beside = runtime_text.count("\n") + kernels_text.count("\n")
+            parts = [
+                (part.text, part.exported, part.builds_beside)
+                for part in program.split(entry, program_parts(), beside)
+            ]
         else:
-            parts = [(llvm_ir, frozenset())]
-        for index, (text, exported) in enumerate(parts):
+            parts = [(llvm_ir, frozenset(), False)]
+        for index, (text, exported, _) in enumerate(parts):
             modules.append(parse_llvm_ir(text, f"program{index}", context))
             if entry is not None:
                 _internalize_all_but(modules[-1], {entry, *exported})
         called = {f.name for module in modules for f in module.functions if f.is_declaration}
-        runtime = parse_llvm_ir(native_source(), "graphcompiler_runtime", context)
+        runtime = parse_llvm_ir(runtime_text, "graphcompiler_runtime", context)
         modules.append(runtime)
-        if microkernels:
-            kernels = microkernel_module(microkernels)
-            modules.append(parse_llvm_ir(kernels, "graphcompiler_microkernels", context))
+        if kernels_text:
+            modules.append(parse_llvm_ir(kernels_text, "graphcompiler_microkernels", context))
             runtime.link_in(modules.pop())
         for function in runtime.functions:
             unused = not function.is_declaration and function.name not in called
             if unused and function.linkage == llvm.Linkage.external:
                 function.linkage = llvm.Linkage.linkonce_odr  # dropped from the object
-        return modules[:-1], runtime
+        host = next((index for index, part in enumerate(parts) if part[2]), None)
+        if host is not None:
+            modules[host].link_in(modules.pop())
+        return modules
     except BaseException:
         for module in modules:  # freed before their context is (a linked one is already)
             module.close()
@@ -262,10 +271,7 @@ class JitEngine:
             if object_code is None:
                 if program is not None:
                     microkernels = program.microkernels
-                parts, runtime = _program_and_runtime(
-                    llvm_ir, self.context, entry, program, microkernels
-                )
-                modules = [*parts, runtime]
+                modules = _program_and_runtime(llvm_ir, self.context, entry, program, microkernels)
                 jobs = [Job(module, to_object=True) for module in modules]
                 cpu, features = llvm.get_host_cpu_name(), _machine_features()
                 objects = build(jobs, machine, cpu, features, self.context)

@@ -111,6 +111,18 @@ def test_no_split_gives_the_whole_module(monkeypatch, entry, count):
     assert [p.text for p in program.split(entry, count)] == [program.text]
 
 
+def test_the_module_built_beside_counts_in_the_last_part(monkeypatch):
+    """`beside` lines (the runtime) weigh on the last part: a heavy one
+    leaves it no kernel, so it is not made and no part builds beside; a
+    light one takes the last part, which says so."""
+    monkeypatch.setattr(llvm_split, "MIN_PART_LINES", 1)
+    program = LlvmProgram(_program())
+    heavy = program.split("main", 2, beside=10_000)
+    assert len(heavy) == 1 and not heavy[0].builds_beside
+    light = program.split("main", 3, beside=1)
+    assert [part.builds_beside for part in light] == [False, False, True]
+
+
 def test_small_programs_are_not_split():
     program = LlvmProgram(_program())
     assert len(program.split("main", 4)) == 1
@@ -144,7 +156,8 @@ def test_a_split_program_computes_what_the_whole_one_does(monkeypatch, tmp_path)
     x = rng.standard_normal((64, 256), dtype=np.float32)
     w = rng.standard_normal((256, 256), dtype=np.float32) / 16
     compiled = graphcompiler.compile(CHAIN, cache=tmp_path)
-    assert len(unpack_objects(compiled.engine.object_code)) == 4, "three parts and the runtime"
+    # three parts, the runtime linked into the last (sized to take it)
+    assert len(unpack_objects(compiled.engine.object_code)) == 3
     np.testing.assert_allclose(compiled(x, w), _chain_expected(x, w), rtol=1e-4, atol=1e-6)
     again = graphcompiler.compile(CHAIN, cache=tmp_path)
     assert again.cache_hit

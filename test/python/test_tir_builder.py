@@ -35,6 +35,27 @@ def test_seed_002_parallel_for():
     assert "tir.store %8, %2[%6] : !tir.tensor<100xf32>" in text
 
 
+def test_constants_are_shared_within_their_block_only():
+    """A constant asked for twice in one block is made once; a loop body
+    gets its own (an outlined parallel body must not capture an outer
+    one), and one erased is made again."""
+    b = TirBuilder()
+    with b.make_func("main", []):
+        one = b.const(1, IndexType())
+        assert b.const(1, IndexType()) is one
+        assert b.const(1, i32) is not one  # another type, another constant
+        with b.make_for(0, 4, 1) as i:
+            inner = b.const(1, IndexType())
+            assert inner is not one and b.const(1, IndexType()) is inner
+            b.make_store(b.add(i, inner), b.make_tensor([8], IndexType()), [i])
+        seven = b.const(7, IndexType())
+        seven.owner.detach()
+        seven.owner.erase()
+        assert b.const(7, IndexType()) is not seven
+        b.make_return()
+    verify_module(b.module)
+
+
 def test_seed_000_main_entry():
     b = TirBuilder()
     tensor = tir.TirTensorType([1024, 1024], f32)
