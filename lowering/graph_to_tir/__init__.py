@@ -12,9 +12,11 @@
 The entry takes the graph inputs, then the outputs as out-parameters; each
 op becomes a kernel function (templates.py) called with its outputs first,
 then its inputs; intermediate tensors are local tensors of the entry;
-constants become globals. Kernels identical but for the globals they read
-(a model's repeated layers) are kept once (dedupe.py). Ops are called in block order (the scheduler
-decides that order). An output that is also an input, or returned twice,
+constants become globals. An op of the same structure as one lowered
+before (a model's repeated layers) calls that op's kernel instead of
+building its own (kernel_reuse.py); kernels still identical but for the
+globals they read are kept once (dedupe.py). Ops are called in block order
+(the scheduler decides that order). An output that is also an input, or returned twice,
 is copied. Anything that is not a graph op (or func.return) is left for the
 diagnostic: the graph dialect is illegal after this pass.
 """
@@ -37,6 +39,7 @@ from graphcompiler.ir.diagnostics import Diagnostic, DiagnosticError, Severity, 
 from graphcompiler.ir.pipeline import pass_option
 from graphcompiler.lowering.graph_to_tir.dedupe import dedupe_kernels
 from graphcompiler.lowering.graph_to_tir.kernel import Kernel, Operand, tir_tensor_type
+from graphcompiler.lowering.graph_to_tir.kernel_reuse import KernelReuse, structure_key
 from graphcompiler.lowering.graph_to_tir.scalar_math import type_limit
 from graphcompiler.lowering.graph_to_tir.templates import (
     BLOCKED_FORMAT_OPS,
@@ -69,6 +72,7 @@ class _FunctionLowering:
     function: func.FuncOp
     counter: list[int]
     target: Target
+    reuse: KernelReuse
 
     def kernel_name(self, base: str) -> str:
         self.counter[0] += 1
@@ -88,6 +92,11 @@ class _FunctionLowering:
             return
         b = self.builder
         params = [tir_tensor_type(t) for _, t in (*outputs, *inputs)]
+        constants = [_constant_value(v) for v, _ in inputs]
+        key = structure_key(template, op, params, constants)
+        args = [v for v, _ in (*outputs, *inputs)]
+        if self.reuse.call(key, args, constants):
+            return
         with b.at_end_of(b.module.body.block), b.make_func(name, params) as args:
             for index, arg in enumerate(args):
                 arg.name_hint = (
@@ -97,15 +106,17 @@ class _FunctionLowering:
                 b,
                 [Operand(a, t) for a, (_, t) in zip(args, outputs, strict=False)],
                 [
-                    Operand(a, t, _constant_value(v))
-                    for a, (v, t) in zip(args[len(outputs) :], inputs, strict=True)
+                    Operand(a, t, c)
+                    for a, (_, t), c in zip(args[len(outputs) :], inputs, constants, strict=True)
                 ],
                 self.target,
             )
             template(kernel, op)
             b.make_return()
         callee = b.module.body.block.last_op
-        b.make_evaluate(b.make_call(callee, [v for v, _ in (*outputs, *inputs)]))
+        call = b.make_call(callee, [v for v, _ in (*outputs, *inputs)])
+        b.make_evaluate(call)
+        self.reuse.remember(key, callee, kernel, call.owner)
 
     def lower(self) -> None:
         b = self.builder
@@ -238,8 +249,9 @@ def convert_graph_to_tir(module: ModuleOp, target: Target | None = None) -> None
     builder = TirBuilder(module)
     counter = [0]
     target = target or get_target()
+    reuse = KernelReuse(builder)
     for function in functions:
-        _FunctionLowering(builder, function, counter, target).lower()
+        _FunctionLowering(builder, function, counter, target, reuse).lower()
         function.detach()
         function.erase()
     _drop_unread_constants(module)
@@ -257,15 +269,18 @@ def _drop_unread_constants(module: ModuleOp) -> None:
     kernels = {
         f.sym_name.data: f for f in module.ops if isinstance(f, tir.FuncOp) and not f.is_declaration
     }
-    for call in [op for op in module.walk() if isinstance(op, tir.CallOp)]:
-        kernel = kernels.get(call.callee.root_reference.data)
-        if kernel is None:
-            continue
+    calls: dict[str, list[tir.CallOp]] = {}
+    for op in module.walk():
+        if isinstance(op, tir.CallOp) and op.callee.root_reference.data in kernels:
+            calls.setdefault(op.callee.root_reference.data, []).append(op)
+    for name, kernel_calls in calls.items():
+        kernel = kernels[name]
         block = kernel.body.block
-        unread = {
+        unread = {  # a kernel reused by several ops: unread in every call
             index
-            for index, (argument, value) in enumerate(zip(block.args, call.args, strict=True))
-            if not argument.uses and isinstance(value.owner, tir.GlobalRefOp)
+            for index, argument in enumerate(block.args)
+            if not argument.uses
+            and all(isinstance(call.args[index].owner, tir.GlobalRefOp) for call in kernel_calls)
         }
         if not unread:
             continue
@@ -274,7 +289,8 @@ def _drop_unread_constants(module: ModuleOp) -> None:
         kernel.function_type = FunctionType.from_lists(
             [a.type for a in block.args], kernel.function_type.outputs.data
         )
-        call.operands = [v for index, v in enumerate(call.args) if index not in unread]
+        for call in kernel_calls:
+            call.operands = [v for index, v in enumerate(call.args) if index not in unread]
     referenced = set()
     for op in list(module.walk()):
         if isinstance(op, tir.GlobalRefOp):

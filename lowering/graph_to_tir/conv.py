@@ -40,8 +40,6 @@ from graphcompiler.lowering.graph_to_tir.kernel import (
 )
 from graphcompiler.lowering.graph_to_tir.matmul import (
     Epilogue,
-    constant_values,
-    global_constant,
     unflatten,
 )
 from graphcompiler.lowering.graph_to_tir.padded_rows import copy_input_row, fill_zeros
@@ -143,15 +141,15 @@ class BrgemmConv:
         taps = self.kh * self.kw
         shape = [g, groups, taps, self.c_per_group, self.mr]
         if isinstance(self.w.constant, DenseIntOrFPElementsAttr):
-            weights = constant_values(self.w.constant, self.w.shape)
-            padded = np.zeros((g, groups * self.mr, self.c_per_group, taps), np.float32)
-            padded[:, : self.o_per_group] = weights.reshape(
-                g, self.o_per_group, self.c_per_group, taps
-            )
-            packed = padded.reshape(g, groups, self.mr, self.c_per_group, taps).transpose(
-                0, 1, 4, 3, 2
-            )
-            return global_constant(self.b, "packed_w", np.ascontiguousarray(packed))
+            mr, o_per_group, c_per_group = self.mr, self.o_per_group, self.c_per_group
+
+            def pack(weights: np.ndarray) -> np.ndarray:
+                padded = np.zeros((g, groups * mr, c_per_group, taps), np.float32)
+                padded[:, :o_per_group] = weights.reshape(g, o_per_group, c_per_group, taps)
+                packed = padded.reshape(g, groups, mr, c_per_group, taps).transpose(0, 1, 4, 3, 2)
+                return np.ascontiguousarray(packed)
+
+            return self.kernel.packed_constant(self.w, "packed_w", pack)
         kernel, b = self.kernel, self.b
         packed = b.make_tensor(shape, f32)
         with kernel.loop_nest([g * groups]) as (flat,):

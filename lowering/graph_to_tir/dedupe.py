@@ -87,8 +87,8 @@ def _shape_of(function: tir.FuncOp, read: list[str]) -> tuple:
         parts.append((
             op.name,
             tuple(position[operand] for operand in op.operands),
-            _hashable(properties),
-            _hashable(op.attributes),
+            hashable(properties),
+            hashable(op.attributes),
             len(op.successors),
             define(op.results),
             tuple(define(block.args) for region in op.regions for block in region.blocks),
@@ -97,7 +97,7 @@ def _shape_of(function: tir.FuncOp, read: list[str]) -> tuple:
     return tuple(parts)
 
 
-def _hashable(attributes: dict) -> tuple:
+def hashable(attributes: dict) -> tuple:
     """(name, value) pairs, sorted; a value xDSL cannot hash by its text."""
     items = []
     for name, value in sorted(attributes.items()):

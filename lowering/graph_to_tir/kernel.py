@@ -18,8 +18,11 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    BytesAttr,
+    DenseIntOrFPElementsAttr,
     Float16Type,
     Float32Type,
     IndexType,
@@ -44,6 +47,36 @@ def tir_tensor_type(type_: TensorType) -> tir.TirTensorType:
     if isinstance(type_.encoding, graph.FormatAttr):
         shape = type_.encoding.physical_shape(shape)
     return tir.TirTensorType(shape, type_.element_type)
+
+
+def constant_values(attr: DenseIntOrFPElementsAttr, shape: Sequence[int]) -> np.ndarray:
+    """A dense constant as an f32 array of `shape` (f32 data is read in place)."""
+    if isinstance(attr.get_element_type(), Float32Type):
+        values = np.frombuffer(attr.data.data, np.dtype("<f4"))
+    else:
+        values = np.asarray(attr.get_values(), np.float32)
+    if values.size == 1:
+        return np.full(shape, values[0], np.float32)
+    return values.reshape(shape)
+
+
+def packed_global(builder: TirBuilder, name: str, values: np.ndarray) -> tir.GlobalOp:
+    """A module global `name` holding the f32 `values`, placed first in the module."""
+    data = BytesAttr(np.ascontiguousarray(values, np.dtype("<f4")).tobytes())
+    attr = DenseIntOrFPElementsAttr(TensorType(f32, list(values.shape)), data)
+    module_block = builder.module.body.block
+    with builder.at_end_of(module_block):
+        global_op = builder.make_global(name, tir.TirTensorType(list(values.shape), f32), attr)
+    module_block.detach_op(global_op)
+    module_block.insert_op_before(global_op, module_block.first_op)
+    return global_op
+
+
+def global_constant(builder: TirBuilder, suffix: str, values: np.ndarray) -> SSAValue:
+    """A module global holding `values` (packed at compile time), named
+    after the kernel using it; its handle in the current function."""
+    name = f"{builder.current_function.sym_name.data}_{suffix}"
+    return builder.global_ref(packed_global(builder, name, values))
 
 
 def compute_type(element: Attribute) -> Attribute:
@@ -73,6 +106,21 @@ class Operand:
         return isinstance(self.type.encoding, graph.FormatAttr)
 
 
+@dataclass(frozen=True)
+class Packing:
+    """A global a kernel made at compile time from a constant operand:
+    `pack` maps the constant's values (viewed as `shape`) to the global's,
+    and `ref` is the global's handle in the kernel. Another op of the same
+    structure reuses the kernel with its own constants packed the same way
+    (kernel_reuse.py)."""
+
+    constant: Attribute
+    shape: tuple[int, ...]
+    suffix: str
+    pack: Callable[[np.ndarray], np.ndarray]
+    ref: SSAValue
+
+
 class Kernel:
     def __init__(
         self,
@@ -85,6 +133,21 @@ class Kernel:
         self.outputs = outputs
         self.inputs = inputs
         self.target = target or get_target()
+        self.packings: list[Packing] = []
+
+    def packed_constant(
+        self, operand: Operand, suffix: str, pack: Callable[[np.ndarray], np.ndarray]
+    ) -> SSAValue:
+        """A global holding `pack` of the constant `operand`'s values, made
+        at compile time (packed weights). Templates read a constant's values
+        only through here: `pack` must depend on nothing but the values and
+        the op's structure, so that the kernel can serve ops of the same
+        structure with other constants."""
+        ref = global_constant(
+            self.b, suffix, pack(constant_values(operand.constant, operand.shape))
+        )
+        self.packings.append(Packing(operand.constant, tuple(operand.shape), suffix, pack, ref))
+        return ref
 
     @property
     def lanes(self) -> int:

@@ -27,7 +27,6 @@ from contextlib import nullcontext as _nothing
 
 import numpy as np
 from xdsl.dialects.builtin import (
-    BytesAttr,
     DenseIntOrFPElementsAttr,
     Float32Type,
     IndexType,
@@ -95,17 +94,6 @@ def unflatten(kernel: Kernel, flat: SSAValue, shape: list[int]) -> list:
     return list(reversed(coordinates))
 
 
-def constant_values(attr: DenseIntOrFPElementsAttr, shape: list[int]) -> np.ndarray:
-    """A dense constant as an f32 array of `shape` (f32 data is read in place)."""
-    if isinstance(attr.get_element_type(), Float32Type):
-        values = np.frombuffer(attr.data.data, np.dtype("<f4"))
-    else:
-        values = np.asarray(attr.get_values(), np.float32)
-    if values.size == 1:
-        return np.full(shape, values[0], np.float32)
-    return values.reshape(shape)
-
-
 def _fill_panels(panels: np.ndarray, values: np.ndarray) -> None:
     """Write `values` [..., rows, cols] into `panels` [..., rows, P, width]
     (a view of the packed global, zeros past cols) in one pass: packing
@@ -113,25 +101,9 @@ def _fill_panels(panels: np.ndarray, values: np.ndarray) -> None:
     width = panels.shape[-1]
     cols = values.shape[-1]
     whole = cols // width
-    panels[..., :whole, :] = values[..., : whole * width].reshape(
-        *values.shape[:-1], whole, width
-    )
+    panels[..., :whole, :] = values[..., : whole * width].reshape(*values.shape[:-1], whole, width)
     if cols % width:
         panels[..., whole, : cols % width] = values[..., whole * width :]
-
-
-def global_constant(builder, suffix: str, values: np.ndarray) -> SSAValue:
-    """A module global holding `values` (packed at compile time), named
-    after the kernel using it; its handle in the current function."""
-    data = BytesAttr(np.ascontiguousarray(values, np.dtype("<f4")).tobytes())
-    attr = DenseIntOrFPElementsAttr(TensorType(f32, list(values.shape)), data)
-    module_block = builder.module.body.block
-    name = f"{builder.current_function.sym_name.data}_{suffix}"
-    with builder.at_end_of(module_block):
-        global_op = builder.make_global(name, tir.TirTensorType(list(values.shape), f32), attr)
-    module_block.detach_op(global_op)
-    module_block.insert_op_before(global_op, module_block.first_op)
-    return builder.global_ref(global_op)
 
 
 class PackedMatmul:
@@ -167,9 +139,8 @@ class PackedMatmul:
         batch_b = self.b_in.shape[:-2]
         panels = math.ceil(n / s.nr)
         shape = [*batch_b, panels, k, s.nr]
-        constant = self.b_in.constant
-        if isinstance(constant, DenseIntOrFPElementsAttr):
-            return self._packed_constant(constant, shape), batch_b
+        if isinstance(self.b_in.constant, DenseIntOrFPElementsAttr):
+            return self._packed_constant(panels), batch_b
         source = self.b_in  # loads convert f16/bf16 to f32
         packed = self.b.make_tensor(shape, f32)
         kernel, b = self.kernel, self.b
@@ -265,24 +236,30 @@ class PackedMatmul:
 
     def _packed_constant_a(self) -> SSAValue:
         """A as a global [*batch_a, groups, K, mr] (rows past M zero)."""
-        s, k, m = self.schedule, self.k, self.m
-        values = constant_values(self.a.constant, self.a.shape)
-        if self.transpose_a:
-            values = np.swapaxes(values, -1, -2)
-        groups = math.ceil(m / s.mr)
-        packed = np.zeros((*values.shape[:-2], groups, k, s.mr), np.float32)
-        _fill_panels(np.swapaxes(packed, -3, -2), np.swapaxes(values, -1, -2))
-        return global_constant(self.b, "packed_a", packed)
+        k, mr, transpose_a = self.k, self.schedule.mr, self.transpose_a
+        groups = math.ceil(self.m / mr)
 
-    def _packed_constant(self, constant: DenseIntOrFPElementsAttr, shape: list[int]) -> SSAValue:
+        def pack(values: np.ndarray) -> np.ndarray:
+            if transpose_a:
+                values = np.swapaxes(values, -1, -2)
+            packed = np.zeros((*values.shape[:-2], groups, k, mr), np.float32)
+            _fill_panels(np.swapaxes(packed, -3, -2), np.swapaxes(values, -1, -2))
+            return packed
+
+        return self.kernel.packed_constant(self.a, "packed_a", pack)
+
+    def _packed_constant(self, panels: int) -> SSAValue:
         """Pack a constant B at compile time into a global of the panel layout."""
-        s, k, n = self.schedule, self.k, self.n
-        values = constant_values(constant, self.b_in.shape)
-        if self.transpose_b:
-            values = np.swapaxes(values, -1, -2)
-        panels = np.zeros((*values.shape[:-2], shape[-3], k, s.nr), np.float32)
-        _fill_panels(np.swapaxes(panels, -3, -2), values)
-        return global_constant(self.b, "packed_b", panels)
+        k, nr, transpose_b = self.k, self.schedule.nr, self.transpose_b
+
+        def pack(values: np.ndarray) -> np.ndarray:
+            if transpose_b:
+                values = np.swapaxes(values, -1, -2)
+            packed = np.zeros((*values.shape[:-2], panels, k, nr), np.float32)
+            _fill_panels(np.swapaxes(packed, -3, -2), values)
+            return packed
+
+        return self.kernel.packed_constant(self.b_in, "packed_b", pack)
 
     # --- the blocked loop nest ----------------------------------------------------------
 
