@@ -522,7 +522,8 @@ def compile(
         specializing = _specializing(model, input_shapes, num_threads, compile_module, alias)
         if specializing is not None:
             return specializing
-    compiled = compile_module(load_module(model or source, registry, input_shapes))
+    private = model is not None and model is not source  # read here, from a path
+    compiled = compile_module(load_module(model or source, registry, input_shapes, private))
     if alias is not None:
         alias.remember(compiled)
     return compiled

@@ -36,18 +36,21 @@ def load_module(
     source: str | Path | ModuleOp,
     registry: Registry | None = None,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
+    private_model: bool = False,
 ) -> ModuleOp:
     """A fresh module from .mlir text, a path to one, or a module (cloned);
     text is parsed with `registry`'s dialects (default: the installed ones).
     An .onnx path or an onnx.ModelProto is imported (graphcompiler.frontends.onnx),
-    its symbolic input dims fixed by `input_shapes`."""
+    its symbolic input dims fixed by `input_shapes` (`private_model`: a
+    proto the caller read and holds alone, imported without a copy)."""
     if isinstance(source, ModuleOp):
         return source.clone()
     model = onnx_source(source)
     if model is not None:
         from graphcompiler.frontends.onnx import import_onnx
 
-        return import_onnx(model, input_shapes=input_shapes)
+        private = private_model or model is not source  # read from a path here
+        return import_onnx(model, input_shapes=input_shapes, private=private)
     text, filename = str(source), "<string>"
     if isinstance(source, Path) or (("\n" not in text) and text.endswith(".mlir")):
         filename = str(source)

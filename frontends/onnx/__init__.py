@@ -51,14 +51,18 @@ def import_onnx(
     entry: str = "main",
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     constants: Mapping[str, np.ndarray] | None = None,
+    private: bool = False,
 ) -> ModuleOp:
     """The graph function `entry` computing ONNX model `model` (a proto or a
     path). `input_shapes` fixes inputs with symbolic dims; `constants` binds
     graph inputs to arrays known ahead (they become initializers). Raises
-    OnnxImportError (one line naming the node) for what cannot be expressed."""
+    OnnxImportError (one line naming the node) for what cannot be expressed.
+    `private`: a proto only the caller holds, which the import may edit
+    (else it works on a copy)."""
     return import_model(
-        model, CONVERTERS, entry=entry, input_shapes=input_shapes, constants=constants
-    )
+        model, CONVERTERS, entry=entry, input_shapes=input_shapes, constants=constants,
+        private=private,
+    )  # fmt: skip
 
 
 def supported_op_types() -> list[str]:

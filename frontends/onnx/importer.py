@@ -536,8 +536,13 @@ def import_model(
     entry: str = "main",
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     constants: Mapping[str, np.ndarray] | None = None,
+    private: bool = False,
 ) -> ModuleOp:
-    proto = load_model(model)
+    """`private`: `model` is a proto no one else holds (just read from a
+    file), edited in place instead of copied (a copy of a model's weights
+    took a second)."""
+    private = private and isinstance(model, onnx.ModelProto)
+    proto = model if private else load_model(model)
     _opset(proto)
     if proto.functions:
         proto = onnx.inliner.inline_local_functions(proto)
