@@ -18,6 +18,11 @@ with the highest score:
   visited; always >= 1): outputs whose consumers are far from runnable live
   long.
 
+Constants are taken first, outside the scoring: they become globals, not
+tensors the ops' memory or cache holds, so visiting one makes nothing hot
+and frees nothing (and scoring every weight of a model at every step was
+most of the pass's time).
+
 `policy=dfs` and `policy=bfs` use the seed's predefined topological orders.
 The pass records the peak live bytes before and after as statistics: graph
 inputs and op results, each alive until its last use (outputs: to the end).
@@ -33,6 +38,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
+from graphcompiler.dialects import graph
 from graphcompiler.dialects.graph.builders import OpVisitor
 from graphcompiler.dialects.graph.ops import is_element_type
 from graphcompiler.ir.element_types import byte_size
@@ -83,13 +89,15 @@ class HeuristicScheduler:
 
     def __post_init__(self) -> None:
         self.order = {op: index for index, op in enumerate(self.ops)}
-        values = [v for op in self.ops for v in (*op.operands, *op.results)]
-        self.largest = max((tensor_bytes(v) for v in values), default=1) or 1
+        values = {v for op in self.ops for v in (*op.operands, *op.results)}
+        self.size = {v: tensor_bytes(v) for v in values}
+        self.largest = max(self.size.values(), default=1) or 1
         self.visited: list[Operation] = []  # in order: heat reads the last two
         self.visited_set: set[Operation] = set()  # membership, asked per score
+        self.constants_left = True
 
     def normalized(self, value: SSAValue) -> float:
-        return tensor_bytes(value) / self.largest
+        return self.size[value] / self.largest
 
     def users(self, value: SSAValue) -> set[Operation]:
         return {use.operation for use in value.uses if use.operation in self.order}
@@ -143,6 +151,13 @@ class HeuristicScheduler:
         return total
 
     def __call__(self, visitor: OpVisitor) -> Operation | None:
+        if self.constants_left:  # all ready from the start: they have no producers
+            constant = next((o for o in visitor.to_visit if isinstance(o, graph.ConstantOp)), None)
+            if constant is not None:
+                visitor.to_visit.remove(constant)
+                self.visited_set.add(constant)  # not in `visited`: it makes nothing hot
+                return constant
+            self.constants_left = False
         best = max(visitor.to_visit, key=lambda op: (self.score(op), -self.order[op]))
         visitor.to_visit.remove(best)
         self.visited.append(best)
