@@ -8,7 +8,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import BFloat16Type, DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+)
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from graphcompiler.dialects import tir
@@ -28,6 +34,9 @@ from graphcompiler.lowering.tir_to_llvm.types import (
 def _lower_const(fl: FunctionLowering, op: tir.ConstOp) -> None:
     result_type = convert_type(op.result.type)
     value = op.value
+    if isinstance(op.result.type, IndexType):  # known to index_arithmetic, which folds
+        fl.values[op.result] = fl.constant(value.value.data, result_type)
+        return
 
     def attribute() -> Attribute:
         if isinstance(value, IntegerAttr | FloatAttr):
@@ -110,6 +119,20 @@ def _safe_divisor(divisor: SSAValue) -> bool:
     return all(v not in (0, -1) for v in values)
 
 
+_INDEX_ARITHMETIC = {
+    tir.AddOp: "add",
+    tir.SubOp: "sub",
+    tir.MulOp: "mul",
+    tir.DivOp: "sdiv",
+    tir.ModOp: "srem",
+}
+"""Index ops folded where their operands are known (FunctionLowering.index_arithmetic)."""
+
+
+def _safe_divisor_or_other(kind: type, divisor: SSAValue) -> bool:
+    return kind not in (tir.DivOp, tir.ModOp) or _safe_divisor(divisor)
+
+
 def _guarded_division(
     fl: FunctionLowering, kind: type, lhs: SSAValue, rhs: SSAValue, type_: Attribute
 ) -> SSAValue:
@@ -160,6 +183,12 @@ def _lower_binary(fl: FunctionLowering, op: tir.BinaryExpression) -> None:
     elif kind in (tir.MinOp, tir.MaxOp):
         lhs_wins = _compare(fl, "lt" if kind is tir.MinOp else "gt", lhs, rhs, type_)
         result = fl.emit_value(VectorSelectOp(lhs_wins, lhs, rhs))
+    elif (
+        isinstance(type_, IndexType)
+        and kind in _INDEX_ARITHMETIC
+        and _safe_divisor_or_other(kind, op.rhs)
+    ):
+        result = fl.index_arithmetic(_INDEX_ARITHMETIC[kind], lhs, rhs)
     elif kind in (tir.DivOp, tir.ModOp) and not _safe_divisor(op.rhs):
         result = _guarded_division(fl, kind, lhs, rhs, type_)
     elif kind in _SIGNED_INT_BINARY:

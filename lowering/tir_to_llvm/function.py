@@ -71,6 +71,7 @@ class FunctionLowering:
     blocks: list[Block] = field(default_factory=list)
     source_op: Operation | None = None
     constants: dict[tuple, SSAValue] = field(default_factory=dict)
+    known_ints: dict[SSAValue, int] = field(default_factory=dict)  # i64 constants' values
     last_constant: Operation | None = None  # constants keep their first uses' order
 
     def emit(self, op: Operation) -> Operation:
@@ -106,7 +107,35 @@ class FunctionLowering:
             lanes = type_.get_shape()[0]
             return DenseIntOrFPElementsAttr.from_list(type_, [scalar.value.data] * lanes)
 
-        return self.constant_value(("value", bits, type_), attribute, type_)
+        result = self.constant_value(("value", bits, type_), attribute, type_)
+        if type_ == i64:
+            self.known_ints[result] = int(value)
+        return result
+
+    def index_arithmetic(self, kind: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        """lhs `kind` rhs ("add", "sub", "mul", "sdiv", "srem") on i64 index
+        values, folded where operands are known constants: a kernel's index
+        arithmetic is mostly constant strides and offsets (0 and 1 above
+        all), and every op made costs the lowering, the LLVM IR text and
+        LLVM's parser."""
+        a, b = self.known_ints.get(lhs), self.known_ints.get(rhs)
+        if a is not None and b is not None and (kind in ("add", "sub", "mul") or b not in (0, -1)):
+            quotient = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1) if b else 0
+            folded = {
+                "add": a + b, "sub": a - b, "mul": a * b,
+                "sdiv": quotient, "srem": a - b * quotient,
+            }[kind]  # fmt: skip
+            if -(2**63) <= folded < 2**63:
+                return self.constant(folded, i64)
+        if (kind in ("add", "sub") and b == 0) or (kind in ("mul", "sdiv") and b == 1):
+            return lhs
+        if (kind == "add" and a == 0) or (kind == "mul" and a == 1):
+            return rhs
+        if (kind == "mul" and 0 in (a, b)) or (kind == "srem" and b == 1):
+            return self.constant(0, i64)
+        op = {"add": llvm.AddOp, "sub": llvm.SubOp, "mul": llvm.MulOp,
+              "sdiv": llvm.SDivOp, "srem": llvm.SRemOp}[kind]  # fmt: skip
+        return self.emit_value(op(lhs, rhs))
 
     def constant_value(
         self, key: tuple, attribute: Callable[[], Attribute], type_: Attribute
@@ -263,9 +292,8 @@ class FunctionLowering:
             for dim in shape[position + 1 :]:
                 stride *= dim
             term = self.convert_value(self.value(index), index.type, IndexType())
-            if stride != 1:
-                term = self.emit_value(llvm.MulOp(term, self.constant(stride, i64)))
-            offset = term if offset is None else self.emit_value(llvm.AddOp(offset, term))
+            term = self.index_arithmetic("mul", term, self.constant(stride, i64))
+            offset = term if offset is None else self.index_arithmetic("add", offset, term)
         element = convert_type(tensor_type.element_type)
         gep = llvm.GEPOp(self.value(tensor), [llvm.GEP_USE_SSA_VAL], element, ssa_indices=[offset])
         return self.emit_value(gep)

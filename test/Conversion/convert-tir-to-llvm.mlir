@@ -35,6 +35,28 @@ tir.func @scale(%A: !tir.tensor<4x8xf32>, %k: i32) {
 
 // -----
 
+// Index arithmetic on known constants is folded: the element [1, 2] of a
+// 4x8 tensor, reached by adds and multiplies of constants, is one constant
+// offset (10); adding 0 and multiplying by 1 emit nothing.
+// CHECK-LABEL: llvm.func @constant_offsets(
+// CHECK:         %[[TEN:.*]] = llvm.mlir.constant(10) : i64
+// CHECK-NOT:     llvm.mul
+// CHECK-NOT:     llvm.add
+// CHECK:         %[[P:.*]] = llvm.getelementptr %{{.*}}[%[[TEN]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK:         llvm.load %[[P]]
+tir.func @constant_offsets(%A: !tir.tensor<4x8xf32>) -> f32 {
+  %c0 = tir.const 0 : index
+  %c1 = tir.const 1 : index
+  %c2 = tir.const 2 : index
+  %row = tir.add %c0, %c1 : (index, index) -> index
+  %one = tir.mul %row, %c1 : (index, index) -> index
+  %col = tir.mul %c2, %one : (index, index) -> index
+  %x = tir.load %A[%one, %col] : !tir.tensor<4x8xf32>
+  tir.return %x : f32
+}
+
+// -----
+
 // Intrinsics map to LLVM intrinsics or shuffles; vars become allocas.
 // CHECK-LABEL: llvm.func @intrinsics(
 // CHECK:         llvm.alloca %{{.*}} x f32
