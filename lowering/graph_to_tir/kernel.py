@@ -183,13 +183,15 @@ class Kernel:
         """Call `body(indices, lanes)` for every element of `shape` (offset by
         `origin` when given): lanes is `self.lanes` over the vectorized part of
         the innermost dimension and 1 for the scalar tail (and everywhere when
-        not vectorizing)."""
+        not vectorizing). Leading dims of size 1 (a batch of one) take no
+        loop: the parallel loop is the first that has iterations to share."""
         shape = list(shape) or [1]
         inner = shape[-1]
         lanes = self.lanes
         vector_end = inner // lanes * lanes if vectorize else 0
+        ones = next((d for d, size in enumerate(shape[:-1]) if size != 1), len(shape) - 1)
         if parallel is None:
-            parallel = worth_parallel(shape) and len(shape) > 1
+            parallel = worth_parallel(shape[ones:]) and len(shape) - ones > 1
 
         def shifted(local: list[SSAValue]) -> list[SSAValue]:
             if origin is None:
@@ -199,7 +201,8 @@ class Kernel:
                 for i, o in zip(local, origin, strict=True)
             ]
 
-        with self.loop_nest(shape[:-1], parallel) as outer:
+        with self.loop_nest(shape[ones:-1], parallel) as loops:
+            outer = [self.b.value(0, IndexType())] * ones + loops
             if vector_end:
                 with self.b.make_for(0, vector_end, lanes) as j:
                     body(shifted([*outer, j]), lanes)

@@ -229,11 +229,12 @@ func.func @ktail(%a: tensor<12x1001xf32>, %b: tensor<1001x16xf32>) -> tensor<12x
 // graph.cumsum along an outer axis: one running total per line, 8 lines at a
 // time (the contiguous inner dim in vectors), each element stored before it is
 // added when exclusive; the elements are added in order, as numpy.cumsum does.
+// The outer dim of one line takes no loop (index 0).
 // CHECK-LABEL: tir.func @cumsum__1(%out0: !tir.tensor<5x16xf32>, %in0: !tir.tensor<5x16xf32>) {
+// CHECK:         %[[O:.*]] = tir.const 0 : index
 // CHECK:         %[[X:.*]] = tir.tensor_ptr %in0[%{{.*}}, %{{.*}}] : !tir.tensor<5x16xf32> -> !tir.tensor<1x5x16xf32>
 // CHECK:         %[[Y:.*]] = tir.tensor_ptr %out0[%{{.*}}, %{{.*}}] : !tir.tensor<5x16xf32> -> !tir.tensor<1x5x16xf32>
-// CHECK:         tir.for %[[O:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// CHECK:           tir.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:         tir.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK-NEXT:        %[[ZERO:.*]] = tir.const dense<0.000000e+00> : vector<8xf32>
 // CHECK-NEXT:        %[[TOTAL:.*]] = tir.define_var %[[ZERO]] : !tir.var<vector<8xf32>>
 // CHECK:             tir.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
@@ -315,4 +316,18 @@ func.func @strided_conv_epilogue(%x: tensor<1x16x14x14xf32>, %w: tensor<8x16x3x3
     graph.yield %3 : tensor<1x8x7x7xf32>
   }
   func.return %0 : tensor<1x8x7x7xf32>
+}
+
+// -----
+
+// A batch of one takes no loop: the parallel loop of a head split is the
+// next dim (12 heads), not a loop of one iteration that left it serial.
+// CHECK-LABEL: tir.func @transpose__1(
+// CHECK:         %[[ZERO:.*]] = tir.const 0 : index
+// CHECK:         tir.for %[[HEAD:.*]] = %{{.*}} to %{{.*}} step %{{.*}} parallel {
+// CHECK:           tir.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:             tir.load %in0[%{{.*}}, %[[ROW]], %[[HEAD]], %{{.*}} lanes 8]
+func.func @heads(%x: tensor<1x64x12x64xf32>) -> tensor<1x12x64x64xf32> {
+  %0 = graph.transpose %x {perm = array<i64: 0, 2, 1, 3>} : tensor<1x64x12x64xf32> -> tensor<1x12x64x64xf32>
+  func.return %0 : tensor<1x12x64x64xf32>
 }
