@@ -94,8 +94,7 @@ class _FunctionLowering:
         params = [tir_tensor_type(t) for _, t in (*outputs, *inputs)]
         constants = [_constant_value(v) for v, _ in inputs]
         key = structure_key(template, op, params, constants)
-        args = [v for v, _ in (*outputs, *inputs)]
-        if self.reuse.call(key, args, constants):
+        if self.reuse.call(key, [v for v, _ in (*outputs, *inputs)], constants):
             return
         with b.at_end_of(b.module.body.block), b.make_func(name, params) as args:
             for index, arg in enumerate(args):

@@ -202,7 +202,8 @@ class Kernel:
             ]
 
         with self.loop_nest(shape[ones:-1], parallel) as loops:
-            outer = [self.b.value(0, IndexType())] * ones + loops
+            zero = [self.b.value(0, IndexType())] if ones else []
+            outer = zero * ones + loops
             if vector_end:
                 with self.b.make_for(0, vector_end, lanes) as j:
                     body(shifted([*outer, j]), lanes)
