@@ -327,6 +327,10 @@ func.func @strided_conv_epilogue(%x: tensor<1x16x14x14xf32>, %w: tensor<8x16x3x3
 // CHECK:         tir.for %[[HEAD:.*]] = %{{.*}} to %{{.*}} step %{{.*}} parallel {
 // CHECK:           tir.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK:             tir.load %in0[%{{.*}}, %[[ROW]], %[[HEAD]], %{{.*}} lanes 8]
+// AVX512-LABEL: tir.func @transpose__1(
+// AVX512:         tir.for %[[HEAD:.*]] = %{{.*}} to %{{.*}} step %{{.*}} parallel {
+// AVX512:           tir.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// AVX512:             tir.load %in0[%{{.*}}, %[[ROW]], %[[HEAD]], %{{.*}} lanes 16]
 func.func @heads(%x: tensor<1x64x12x64xf32>) -> tensor<1x12x64x64xf32> {
   %0 = graph.transpose %x {perm = array<i64: 0, 2, 1, 3>} : tensor<1x64x12x64xf32> -> tensor<1x12x64x64xf32>
   func.return %0 : tensor<1x12x64x64xf32>
