@@ -92,20 +92,24 @@ def module_text(module: ModuleOp) -> str:
 @functools.cache
 def compiler_fingerprint() -> str:
     """A hash of the package's source files (names, sizes, mtimes), its
-    tests, caches and hidden folders (.git) left out (not even walked: a
-    cache hit in a new process computes this first)."""
+    tests, caches and hidden folders (.git, a .venv) left out, not even
+    walked: a cache hit in a new process computes this first. (Sorting
+    os.walk's generator walked them all before it could prune: 0.13 s.)"""
     root = Path(__file__).parents[1]  # the package
     digest = hashlib.sha256()
-    for folder, subfolders, files in sorted(os.walk(root)):
-        relative = Path(folder).relative_to(root)
-        subfolders[:] = [
-            name for name in subfolders
-            if not name.startswith(".") and name != "__pycache__" and not (relative == Path() and name == "test")
-        ]  # fmt: skip
-        for name in sorted(files):
-            if name.endswith((".py", ".ll")):
-                stat = os.stat(os.path.join(folder, name))
-                path = (relative / name).as_posix()
+    folders = [""]
+    while folders:
+        relative = folders.pop()
+        with os.scandir(root / relative) as scan:
+            entries = sorted(scan, key=lambda entry: entry.name)
+        for entry in entries:
+            path = f"{relative}/{entry.name}" if relative else entry.name
+            if entry.is_dir(follow_symlinks=False):
+                skipped = entry.name.startswith(".") or entry.name == "__pycache__"
+                if not skipped and path != "test":
+                    folders.append(path)
+            elif entry.name.endswith((".py", ".ll")):
+                stat = entry.stat()
                 digest.update(f"{path}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
     return digest.hexdigest()
 

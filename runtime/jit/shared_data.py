@@ -23,16 +23,18 @@ _buffers: weakref.WeakValueDictionary[str, np.ndarray] = weakref.WeakValueDictio
 _lock = threading.Lock()
 
 
-def bind(external_data: dict[str, bytes]) -> list[np.ndarray]:
+def bind(external_data: dict[str, bytes | memoryview]) -> list[np.ndarray]:
     """Make each name resolve to a buffer holding its bytes (reused when the
     process has one already); the buffers, which the caller keeps alive
-    for as long as its code may read them."""
+    for as long as its code may read them. Read-only data already on a
+    DATA_ALIGNMENT boundary (the compile cache's memory-mapped .data file)
+    is used where it lies: copying a model's weights was most of a cache hit."""
     kept = []
     with _lock:
         for name, data in external_data.items():
             buffer = _buffers.get(name)
             if buffer is None or buffer.nbytes != len(data):
-                buffer = _aligned_copy(data)
+                buffer = _aligned(data)
                 _buffers[name] = buffer
             llvm.add_symbol(name, buffer.ctypes.data)
             kept.append(buffer)
@@ -45,10 +47,13 @@ def resident_bytes() -> int:
         return sum(buffer.nbytes for buffer in _buffers.values())
 
 
-def _aligned_copy(data: bytes) -> np.ndarray:
-    raw = np.empty(len(data) + DATA_ALIGNMENT, np.uint8)
+def _aligned(data: bytes | memoryview) -> np.ndarray:
+    given = np.frombuffer(data, np.uint8)
+    if not given.flags.writeable and given.ctypes.data % DATA_ALIGNMENT == 0:
+        return given
+    raw = np.empty(len(given) + DATA_ALIGNMENT, np.uint8)
     offset = -raw.ctypes.data % DATA_ALIGNMENT
-    buffer = raw[offset : offset + len(data)]
-    buffer[:] = np.frombuffer(data, np.uint8)
+    buffer = raw[offset : offset + len(given)]
+    buffer[:] = given
     buffer.flags.writeable = False
     return buffer

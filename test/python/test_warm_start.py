@@ -158,3 +158,33 @@ def test_a_damaged_weights_file_is_compiled_again(tmp_path, damage):
     np.testing.assert_allclose(again(_x(4)), _expected(_x(4), weight), rtol=1e-5, atol=1e-4)
     assert data.read_bytes() == content, "no good file replaced the damaged one"
     assert read_verified(data) is not None
+
+
+def test_mapped_weights_are_bound_where_they_lie():
+    """The cache's .data mapping is read-only and 64-byte aligned: a hit
+    binds it without a copy. Other data is copied to an aligned buffer."""
+    from graphcompiler.runtime.jit import shared_data
+
+    raw = np.arange(4096 + 64, dtype=np.uint8)
+    start = -raw.ctypes.data % shared_data.DATA_ALIGNMENT
+    aligned = memoryview(raw[start : start + 4096]).toreadonly()
+    shifted = memoryview(raw[start + 4 : start + 4100]).toreadonly()
+    in_place, copied = shared_data.bind({"gc.test.in_place": aligned, "gc.test.shifted": shifted})
+    assert np.shares_memory(in_place, raw)
+    assert not np.shares_memory(copied, raw)
+    assert copied.ctypes.data % shared_data.DATA_ALIGNMENT == 0
+    np.testing.assert_array_equal(copied, raw[start + 4 : start + 4100])
+
+
+def test_the_compiler_fingerprint_walks_only_the_package_sources(monkeypatch):
+    """A hit computes it first: hidden folders (.git, a .venv), caches and
+    the tests are not even listed."""
+    listed = []
+    scandir = os.scandir
+    monkeypatch.setattr(os, "scandir", lambda path: listed.append(str(path)) or scandir(path))
+    compile_cache.compiler_fingerprint.cache_clear()
+    fingerprint = compile_cache.compiler_fingerprint()
+    assert fingerprint == compile_cache.compiler_fingerprint()
+    assert any(path.endswith("driver") for path in listed)
+    skipped = [p for p in listed if "/." in p or "__pycache__" in p or p.endswith("/test")]
+    assert not skipped
