@@ -11,6 +11,7 @@ The arithmetic simplifications of seed 003, and the ones users expect:
     reshape(reshape(X))       -> reshape(X)
     identity reshape / transpose / broadcast_to / cast -> X
     neg(neg(X)) -> X,  relu(relu(X)) -> relu(X)
+    batch_norm(X, constants) -> X * S + T  (S, T per channel)
 
 "Zero" and "one" are constants whose elements all equal 0 or 1, seen through
 any broadcast_to. Every graph op carries `graph.GraphCanonicalization`, so
@@ -21,11 +22,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from graphcompiler.dialects.graph import ops as graph
+from graphcompiler.ir.element_types import dense_elements
 
 
 def splat_value(value: SSAValue) -> float | None:
@@ -216,6 +219,42 @@ class Idempotence(_GraphPattern):
             rewriter.replace(op, [], [op.input])
 
 
+class BatchNormOfConstants(_GraphPattern):
+    """batch_norm(X, scale, bias, mean, var) with constant parameters ->
+    X * S + T, where S = scale / sqrt(var + epsilon) and T = bias - mean * S
+    are [C, 1, ...] constants computed in f64. The pair fuses into the
+    epilogue of X's producer (a convolution's), where the batch_norm kernel
+    read and wrote the whole tensor once more (onnxruntime folds it too).
+    Left alone where S or T is not finite (a zero variance without
+    epsilon): X * S + T would not give the op's infs and NaNs."""
+
+    op_class = graph.BatchNormOp
+
+    def rewrite(self, op: graph.BatchNormOp, rewriter: PatternRewriter) -> None:
+        owners = [value.owner for value in (op.scale, op.bias, op.mean, op.var)]
+        if not all(isinstance(owner, graph.ConstantOp) for owner in owners):
+            return
+        shape = op.input.type.get_shape()
+        scale, bias, mean, var = (
+            np.broadcast_to(np.array(owner.value.get_values(), np.float64), [shape[1]])
+            for owner in owners
+        )
+        with np.errstate(all="ignore"):
+            factor = scale / np.sqrt(var + op.epsilon_value)
+            shift = bias - mean * factor
+        if not (np.isfinite(factor).all() and np.isfinite(shift).all()):
+            return
+        per_channel = [shape[1]] + [1] * (len(shape) - 2)
+        element = op.input.type.element_type
+        factor_op, shift_op = (
+            graph.ConstantOp.build_from([], value=dense_elements(v.reshape(per_channel), element))
+            for v in (factor, shift)
+        )
+        scaled = graph.MulOp.build_from([op.input, factor_op.result])
+        shifted = graph.AddOp.build_from([scaled.result, shift_op.result])
+        rewriter.replace(op, [factor_op, shift_op, scaled, shifted])
+
+
 PATTERNS: tuple[RewritePattern, ...] = (
     MulByConstant(),
     AddZero(),
@@ -226,6 +265,7 @@ PATTERNS: tuple[RewritePattern, ...] = (
     IdentityConversion(),
     Involution(),
     Idempotence(),
+    BatchNormOfConstants(),
 )
 
 graph.GraphCanonicalization.patterns.extend(PATTERNS)

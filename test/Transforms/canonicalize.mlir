@@ -142,3 +142,29 @@ func.func @small_powers(%x: tensor<4x8xf32>, %v: tensor<8xf32>) -> (tensor<4x8xf
   %3 = graph.pow %v, %threes : (tensor<8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   func.return %0, %1, %2, %3 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// batch_norm with constant parameters -> X * S + T with per-channel
+// constants S = scale / sqrt(var + epsilon) = [1, 3] and T = bias - mean * S
+// = [0.5, -6] (computed in f64), which fuse into the producer's epilogue.
+// Left alone: parameters known only at run time, and a zero variance
+// without epsilon (S would be inf: X * S + T would not give the op's NaNs).
+// CHECK-LABEL: func.func @batch_norm_of_constants
+// CHECK-DAG:     %[[S:.*]] = graph.constant dense<{{\[\[\[}}1.000000e+00]], {{\[\[}}3.000000e+00]]]> : tensor<2x1x1xf32>
+// CHECK-DAG:     %[[T:.*]] = graph.constant dense<{{\[\[\[}}5.000000e-01]], {{\[\[}}-6.000000e+00]]]> : tensor<2x1x1xf32>
+// CHECK:         %[[XS:.*]] = graph.mul %x, %[[S]] : (tensor<1x2x4x4xf32>, tensor<2x1x1xf32>) -> tensor<1x2x4x4xf32>
+// CHECK-NEXT:    %[[Y:.*]] = graph.add %[[XS]], %[[T]] : (tensor<1x2x4x4xf32>, tensor<2x1x1xf32>) -> tensor<1x2x4x4xf32>
+// CHECK-NEXT:    %[[KEPT:.*]] = graph.batch_norm %x, %{{.*}}, %{{.*}}, %{{.*}}, %var
+// CHECK-NEXT:    %[[ZERO:.*]] = graph.batch_norm %x, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {epsilon = 0.000000e+00 : f32}
+// CHECK-NEXT:    func.return %[[Y]], %[[KEPT]], %[[ZERO]]
+func.func @batch_norm_of_constants(%x: tensor<1x2x4x4xf32>, %var: tensor<2xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) {
+  %scale = graph.constant dense<[2.0, 3.0]> : tensor<2xf32>
+  %bias = graph.constant dense<[1.0, 0.0]> : tensor<2xf32>
+  %mean = graph.constant dense<[0.5, 2.0]> : tensor<2xf32>
+  %variance = graph.constant dense<[3.0, 0.0]> : tensor<2xf32>
+  %0 = graph.batch_norm %x, %scale, %bias, %mean, %variance {epsilon = 1.0 : f32} : (tensor<1x2x4x4xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+  %1 = graph.batch_norm %x, %scale, %bias, %mean, %var : (tensor<1x2x4x4xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+  %2 = graph.batch_norm %x, %scale, %bias, %mean, %variance {epsilon = 0.0 : f32} : (tensor<1x2x4x4xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+  func.return %0, %1, %2 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+}

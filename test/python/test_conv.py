@@ -186,6 +186,35 @@ def test_constant_weights_and_fused_bias_relu():
     np.testing.assert_allclose(compiled(*inputs), reference.run(text, *inputs), rtol=0, atol=1e-4)
 
 
+def test_constant_batch_norm_runs_in_the_convolution_epilogue():
+    """conv -> batch_norm (constant parameters) -> relu is one kernel: the
+    batch norm became a per-channel multiply-add (canonicalize) that fuses
+    into the convolution's epilogue; NaN and inf inputs give what the
+    op-by-op reference gives."""
+    x, w = [1, 6, 9, 9], [5, 6, 3, 3]
+    out = _out_shape(x, w, (1, 1), (1, 1, 1, 1), (1, 1))
+    weights = rng.uniform(-1, 1, w).astype(np.float32)
+    scale, bias, mean = (rng.uniform(-1, 1, 5).astype(np.float32) for _ in range(3))
+    var = rng.uniform(0.1, 2, 5).astype(np.float32)
+    conv = _conv_text(x, w, (1, 1), (1, 1, 1, 1), (1, 1), 1, constant=weights)
+    parameters = "".join(
+        f"  %{name} = graph.constant dense<{values.tolist()}> : {_t([5])}\n"
+        for name, values in (("s", scale), ("b", bias), ("m", mean), ("v", var))
+    )
+    text = conv.replace(
+        f"  func.return %0 : {_t(out)}",
+        parameters
+        + f"  %1 = graph.batch_norm %0, %s, %b, %m, %v : ({_t(out)}, {', '.join([_t([5])] * 4)}) -> {_t(out)}\n"
+        + f"  %2 = graph.relu %1 : {_t(out)}\n  func.return %2 : {_t(out)}",
+    )
+    compiled = graphcompiler.compile(text, cache=False, verify_each=True)
+    assert "batch_norm" not in str(compiled.graph)
+    assert compiled.tir.count("tir.func @") == 2  # main and the one fused kernel
+    inputs = [rng.uniform(-1, 1, x).astype(np.float32)]
+    inputs[0][0, 1, 4, 4], inputs[0][0, 2, 0, 0] = np.nan, np.inf
+    _check(compiled, text, inputs, atol=1e-4)
+
+
 def test_integer_convolution_keeps_the_direct_loops():
     text = """func.func @main(%x: tensor<1x2x5x5xi32>, %w: tensor<3x2x3x3xi32>) -> tensor<1x3x3x3xi32> {
   %0 = graph.conv2d %x, %w : (tensor<1x2x5x5xi32>, tensor<3x2x3x3xi32>) -> tensor<1x3x3x3xi32>
