@@ -38,9 +38,11 @@ def compile(
     verify_each: bool = False,
     progress=None,
     input_shapes=None,
+    profile: bool = False,
 ):
     """JIT-compile a graph function; see graphcompiler.driver.compiler.compile."""
-    if pipeline is None and not plugins and registry is None and not cast_inputs:
+    default = pipeline is None and not plugins and registry is None and not cast_inputs
+    if default and not profile:
         from graphcompiler.driver.warm_start import cached_graph
 
         def full_compile():
@@ -74,6 +76,7 @@ def compile(
         verify_each=verify_each,
         progress=progress,
         input_shapes=input_shapes,
+        profile=profile,
     )
 
 

@@ -28,6 +28,7 @@ from graphcompiler.driver.registration import (
     COMPILE_TIR_STAGE,
     GRAPH_STAGE,
     LLVM_STAGE,
+    PROFILE_LLVM_STAGE,
     default_registry,
 )
 from graphcompiler.driver.specializing import SpecializingGraph
@@ -40,6 +41,7 @@ from graphcompiler.runtime.direct_call import DirectCall, aligned_empty
 if TYPE_CHECKING:
     from graphcompiler.driver.warm_start import SourceAlias
     from graphcompiler.lowering.llvm.split import LlvmProgram
+    from graphcompiler.runtime.kernel_profile import KernelTime
 
 
 class CompiledGraph:
@@ -61,6 +63,7 @@ class CompiledGraph:
         cache: bool | str | Path | None = None,
         verify_each: bool = False,
         progress: Callable[[str], None] | None = None,
+        profile: bool = False,
     ):
         from graphcompiler.driver.compile_cache import CachedCompile, cache_key
         from graphcompiler.driver.compile_cache import load as load_cached
@@ -81,7 +84,12 @@ class CompiledGraph:
         self.registry = registry or default_registry()
         self.cast_inputs = cast_inputs
         if pipeline is not None:
+            if profile:
+                raise ValueError(
+                    "profile=True times the default pipeline's kernels: give no pipeline"
+                )
             check_pipeline_ends_in_llvm(self.registry, pipeline)
+        self._profiled = profile
         function = _find_entry(module, entry)
         if constants:
             bind_constants(function, constants)
@@ -94,7 +102,7 @@ class CompiledGraph:
         self.arena_bytes: int | None = None  # the entry's arena argument, if it has one
         self._progress = progress or (lambda stage: None)
         self.cache_hit = False
-        directory = cache_directory(cache) if pipeline is None else None
+        directory = cache_directory(cache) if pipeline is None and not profile else None
         key = cache_key(module, entry) if directory else ""
         self.cache_key = key  # "" when the cache is off
         cached = load_cached(directory, key) if directory else None
@@ -160,7 +168,7 @@ class CompiledGraph:
             self.tir = module_text(module)
             self.arena_bytes = _arena_bytes(module, self.entry)
             self._progress("lowering to the llvm dialect")
-            stage(LLVM_STAGE)
+            stage(PROFILE_LLVM_STAGE if self._profiled else LLVM_STAGE)
         else:  # a user's pipeline (plugin passes, maybe): verified after each pass
             self._progress("the pass pipeline")
             self.graph, self._graph_dot = module_text(module), _dot(module)
@@ -286,6 +294,20 @@ class CompiledGraph:
     def set_num_threads(self, count: int) -> None:
         """Threads for parallel loops: 1..4096, or 0 for all cores (ValueError otherwise)."""
         self.engine.set_num_threads(count)
+
+    def profile(self, reset: bool = False) -> list[KernelTime]:
+        """With `compile(profile=True)`: each kernel's calls and seconds over
+        the calls so far, the longest first (`kernel_profile.table` prints
+        them); `reset` starts the count again after reading it."""
+        from graphcompiler.runtime import kernel_profile
+
+        if not self._profiled:
+            raise ValueError("compile with profile=True to time the kernels")
+        names = kernel_profile.kernels(self.llvm_ir)
+        times = kernel_profile.read(self.engine, names, self.tir or "")
+        if reset:
+            kernel_profile.reset(self.engine, names)
+        return times
 
     @functools.cached_property
     def asm(self) -> str:
@@ -482,6 +504,7 @@ def compile(
     verify_each: bool = False,
     progress: Callable[[str], None] | None = None,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
+    profile: bool = False,
 ) -> CompiledGraph | SpecializingGraph:
     """Compile graph function `entry` of `source` (.mlir text, a path, or a
     module). `constants` binds arguments by name to arrays known at compile
@@ -500,8 +523,12 @@ def compile(
     `progress(stage)` is called as each stage starts (tools/progress.py).
     An ONNX model's symbolic input dims are fixed by `input_shapes`
     ({name: shape}); those left symbolic give a SpecializingGraph, which
-    compiles once per set of input shapes it is called with."""
-    default = pipeline is None and not plugins and registry is None and not cast_inputs
+    compiles once per set of input shapes it is called with. `profile`
+    times each kernel (`compiled.profile()`), without the cache and without
+    parallel regions (a little slower)."""
+    default = (
+        pipeline is None and not plugins and registry is None and not cast_inputs and not profile
+    )
     registry = registry or default_registry()
     for plugin in plugins:
         registry.load_plugin(str(plugin))
@@ -509,7 +536,7 @@ def compile(
     def compile_module(module: ModuleOp) -> CompiledGraph:
         return CompiledGraph(
             module, entry, pipeline, num_threads, constants, registry, cast_inputs, cache,
-            verify_each, progress,
+            verify_each, progress, profile,
         )  # fmt: skip
 
     alias = None

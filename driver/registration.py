@@ -37,6 +37,7 @@ PASSES = {
     "tir-plan-memory": ("graphcompiler.passes.tir.plan_memory", "TirPlanMemoryPass"),
     "tir-outline-parallel": ("graphcompiler.passes.tir.outline_parallel", "TirOutlineParallelPass"),
     "tir-parallel-regions": ("graphcompiler.passes.tir.parallel_regions", "TirParallelRegionsPass"),
+    "tir-profile-kernels": ("graphcompiler.passes.tir.profile_kernels", "TirProfileKernelsPass"),
     "tir-legalize-types": ("graphcompiler.passes.tir.legalize_types", "TirLegalizeTypesPass"),
     "tir-expand-math": ("graphcompiler.passes.tir.expand_math", "TirExpandMathPass"),
     "convert-graph-to-tir": ("graphcompiler.lowering.graph_to_tir", "ConvertGraphToTirPass"),
@@ -61,6 +62,12 @@ LLVM_STAGE = (
     "tir-outline-parallel,tir-parallel-regions,tir-legalize-types,tir-expand-math,"
     "convert-tir-to-llvm"
 )
+PROFILE_LLVM_STAGE = (
+    "tir-profile-kernels,tir-outline-parallel,tir-legalize-types,tir-expand-math,"
+    "convert-tir-to-llvm"
+)
+"""compile(profile=True)'s: kernel calls timed, no parallel regions (whose
+kernels return before their loops have run)."""
 
 # name -> (pipeline elements, description)
 PIPELINES = {

@@ -102,6 +102,21 @@ define void @sc_region_end() {
   ret void
 }
 
+; --- profiling (tir-profile-kernels) ----------------------------------------
+
+declare i32 @clock_gettime(i32, ptr)
+
+define i64 @sc_clock_ns() {
+  %time = alloca { i64, i64 }                 ; struct timespec
+  call i32 @clock_gettime(i32 1, ptr %time)   ; CLOCK_MONOTONIC
+  %seconds = load i64, ptr %time
+  %field = getelementptr { i64, i64 }, ptr %time, i32 0, i32 1
+  %nanoseconds = load i64, ptr %field
+  %scaled = mul i64 %seconds, 1000000000
+  %total = add i64 %scaled, %nanoseconds
+  ret i64 %total
+}
+
 define i32 @sc_thread_num() {
   %index = call i32 @gc_pool_thread_index()
   ret i32 %index

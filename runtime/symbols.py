@@ -64,6 +64,9 @@ RUNTIME_SYMBOLS: dict[str, RuntimeSymbol] = {
             i32,
             "index of the calling thread in a parallel loop (0: the thread that started it)",
         ),
+        RuntimeSymbol(
+            "sc_clock_ns", (), _i64, "a monotonic clock in nanoseconds (tir-profile-kernels)"
+        ),
         RuntimeSymbol("sc_aligned_alloc", (_index,), _ptr, "64-byte aligned allocation"),
         RuntimeSymbol("sc_aligned_free", (_ptr,), None, "free an sc_aligned_alloc block"),
         RuntimeSymbol(

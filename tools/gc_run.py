@@ -66,6 +66,8 @@ def _argument_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="time N calls; print median and min",
     )
+    add_flag(parser, "profile", action="store_true",
+             help="time each kernel over the --bench calls (else one more call) and print them: share, ms per call, calls, shapes")  # fmt: skip
     add_flag(parser, "print-output", action="store_true", help="print the outputs")
     add_flag(parser, "graph-svg", metavar="FILE",
              help="draw the graph after the graph passes to FILE (needs Graphviz's dot)")  # fmt: skip
@@ -184,6 +186,10 @@ def _run_graph(module, registry, args: argparse.Namespace) -> int:
         )
     try:  # what the flags get wrong is said before compiling
         if args.pass_pipeline is not None:
+            if args.profile:
+                raise ValueError(
+                    "--profile times the default pipeline's kernels: drop --pass-pipeline"
+                )
             check_pipeline_ends_in_llvm(registry, args.pass_pipeline)
         if args.graph_svg is not None:
             dot_executable()
@@ -199,6 +205,7 @@ def _run_graph(module, registry, args: argparse.Namespace) -> int:
             num_threads=_threads(args),
             registry=registry,
             progress=progress,
+            profile=args.profile,
         )
     finally:
         progress.done()
@@ -231,6 +238,8 @@ def _run_graph(module, registry, args: argparse.Namespace) -> int:
                 f"output #{index}: {'matches' if matches else 'MISMATCH with'} the reference (max abs error {error:.3g})"
             )
             status |= 0 if matches else 1
+    if args.profile:
+        compiled.profile(reset=True)  # the calls below, not the first
     if args.bench:
         times = []
         for _ in range(args.bench):
@@ -240,6 +249,12 @@ def _run_graph(module, registry, args: argparse.Namespace) -> int:
         print(
             f"bench: {args.bench} calls, median {float(np.median(times)) * 1e3:.3f} ms, min {min(times) * 1e3:.3f} ms"
         )
+    if args.profile:
+        from graphcompiler.runtime import kernel_profile
+
+        if not args.bench:
+            compiled(*inputs)
+        print(kernel_profile.table(compiled.profile()))
     return status
 
 
