@@ -36,21 +36,24 @@ def is_pointwise(op, w: Operand) -> bool:
 
 
 def prefers_gemm(kernel: Kernel, op, w: Operand, out: Operand) -> bool:
-    """One group, output rows shorter than two of conv.py's row tiles (7
-    and 14 columns with 8 lanes; up to 28 with 16), and an im2col of none
-    (pointwise) or at most twice the size of conv.py's shifted rows (kh / sh
-    of it: 1x1 at any stride and 3x3 at stride 2, not 3x3 at stride 1).
-    Measured on ResNet-50's layers, 1 thread, AVX2: those ran 5-50% faster
-    as a GEMM; 3x3 stride-1 layers 10-35% slower (their im2col and packing
-    copy K x P twice), and layers with 28 or 56 columns about as fast, for
-    twice the LLVM time per kernel."""
+    """One group, and either pointwise (1x1, stride 1, unpadded: the input
+    planes are the GEMM's columns, where conv.py would copy them into
+    shifted rows), or output rows shorter than two of conv.py's row tiles
+    (7 and 14 columns with 8 lanes; up to 28 with 16) and an im2col at most
+    twice the size of conv.py's shifted rows (kh / sh of it: 1x1 at any
+    stride and 3x3 at stride 2, not 3x3 at stride 1). Measured on
+    ResNet-50's layers, 1 thread, AVX2: the short-row ones ran 5-50% faster
+    as a GEMM, 3x3 stride-1 layers 10-35% slower (their im2col and packing
+    copy K x P twice); pointwise layers with 28 or 56 columns 10-40% faster
+    (kernel_profile, after the GEMM's prefetching), for more LLVM time."""
     if op.group_count != 1:
         return False
+    if is_pointwise(op, w):
+        return True
     ow = out.shape[3]
     _, vectors = MatmulSchedule.register_tile(kernel.target, ow)
     row_tile = vectors * kernel.target.f32_lanes
-    short_rows = ow <= row_tile
-    return short_rows and (is_pointwise(op, w) or w.shape[2] <= 2 * op.window_strides[0])
+    return ow <= row_tile and w.shape[2] <= 2 * op.window_strides[0]
 
 
 def _view(kernel: Kernel, operand: Operand, shape: list[int]) -> Operand:
