@@ -12,6 +12,7 @@ The arithmetic simplifications of seed 003, and the ones users expect:
     identity reshape / transpose / broadcast_to / cast -> X
     neg(neg(X)) -> X,  relu(relu(X)) -> relu(X)
     batch_norm(X, constants) -> X * S + T  (S, T per channel)
+    conv2d(pad(X, zeros on H, W)) -> conv2d(X) with the pad in its padding
 
 "Zero" and "one" are constants whose elements all equal 0 or 1, seen through
 any broadcast_to. Every graph op carries `graph.GraphCanonicalization`, so
@@ -255,6 +256,28 @@ class BatchNormOfConstants(_GraphPattern):
         rewriter.replace(op, [factor_op, shift_op, scaled, shifted])
 
 
+class PadIntoConvolution(_GraphPattern):
+    """conv2d(pad(X)) -> conv2d(X) with the pad added to its padding, where
+    the pad puts zeros (or nothing) before and after H and W only: the
+    convolution pads with zeros itself, without a pass that copies X
+    (MobileNet-v2's stride-2 layers come with an explicit Pad, "same"
+    padding the way TensorFlow splits it)."""
+
+    op_class = graph.Conv2dOp
+
+    def rewrite(self, op: graph.Conv2dOp, rewriter: PatternRewriter) -> None:
+        pad = op.input.owner
+        if not isinstance(pad, graph.PadOp) or pad.pad_mode != "constant" or pad.fill_value:
+            return
+        batch, channels, rows, columns = pad.amounts(4)
+        if batch != (0, 0) or channels != (0, 0) or min(*rows, *columns) < 0:
+            return
+        top, left, bottom, right = op.window_padding
+        padding = [top + rows[0], left + columns[0], bottom + rows[1], right + columns[1]]
+        properties = {**op.properties, "padding": padding}
+        rewriter.replace(op, graph.Conv2dOp.build_from([pad.input, op.weight], **properties))
+
+
 PATTERNS: tuple[RewritePattern, ...] = (
     MulByConstant(),
     AddZero(),
@@ -266,6 +289,7 @@ PATTERNS: tuple[RewritePattern, ...] = (
     Involution(),
     Idempotence(),
     BatchNormOfConstants(),
+    PadIntoConvolution(),
 )
 
 graph.GraphCanonicalization.patterns.extend(PATTERNS)

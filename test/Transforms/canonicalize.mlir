@@ -168,3 +168,29 @@ func.func @batch_norm_of_constants(%x: tensor<1x2x4x4xf32>, %var: tensor<2xf32>)
   %2 = graph.batch_norm %x, %scale, %bias, %mean, %variance {epsilon = 0.0 : f32} : (tensor<1x2x4x4xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
   func.return %0, %1, %2 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// conv2d(pad(X)) with zeros before and after H and W only -> one conv2d
+// with the amounts added to its padding. Kept: a pad of another value, of
+// the channels, or a negative amount (a crop).
+// CHECK-LABEL: func.func @pad_into_convolution
+// CHECK-NEXT:    %[[C:.*]] = graph.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 0, 1, 3, 2>} : (tensor<1x2x9x9xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x5x5xf32>
+// CHECK-NEXT:    %[[ONES:.*]] = graph.pad %x {pads = array<i64: 0, 0, 0, 0, 0, 0, 1, 1>, value = 1.000000e+00 : f32}
+// CHECK-NEXT:    %[[KEPT:.*]] = graph.conv2d %[[ONES]], %w
+// CHECK-NEXT:    %[[CHANNELS:.*]] = graph.pad %x {pads = array<i64: 0, 1, 0, 0, 0, 0, 0, 0>}
+// CHECK-NEXT:    %[[KEPT2:.*]] = graph.conv2d %[[CHANNELS]], %w3
+// CHECK-NEXT:    %[[CROP:.*]] = graph.pad %x {pads = array<i64: 0, 0, 0, -1, 0, 0, 1, 0>}
+// CHECK-NEXT:    %[[KEPT3:.*]] = graph.conv2d %[[CROP]], %w
+// CHECK-NEXT:    func.return %[[C]], %[[KEPT]], %[[KEPT2]], %[[KEPT3]]
+func.func @pad_into_convolution(%x: tensor<1x2x9x9xf32>, %w: tensor<4x2x3x3xf32>, %w3: tensor<4x3x3x3xf32>) -> (tensor<1x4x5x5xf32>, tensor<1x4x9x9xf32>, tensor<1x4x7x7xf32>, tensor<1x4x8x6xf32>) {
+  %p = graph.pad %x {pads = array<i64: 0, 0, 0, 1, 0, 0, 2, 1>} : tensor<1x2x9x9xf32> -> tensor<1x2x11x11xf32>
+  %0 = graph.conv2d %p, %w {strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 1, 1>} : (tensor<1x2x11x11xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x5x5xf32>
+  %ones = graph.pad %x {pads = array<i64: 0, 0, 0, 0, 0, 0, 1, 1>, value = 1.0 : f32} : tensor<1x2x9x9xf32> -> tensor<1x2x10x10xf32>
+  %1 = graph.conv2d %ones, %w {padding = array<i64: 1, 1, 0, 0>} : (tensor<1x2x10x10xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x9x9xf32>
+  %channels = graph.pad %x {pads = array<i64: 0, 1, 0, 0, 0, 0, 0, 0>} : tensor<1x2x9x9xf32> -> tensor<1x3x9x9xf32>
+  %2 = graph.conv2d %channels, %w3 : (tensor<1x3x9x9xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x7x7xf32>
+  %crop = graph.pad %x {pads = array<i64: 0, 0, 0, -1, 0, 0, 1, 0>} : tensor<1x2x9x9xf32> -> tensor<1x2x10x8xf32>
+  %3 = graph.conv2d %crop, %w : (tensor<1x2x10x8xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x8x6xf32>
+  func.return %0, %1, %2, %3 : tensor<1x4x5x5xf32>, tensor<1x4x9x9xf32>, tensor<1x4x7x7xf32>, tensor<1x4x8x6xf32>
+}

@@ -218,6 +218,22 @@ def test_constant_batch_norm_runs_in_the_convolution_epilogue():
     _check(compiled, text, inputs, atol=1e-4)
 
 
+@pytest.mark.parametrize("groups", [1, 6])
+def test_a_zero_pad_before_a_convolution_becomes_its_padding(groups):
+    """Pad (zeros after H and W, "same" padding split as TensorFlow does)
+    then a stride-2 convolution: one kernel reading the unpadded input."""
+    x, w = [1, 6, 12, 13], [6, 6 // groups, 3, 3]
+    text = f"""func.func @main(%x: {_t(x)}, %w: {_t(w)}) -> {_t([1, 6, 6, 6])} {{
+  %p = graph.pad %x {{pads = array<i64: 0, 0, 0, 0, 0, 0, 1, 0>}} : {_t(x)} -> {_t([1, 6, 13, 13])}
+  %0 = graph.conv2d %p, %w {{strides = array<i64: 2, 2>, groups = {groups} : i64}} : ({_t([1, 6, 13, 13])}, {_t(w)}) -> {_t([1, 6, 6, 6])}
+  func.return %0 : {_t([1, 6, 6, 6])}
+}}"""
+    compiled = graphcompiler.compile(text, cache=False, verify_each=True)
+    assert "graph.pad" not in str(compiled.graph)
+    inputs = [rng.uniform(-1, 1, s).astype(np.float32) for s in (x, w)]
+    _check(compiled, text, inputs, atol=1e-5 * 27)
+
+
 def test_integer_convolution_keeps_the_direct_loops():
     text = """func.func @main(%x: tensor<1x2x5x5xi32>, %w: tensor<3x2x3x3xi32>) -> tensor<1x3x3x3xi32> {
   %0 = graph.conv2d %x, %w : (tensor<1x2x5x5xi32>, tensor<3x2x3x3xi32>) -> tensor<1x3x3x3xi32>
