@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 
 onnx = pytest.importorskip("onnx")
-ort = pytest.importorskip("onnxruntime")
+pytest.importorskip("onnxruntime")
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from onnxruntime_session import session  # noqa: E402
 
 import graphcompiler  # noqa: E402
 from graphcompiler.frontends.onnx import NeedsConstantInput, OnnxImportError, import_onnx  # noqa: E402
@@ -31,8 +32,7 @@ def make_model(nodes, inputs, outputs, initializers=(), opset=17):
 
 
 def onnxruntime_outputs(model, feeds):
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return session.run(None, feeds)
+    return session(model).run(None, feeds)
 
 
 def dense_model():

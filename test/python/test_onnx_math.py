@@ -12,9 +12,9 @@ against onnxruntime.
 
 import numpy as np
 import onnx
-import onnxruntime
 import pytest
 from onnx import TensorProto, helper
+from onnxruntime_session import session
 
 import graphcompiler
 from graphcompiler.frontends.onnx import NeedsConstantInput, OnnxImportError, import_onnx
@@ -401,9 +401,9 @@ def _model(op_type, inputs, outputs, initializers=(), **attributes):
 
 
 def _agrees_with_onnxruntime(model, *arrays):
-    session = onnxruntime.InferenceSession(model.SerializeToString())
-    names = [i.name for i in session.get_inputs()]
-    expected = session.run(None, dict(zip(names, arrays, strict=True)))
+    runtime = session(model)
+    names = [i.name for i in runtime.get_inputs()]
+    expected = runtime.run(None, dict(zip(names, arrays, strict=True)))
     got = graphcompiler.compile(import_onnx(model))(*arrays)
     got = got if isinstance(got, tuple) else (got,)
     for g, e in zip(got, expected, strict=True):

@@ -20,8 +20,9 @@ import graphcompiler  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "examples" / "onnx"))
 
-from check import onnxruntime_run, random_inputs  # noqa: E402
+from check import random_inputs  # noqa: E402
 from models import cnn, encoder, mlp  # noqa: E402
+from onnxruntime_session import session  # noqa: E402
 
 MODELS = {
     "mlp": lambda: mlp(batch=8),
@@ -34,7 +35,7 @@ MODELS = {
 def test_matches_onnxruntime(name):
     model = MODELS[name]()
     feeds = random_inputs(model, seed=5)
-    (expected,) = onnxruntime_run(model, feeds)
+    (expected,) = session(model).run(None, feeds)
     got = graphcompiler.compile(model)(*feeds.values())
     assert got.shape == expected.shape
     np.testing.assert_allclose(

@@ -15,10 +15,11 @@ import numpy as np
 import pytest
 
 onnx = pytest.importorskip("onnx")
-ort = pytest.importorskip("onnxruntime")
+pytest.importorskip("onnxruntime")
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 from onnx.reference import ReferenceEvaluator  # noqa: E402
+from onnxruntime_session import session  # noqa: E402
 
 import graphcompiler  # noqa: E402
 from graphcompiler.frontends.onnx import OnnxImportError, import_onnx  # noqa: E402
@@ -49,8 +50,7 @@ def _model(op_type, inputs, initializers=(), opset=22, **attributes):
 
 
 def _onnxruntime(model, inputs):
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return session.run(None, dict(inputs))[0]
+    return session(model).run(None, dict(inputs))[0]
 
 
 def _onnx_reference(model, inputs):
