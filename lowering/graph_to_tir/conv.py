@@ -119,11 +119,11 @@ class BrgemmConv:
     def _choose_blocks(self, target) -> None:
         """The layout of the shifted input and the work of one task:
         `block_rows` output rows (dividing the output's) of `strips_per_block`
-        strips of `mr` output channels.
+        strips of `mr` output channels (`strip_blocks` tasks cover them).
 
-        Planes (tiles across output rows) only where a row is narrower than
-        a vector (_tiles_across_rows): their channels lie a plane apart, so a tile's reads spread
-        over many pages (a 14-column layer ran 20% slower as planes than as
+        Planes (tiles across output rows) only where a row is narrower
+        than a vector (_tiles_across_rows): their channels lie a plane
+        apart, so a tile's reads spread over many pages (a 14-column layer ran 20% slower as planes than as
         rows, AVX2), while a 7-column row fills 7 of 16 lanes. Among the row
         counts whose planes fit in 3/4 of L2, the choice gives at least 2
         tasks per core (`target.cores`; 4 are asked for) where there is
@@ -157,8 +157,8 @@ class BrgemmConv:
                 strip_blocks * input_bytes + row_blocks * weight_bytes,
             )
             if best_cost is None or cost < best_cost:
-                best, best_cost = (rows, mr, vectors * self.lanes, per_block), cost
-        self.block_rows, self.mr, self.nr, self.strips_per_block = best
+                best, best_cost = (rows, mr, vectors * self.lanes, per_block, strip_blocks), cost
+        self.block_rows, self.mr, self.nr, self.strips_per_block, self.strip_blocks = best
 
     def _tiles_across_rows(self) -> bool:
         """Planes: with a vertical stride of 1, for rows narrower than a vector."""
@@ -241,8 +241,7 @@ class BrgemmConv:
         full_groups, tail = divmod(self.o_per_group, self.mr)
         rows = self.block_rows
         columns = rows * self.ow  # of a block's output rows, one after the other
-        per_block = self.strips_per_block
-        strip_blocks = math.ceil(math.ceil(self.o_per_group / self.mr) / per_block)
+        per_block, strip_blocks = self.strips_per_block, self.strip_blocks
         grid = [self.n, self.groups, self.oh // rows, strip_blocks]
         with kernel.loop_nest([math.prod(grid)], self.parallel) as (flat,):
             image, group, block, strip_block = unflatten(kernel, flat, grid)
@@ -257,7 +256,9 @@ class BrgemmConv:
 
                 def panel(x0, cols: int) -> None:
                     """The tile of columns x0... of the block's rows, one after the other."""
-                    if isinstance(x0, int):  # the last tile: folded here
+                    if rows == 1:  # x0 is the column
+                        rows_on, column = 0, x0
+                    elif isinstance(x0, int):  # the last tile: folded here
                         rows_on, column = divmod(x0, self.ow)
                     else:
                         rows_on, column = b.div(x0, self.ow), b.mod(x0, self.ow)
