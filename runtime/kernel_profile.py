@@ -23,7 +23,7 @@ class KernelTime:
     calls: int
     seconds: float
     shapes: str = ""
-    """The kernel's parameters (outputs first) as shapes: `1x64x56x56 <- 1x64x56x56, ...`."""
+    """Its parameters' types, output first: `1x64x56x56xf32 <- 1x64x56x56xf32, ...`."""
 
 
 def kernels(llvm_ir: str) -> list[str]:
@@ -63,7 +63,8 @@ def reset(engine, names: list[str]) -> None:
 
 
 def table(times: list[KernelTime]) -> str:
-    """The times as a text table: share of the total, ms per call, calls."""
+    """The times as a text table: each one's share of their total, ms per
+    call, calls and shapes."""
     total = sum(time.seconds for time in times) or 1.0
     lines = [f"{'kernel':<24} {'share':>6} {'ms/call':>9} {'calls':>6}  shapes (out <- in)"]
     for time in times:
