@@ -1,4 +1,4 @@
-"""The JIT engine: LLVM IR -> host machine code with llvmlite (MCJIT, O3,
+"""The JIT engine: LLVM IR -> host machine code with llvmlite (MCJIT, O2,
 host CPU name and features), linked with the native runtime.
 
 A program is built as several objects at once, each in a helper process
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import llvmlite.binding as llvm
 
 from graphcompiler.runtime.jit import shared_data
-from graphcompiler.runtime.jit.optimizer import Job, build, optimize_here, prestart
+from graphcompiler.runtime.jit.optimizer import OPT_LEVEL, Job, build, optimize_here, prestart
 from graphcompiler.runtime.microkernels import GeneratedKernel, microkernel_module
 from graphcompiler.runtime.native import NATIVE_LIBRARIES, NUM_THREADS_GLOBAL, native_source
 from graphcompiler.runtime.object_cache import pack_objects, unpack_objects
@@ -104,7 +104,7 @@ def _target_machine() -> llvm.TargetMachine:
     return target.create_target_machine(
         cpu=llvm.get_host_cpu_name(),
         features=_machine_features(),
-        opt=3,
+        opt=OPT_LEVEL,
         codemodel="jitdefault",
     )
 

@@ -1,4 +1,4 @@
-"""LLVM's O3 pipeline and code generation, run in helper processes.
+"""LLVM's optimization pipeline (OPT_LEVEL) and code generation, run in helper processes.
 
 Why processes: llvmlite (0.50) leaks every pass builder's instrumentation
 callbacks (`LLVMPY_CreatePassBuilder` allocates a PassInstrumentationCallbacks
@@ -49,9 +49,16 @@ REQUESTS_PER_HELPER = 128
 _LENGTH = struct.Struct("<Q")
 
 
+OPT_LEVEL = 2
+"""LLVM's optimization and code generation level for programs. The kernels
+are vectorized and register-tiled by their templates, so O3's extra passes
+found nothing: measured in one process, every kernel of ResNet-50, BERT-base
+and EfficientNet-B0 ran as fast at O2 (per-kernel minima within noise),
+and ResNet-50's LLVM time fell from 6.6-7.1 s to 5.4 s of CPU."""
+
 LLVM_OPTIONS = ("-unroll-full-max-count=8",)
 """LLVM options for every module. Kernels are vectorized and register-tiled
-by their templates; at O3 LLVM also fully unrolls loops of known trip count
+by their templates; LLVM also fully unrolls loops of known trip count
 (every loop of a small static shape) up to hundreds of copies. Capping that
 at 8 copies made the transformer example's object 40% smaller and its
 build 22% faster, with every bench workload and example as fast as before."""
@@ -64,9 +71,9 @@ def _set_llvm_options() -> None:
 
 
 def optimize_here(module: llvm.ModuleRef, machine: llvm.TargetMachine) -> None:
-    """LLVM's default O3 module pipeline for `machine`, in this process."""
+    """LLVM's default module pipeline at OPT_LEVEL for `machine`, in this process."""
     _set_llvm_options()
-    options = llvm.create_pipeline_tuning_options(speed_level=3)
+    options = llvm.create_pipeline_tuning_options(speed_level=OPT_LEVEL)
     builder = llvm.create_pass_builder(machine, options)
     builder.getModulePassManager().run(module, builder)
 
@@ -405,7 +412,8 @@ def _serve() -> None:
         bitcode = _read_exactly(requests, _read_length(requests))
         try:
             machine = llvm.Target.from_default_triple().create_target_machine(
-                cpu=header["cpu"], features=header["features"], opt=3, codemodel="jitdefault"
+                cpu=header["cpu"], features=header["features"], opt=OPT_LEVEL,
+                codemodel="jitdefault",
             )
             module = llvm.parse_bitcode(bitcode)
             optimize_here(module, machine)

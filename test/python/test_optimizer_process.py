@@ -178,7 +178,7 @@ exit:
 
 def test_loops_of_known_trip_count_are_not_unrolled_into_hundreds_of_copies():
     """A 48-iteration loop LLVM cannot vectorize (each step reads the last)
-    stays a loop, in a helper as in this process (O3 alone unrolls it
+    stays a loop, in a helper as in this process (LLVM alone unrolls it
     fully: 48 multiplies; LLVM_OPTIONS leave 16)."""
     machine = jit._target_machine()
     cpu, features = llvm.get_host_cpu_name(), jit._machine_features()
