@@ -17,6 +17,8 @@ alone.
 
 from __future__ import annotations
 
+import heapq
+
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func
@@ -65,15 +67,27 @@ def _row_anchorable(op: Operation) -> bool:
     return rank > 0 and op.normalized_axis(rank) == rank - 1
 
 
-def _producers(anchor: Operation, ops: list[Operation], position, taken, max_ops) -> list:
+def _producers(anchor: Operation, position, taken, max_ops) -> list:
     """The element-wise ops before `anchor` whose results feed only its
-    first operand or each other (walking back: every user of an op is seen
-    before it), of the anchor's shape, plain layouts, not in another group."""
+    first operand or each other, of the anchor's shape, plain layouts, not
+    in another group. Such an op is an operand's owner of the anchor or of a
+    member, so only those are visited, the latest first (every user of an
+    op is then decided before it): not every op before the anchor."""
     members: set[Operation] = set()
     shape = anchor.results[0].type.get_shape()
-    for op in reversed(ops[: position[anchor]]):
-        if len(members) + 1 >= max_ops:
-            break
+    pending: list[tuple[int, Operation]] = []
+    seen: set[Operation] = set()
+
+    def visit_operands_of(op: Operation) -> None:
+        for value in op.operands[:1] if op is anchor else op.operands:
+            owner = value.owner
+            if isinstance(owner, Operation) and owner in position and owner not in seen:
+                seen.add(owner)
+                heapq.heappush(pending, (-position[owner], id(owner), owner))
+
+    visit_operands_of(anchor)
+    while pending and len(members) + 1 < max_ops:
+        op = heapq.heappop(pending)[2]
         if op in taken or not isinstance(op, graph.ELEMENTWISE_OPS):
             continue
         result = op.results[0]
@@ -87,6 +101,7 @@ def _producers(anchor: Operation, ops: list[Operation], position, taken, max_ops
             )
         ):
             members.add(op)
+            visit_operands_of(op)
     return sorted(members, key=position.__getitem__)
 
 
@@ -114,7 +129,7 @@ def find_groups(block: Block, max_ops: int) -> list[Group]:
     taken: set[Operation] = set()
     for op in ops:  # first, so that a row anchor's producers form no chain of their own
         if _row_anchorable(op):
-            producers[op] = _producers(op, ops, position, taken, max_ops)
+            producers[op] = _producers(op, position, taken, max_ops)
             taken.update(producers[op])
 
     for op in ops:
