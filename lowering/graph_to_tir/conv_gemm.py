@@ -9,6 +9,15 @@ im2col buffer, each of its rows one padded, strided input row copy
 panels, mc x nc blocks in parallel, K blocks held in L1, whose column
 blocks are cut at whole output rows so that the epilogue (bias, batch norm,
 activation, residual add) runs on each finished block of rows.
+An output plane too small for the register tile's vectors (7x7 = 49
+columns fill 49 of 64 lanes in 16-column tiles) is computed transposed:
+out[n]ᵀ [oh * ow, O] = columnsᵀ x Wᵀ, the pixels as the tile's rows (a
+short last row group costs a fraction of a tile, a short vector a whole
+one) and the weights as B, packed at compile time into panels the matmul
+streams with prefetching; the product is then transposed into the output
+with the epilogue. ResNet-50's 3x3 512-channel layer at 7x7 went from
+43 to 70 GF/s (1 thread, AVX2), MobileNet-v2's and EfficientNet-B0's 7x7
+layers 9-10% faster, measured in one process against the former paths.
 Why: conv.py's tiles hold mr channels of one output row, so a small output
 (7x7, 14x14: the late stages of every CNN) gives narrow, partly filled
 tiles that reload their weights for every row; here a tile's columns run
@@ -30,6 +39,7 @@ from graphcompiler.target.schedules import MatmulSchedule
 
 f32 = Float32Type()
 
+
 def is_pointwise(op, w: Operand) -> bool:
     """1x1, stride 1, no padding: the input planes are the GEMM's columns."""
     return w.shape[2:] == [1, 1] and op.window_strides == [1, 1] and not any(op.window_padding)
@@ -45,15 +55,28 @@ def prefers_gemm(kernel: Kernel, op, w: Operand, out: Operand) -> bool:
     ResNet-50's layers, 1 thread, AVX2: the short-row ones ran 5-50% faster
     as a GEMM, 3x3 stride-1 layers 10-35% slower (their im2col and packing
     copy K x P twice); pointwise layers with 28 or 56 columns 10-40% faster
-    (kernel_profile, after the GEMM's prefetching), for more LLVM time."""
+    (kernel_profile, after the GEMM's prefetching), for more LLVM time.
+    And any convolution computed transposed (computes_transposed)."""
     if op.group_count != 1:
         return False
-    if is_pointwise(op, w):
+    if is_pointwise(op, w) or computes_transposed(kernel, w, out):
         return True
     ow = out.shape[3]
     _, vectors = MatmulSchedule.register_tile(kernel.target, ow)
     row_tile = vectors * kernel.target.f32_lanes
     return ow <= row_tile and w.shape[2] <= 2 * op.window_strides[0]
+
+
+def computes_transposed(kernel: Kernel, w: Operand, out: Operand) -> bool:
+    """Whether the output plane (oh * ow pixels) fills under 90% of the
+    lanes of the register tile a GEMM over it would use (7x7 with 8 or 16
+    lanes, 14x14 with 16), with output channels enough to fill vectors
+    instead (at least two): those layers are computed transposed."""
+    plane = out.shape[2] * out.shape[3]
+    lanes = kernel.target.f32_lanes
+    _, vectors = MatmulSchedule.register_tile(kernel.target, plane)
+    width = vectors * lanes
+    return plane / (math.ceil(plane / width) * width) < 0.9 and w.shape[0] >= 2 * lanes
 
 
 def _view(kernel: Kernel, operand: Operand, shape: list[int]) -> Operand:
@@ -84,8 +107,31 @@ class GemmConv:
             columns = _view(kernel, self._im2col(), [self.n, self.depth, plane])
         weights = _view(kernel, self.w, [self.o, self.depth])
         out = _view(kernel, self.out, [self.n, self.o, plane])
+        if computes_transposed(kernel, self.w, self.out):
+            self._emit_transposed(columns, weights, out)
+            return
         epilogue = self._row_epilogue() if self.epilogue else None
         PackedMatmul(kernel, weights, columns, out, (False, False), epilogue, self.ow).emit()
+
+    def _emit_transposed(self, columns: Operand, weights: Operand, out: Operand) -> None:
+        """out[n]ᵀ = columns[n]ᵀ x weightsᵀ into a scratch [n, plane, O]
+        (PackedMatmul packs the transposed columns into row groups at run
+        time, the weights into panels at compile time), then out[n, o, :] =
+        scratch[n, :, o] with the epilogue on each finished channel."""
+        kernel, b = self.kernel, self.b
+        plane = self.oh * self.ow
+        shape = [self.n, plane, self.o]
+        product = Operand(b.make_tensor(shape, f32), TensorType(f32, shape))
+        PackedMatmul(kernel, columns, weights, product, (True, True), None).emit()
+        outer = [self.n, self.o]
+        parallel = worth_parallel_work(math.prod(outer), math.prod(shape))
+        with kernel.loop_nest([math.prod(outer)], parallel) as (flat,):
+            image, channel = unflatten(kernel, flat, outer)
+            with b.make_for(0, plane, 1) as pixel:
+                value = kernel.load(product, [image, pixel, channel])
+                kernel.store(out, [image, channel, pixel], value)
+            if self.epilogue:
+                self.epilogue([image, channel, 0, 0], [1, 1, self.oh, self.ow])
 
     def _row_epilogue(self) -> Epilogue:
         """The convolution's epilogue on a GEMM block: its columns are whole

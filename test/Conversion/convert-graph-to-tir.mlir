@@ -342,15 +342,39 @@ func.func @heads(%x: tensor<1x64x12x64xf32>) -> tensor<1x12x64x64xf32> {
 // is planes [n, kx, c, h, x] (a channel's rows one after the other), so a
 // 7x7 map is one run of 49 columns: one 4-vector tile of 49 with 16 lanes
 // (rather than 7 part-filled tiles of 7), three of 16 and one of 1 with 8.
+// (14 output channels: too few to fill two vectors, so not transposed.)
 // CHECK-LABEL: tir.func @conv2d__{{[0-9]+}}(
 // CHECK:         tir.define_tensor : !tir.tensor<1x3x16x9x7xf32>
 // CHECK:         tir.brgemm_tile {{.*}} {m = 6 : i64, n = 16 : i64, k = 16 : i64, lanes = 8 : i64, a_row = 1 : i64, a_k = 6 : i64, ldb = 63 : i64, ldc = 49 : i64, taps = array<i64: 3, 288, 7, 3, 96, 1008>}
 // CHECK:         tir.brgemm_tile {{.*}} {m = 6 : i64, n = 1 : i64,
+// CHECK:         tir.brgemm_tile {{.*}} {m = 2 : i64, n = 16 : i64,
 // AVX512-LABEL: tir.func @conv2d__{{[0-9]+}}(
 // AVX512:         tir.brgemm_tile {{.*}} {m = 6 : i64, n = 49 : i64, k = 16 : i64, lanes = 16 : i64
 // AVX512-NOT:     n = 7 : i64
 // AVX512:         tir.brgemm_tile {{.*}} {m = 2 : i64, n = 49 : i64
-func.func @merged_rows(%x: tensor<1x16x7x7xf32>, %w: tensor<32x16x3x3xf32>) -> tensor<1x32x7x7xf32> {
+func.func @merged_rows(%x: tensor<1x16x7x7xf32>, %w: tensor<14x16x3x3xf32>) -> tensor<1x14x7x7xf32> {
+  %0 = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x16x7x7xf32>, tensor<14x16x3x3xf32>) -> tensor<1x14x7x7xf32>
+  func.return %0 : tensor<1x14x7x7xf32>
+}
+
+// -----
+
+// With channels enough for two vectors, a 7x7 map is computed transposed:
+// im2col [C * 3 * 3, 49], then out^T [49, O] = columns^T x W^T with the
+// pixels as the tile's rows (6 and a last 1 with 8 lanes; 13, 13, 13 and
+// 10 with 16) and the channels as its vectors, and the product transposed
+// into the output.
+// CHECK-LABEL: tir.func @conv2d__{{[0-9]+}}(
+// CHECK:         tir.define_tensor : !tir.tensor<1x144x7x7xf32>
+// CHECK:         tir.define_tensor : !tir.tensor<1x49x32xf32>
+// CHECK:         tir.brgemm_tile {{.*}} {m = 6 : i64, n = 16 : i64, k = 144 : i64, lanes = 8 : i64, a_row = 144 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 32 : i64}
+// CHECK:         tir.brgemm_tile {{.*}} {m = 1 : i64, n = 16 : i64, k = 144 : i64
+// CHECK:         tir.load %{{.*}}[%{{.*}}, %[[PIXEL:.*]], %[[CHANNEL:.*]]] : !tir.tensor<1x49x32xf32>
+// CHECK:         tir.store %{{.*}}, %{{.*}}[%{{.*}}, %[[CHANNEL]], %[[PIXEL]]] : !tir.tensor<1x32x49xf32>
+// AVX512-LABEL: tir.func @conv2d__{{[0-9]+}}(
+// AVX512:         tir.brgemm_tile {{.*}} {m = 13 : i64, n = 32 : i64, k = 144 : i64, lanes = 16 : i64
+// AVX512:         tir.brgemm_tile {{.*}} {m = 10 : i64, n = 32 : i64
+func.func @small_plane(%x: tensor<1x16x7x7xf32>, %w: tensor<32x16x3x3xf32>) -> tensor<1x32x7x7xf32> {
   %0 = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x16x7x7xf32>, tensor<32x16x3x3xf32>) -> tensor<1x32x7x7xf32>
   func.return %0 : tensor<1x32x7x7xf32>
 }

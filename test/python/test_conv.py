@@ -8,11 +8,13 @@ bitwise equal.
 
 import numpy as np
 import pytest
+from xdsl.dialects.builtin import Float32Type, TensorType
 
 import graphcompiler
 from graphcompiler.interpreters import reference
 from graphcompiler.lowering.graph_to_tir import conv_gemm
 from graphcompiler.lowering.graph_to_tir.depthwise import DepthwiseConv
+from graphcompiler.lowering.graph_to_tir.kernel import Operand
 from graphcompiler.target import description as targets
 
 TARGETS = [name for name in ("avx512", "avx2", "generic") if targets.supported(name)]
@@ -153,6 +155,60 @@ def test_short_rows_convolve_as_one_gemm(monkeypatch, target, x, w, stride, pad,
     inputs.append(rng.uniform(-1, 1, [w[0], 1, 1]).astype(np.float32))
     inputs.append(rng.uniform(-1, 1, _out_shape(x, w, stride, pad, dilation)).astype(np.float32))
     _check(compiled, text, inputs, atol=1e-5 * w[1] * w[2] * w[3])
+
+
+TRANSPOSED_CASES = [
+    # x, w, stride, padding, constant weights: output planes of 7x7 (49 of 64 lanes filled)
+    ([2, 40, 7, 7], [70, 40, 1, 1], (1, 1), (0, 0, 0, 0), True),  # pointwise
+    ([1, 24, 7, 7], [48, 24, 3, 3], (1, 1), (1, 1, 1, 1), True),  # 3x3, padded
+    ([1, 12, 14, 13], [40, 12, 3, 3], (2, 2), (1, 0, 1, 2), False),  # strided, asymmetric
+]
+
+
+@pytest.mark.parametrize("target", [t for t in TARGETS if t != "generic"])
+@pytest.mark.parametrize("x, w, stride, pad, constant", TRANSPOSED_CASES)
+def test_small_output_planes_convolve_transposed(monkeypatch, target, x, w, stride, pad, constant):
+    """Output planes that fill a tile's vectors badly are computed as
+    outᵀ = columnsᵀ x Wᵀ (pixels as tile rows, weights as B panels), then
+    transposed into the output with the bias, relu and residual add."""
+    monkeypatch.setenv("GC_TARGET", target)
+    taken = []
+    transposed = conv_gemm.GemmConv._emit_transposed
+    monkeypatch.setattr(conv_gemm.GemmConv, "_emit_transposed", _recording(transposed, taken))
+    weights = rng.uniform(-1, 1, w).astype(np.float32)
+    text = _conv_text(
+        x, w, stride, pad, (1, 1), 1, weights if constant else None, "bias_relu_residual"
+    )
+    compiled = graphcompiler.compile(text, cache=False, verify_each=True)
+    assert taken
+    inputs = [rng.uniform(-1, 1, x).astype(np.float32)]
+    inputs[0][0, 0, 1, 2] = np.inf
+    if not constant:
+        inputs.append(weights)
+    inputs.append(rng.uniform(-1, 1, [w[0], 1, 1]).astype(np.float32))
+    inputs.append(rng.uniform(-1, 1, _out_shape(x, w, stride, pad, (1, 1))).astype(np.float32))
+    _check(compiled, text, inputs, atol=1e-5 * w[1] * w[2] * w[3])
+
+
+@pytest.mark.parametrize("target, plane, channels, transposed", [
+    ("avx2", 7, 512, True),  # 49 columns in 16-column tiles
+    ("avx2", 14, 512, False),  # 196 of 208
+    ("avx2", 7, 8, False),  # too few channels to fill vectors instead
+    ("avx512", 14, 256, True),  # 196 columns in 48- or 64-column tiles
+    ("avx512", 28, 256, False),
+])  # fmt: skip
+def test_which_planes_are_computed_transposed(monkeypatch, target, plane, channels, transposed):
+    """The choice comes from the target's lanes and register tile, not the host."""
+    monkeypatch.setenv("GC_TARGET", target)
+
+    class _Kernel:
+        target = targets.get_target()
+
+    def operand(shape):
+        return Operand(None, TensorType(Float32Type(), shape))
+
+    w, out = operand([channels, 64, 3, 3]), operand([1, channels, plane, plane])
+    assert conv_gemm.computes_transposed(_Kernel(), w, out) is transposed
 
 
 @pytest.mark.parametrize("addend", [[1, 6, 1], [7], [1, 5, 1, 1], []])
