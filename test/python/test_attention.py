@@ -13,6 +13,7 @@ import pytest
 
 import graphcompiler
 from graphcompiler.interpreters import reference
+from graphcompiler.lowering.graph_to_tir.attention import keys_per_block
 from graphcompiler.target import description as targets
 
 TARGETS = [name for name in ("avx512", "avx2", "generic") if targets.supported(name)]
@@ -126,3 +127,15 @@ def test_the_example_attention_is_fused():
         compiled(*inputs), reference.run(EXAMPLE.read_text(), *inputs), atol=1e-5
     )
 
+
+
+@pytest.mark.parametrize("target, block_q, dv, sk, keys", [
+    ("avx2", 32, 64, 512, 64),  # Sᵀ and the v block: 64 x (32 + 64) floats in 3/4 of 32 KiB
+    ("avx512", 64, 64, 512, 64),  # 72 fit in 3/4 of 48 KiB: whole vectors of 16
+    ("avx2", 32, 256, 512, 16),  # wide values: fewer keys
+    ("avx2", 32, 64, 40, 40),  # short sequences: one block
+])  # fmt: skip
+def test_key_blocks_fit_in_l1(monkeypatch, target, block_q, dv, sk, keys):
+    """The key block comes from the target's L1 and vector lanes, not the host's."""
+    monkeypatch.setenv("GC_TARGET", target)
+    assert keys_per_block(targets.get_target(), block_q, dv, sk) == keys
