@@ -254,7 +254,10 @@ def _attention(op: graph.AttentionOp, query: Array, key: Array, value: Array, *m
     if mask:
         scores = scores + mask[0]
     exponentials = np.exp(scores - np.max(scores, axis=-1, keepdims=True, initial=-np.inf))
-    return np.matmul(exponentials / np.sum(exponentials, axis=-1, keepdims=True), value)
+    probabilities = exponentials / np.sum(exponentials, axis=-1, keepdims=True)
+    if op.zeroes_nan_probabilities:
+        probabilities = np.where(np.isnan(probabilities), np.float32(0), probabilities)
+    return np.matmul(probabilities, value)
 
 
 def _normalize(x: Array, axes: tuple[int, ...], epsilon: float) -> Array:

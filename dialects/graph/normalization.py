@@ -154,6 +154,11 @@ class AttentionOp(GraphOp):
     products accumulate in f32 in a different order than the unfused ops
     (about 1e-6 relative for D, Sk up to 1024).
 
+    With `zero_nan_probabilities`, probabilities the softmax makes NaN are 0
+    instead (torch's scaled_dot_product_attention, as exported, follows its
+    softmax with where(isnan(p), 0, p)): such a row is sum_k 0 * value_k,
+    0 where the values are finite and NaN where a key's value is inf or NaN.
+
     Example:
 
         %o = graph.attention %q, %k, %v {scale = 0.125 : f32} : (tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32>) -> tensor<1x8x128x64xf32>
@@ -167,6 +172,7 @@ class AttentionOp(GraphOp):
     result = result_def(TensorType)
     scale = prop_def(FloatAttr, default_value=f32_attr(1.0))
     key_transposed = prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
+    zero_nan_probabilities = prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
     assembly_format = (
         "$query `,` $key `,` $value (`,` $mask^)? attr-dict `:` functional-type(operands, results)"
     )
@@ -180,6 +186,11 @@ class AttentionOp(GraphOp):
     def key_is_transposed(self) -> bool:
         """`key_transposed`: key is [..., D, Sk]."""
         return bool(self.key_transposed.value.data)
+
+    @property
+    def zeroes_nan_probabilities(self) -> bool:
+        """`zero_nan_probabilities`: a row the softmax makes NaN weighs every value by 0."""
+        return bool(self.zero_nan_probabilities.value.data)
 
     @classmethod
     def infer_type(cls, operand_types, properties, result_type=None):

@@ -112,13 +112,61 @@ def _other(op: Operation, value: SSAValue) -> SSAValue:
     return op.operands[1] if op.operands[0] is value else op.operands[0]
 
 
+def _prescaled(value: SSAValue, user: Operation) -> tuple[SSAValue, float, Operation | None]:
+    """`value` as (source, factor, the op to erase): x * c or x / c by a
+    splat constant feeding only `user` (torch's exported attention scales q
+    and k by sqrt(scale) each), else (value, 1, None)."""
+    op = value.owner
+    if not isinstance(op, graph.MulOp | graph.DivOp) or not op.result.has_one_use():
+        return value, 1.0, None
+    if op.result.type != op.operands[0].type or op.result.get_user_of_unique_use() is not user:
+        return value, 1.0, None
+    factor = _splat_constant(op.operands[1])
+    if factor is None or (isinstance(op, graph.DivOp) and factor == 0):
+        return value, 1.0, None
+    return op.operands[0], factor if isinstance(op, graph.MulOp) else 1 / factor, op
+
+
 def _attention(ops: list[Operation]) -> bool:
     """matmul(q, k) -> [scale] -> [+ mask] -> softmax -> matmul(., v) becomes
     one graph.attention; declines whatever it cannot express exactly."""
     scores, *middle, softmax, context = ops
-    if scores.a_transposed or context.operands[0] is not softmax.result:
+    if context.operands[0] is not softmax.result:
         return False
-    if context.is_transposed:
+    return _replace_by_attention(scores, middle, softmax, context, [], zero_nan=False)
+
+
+def _attention_zeroing_nan(ops: list[Operation]) -> bool:
+    """As `_attention`, where the softmax's NaN probabilities become 0 before
+    the second matmul: p -> select(p != p, 0, p) -> matmul(., v), as torch's
+    scaled_dot_product_attention exports."""
+    scores, *middle, softmax = ops
+    users = {use.operation for use in softmax.result.uses}  # not_equal(p, p) uses it twice
+    is_nan = next((u for u in users if isinstance(u, graph.NotEqualOp)), None)
+    select = next((u for u in users if isinstance(u, graph.SelectOp)), None)
+    if len(users) != 2 or is_nan is None or select is None:
+        return False
+    if list(is_nan.operands) != [softmax.result] * 2 or not is_nan.result.has_one_use():
+        return False
+    cond, zero, kept = select.operands
+    if cond is not is_nan.result or kept is not softmax.result or _splat_constant(zero) != 0.0:
+        return False
+    if select.result.type != softmax.result.type or not select.result.has_one_use():
+        return False
+    context = select.result.get_user_of_unique_use()
+    if not isinstance(context, graph.MatmulOp) or context.operands[0] is not select.result:
+        return False
+    tail = [is_nan, select]
+    return _replace_by_attention(scores, middle, softmax, context, tail, zero_nan=True)
+
+
+def _replace_by_attention(
+    scores, middle: list[Operation], softmax, context, tail: list[Operation], zero_nan: bool
+) -> bool:
+    """graph.attention for scores -> middle (scale, mask) -> softmax -> tail
+    -> context, with the query's and key's own splat scale factors folded
+    into its scale."""
+    if scores.a_transposed or context.is_transposed:
         return False
     rank = len(softmax.result.type.get_shape())
     if softmax.normalized_axis(rank) != rank - 1:
@@ -143,13 +191,18 @@ def _attention(ops: list[Operation]) -> bool:
         else:
             return False
         value = op.results[0]
+    query, query_factor, query_scaling = _prescaled(scores.operands[0], scores)
+    key, key_factor, key_scaling = _prescaled(scores.operands[1], scores)
+    scale = scale * query_factor * key_factor
     if not math.isfinite(scale) or abs(scale) > FLOAT32_MAX:  # the scale is an f32 property
         return False
-    query, key = scores.operands
     operands = [query, key, context.operands[1], *([mask] if mask is not None else [])]
     try:
         attention = graph.AttentionOp.build_from(
-            operands, scale=scale, key_transposed=not scores.b_transposed
+            operands,
+            scale=scale,
+            key_transposed=not scores.b_transposed,
+            zero_nan_probabilities=zero_nan,
         )
     except VerifyException:
         return False
@@ -157,25 +210,39 @@ def _attention(ops: list[Operation]) -> bool:
         return False
     Rewriter.insert_op(attention, InsertPoint.before(context))
     context.result.replace_all_uses_with(attention.result)
-    for op in reversed(ops):
+    scalings = [op for op in (query_scaling, key_scaling) if op is not None]
+    for op in [context, *reversed(tail), softmax, *reversed(middle), scores, *scalings]:
         Rewriter.erase_op(op)
-    for constant in factors:
-        if not constant.result.uses:
+    constants = [*factors, *(op.operands[1].owner for op in scalings)]
+    for constant in constants + ([tail[1].operands[1].owner] if tail else []):
+        if isinstance(constant, graph.ConstantOp) and not constant.result.uses:
             Rewriter.erase_op(constant)
     return True
 
 
-for _scaling in ((), ("mul",), ("div",)):
-    for _masking in ((), ("add",)):
-        _chain = ("matmul", *_scaling, *_masking, "softmax", "matmul")
-        register_rule(
-            Rule(
-                "attention" + "".join(f"-{n}" for n in (*_scaling, *_masking)),
-                _chain,
-                _attention,
-                f"{' -> '.join(_chain)} -> graph.attention (online softmax, scores never stored)",
-            )
+_ATTENTION_CHAINS = [
+    ("matmul", *scaling, *masking, "softmax", "matmul")
+    for scaling in ((), ("mul",), ("div",))
+    for masking in ((), ("add",))
+]
+for _chain in _ATTENTION_CHAINS:
+    register_rule(
+        Rule(
+            "attention" + "".join(f"-{n}" for n in _chain[1:-2]),
+            _chain,
+            _attention,
+            f"{' -> '.join(_chain)} -> graph.attention (online softmax, scores never stored)",
         )
+    )
+for _chain in _ATTENTION_CHAINS:
+    register_rule(
+        Rule(
+            "attention-zeroing-nan" + "".join(f"-{n}" for n in _chain[1:-2]),
+            _chain[:-1],
+            _attention_zeroing_nan,
+            f"{' -> '.join(_chain[:-1])} -> select(isnan, 0, .) -> matmul -> graph.attention",
+        )
+    )
 
 
 @dataclass(frozen=True)

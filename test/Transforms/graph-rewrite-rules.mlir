@@ -11,7 +11,7 @@
 // CHECK-NEXT:    graph.yield
 // ONLY-LABEL: func.func @conv_block
 // ONLY-NOT:     graph.fused
-// UNKNOWN: error: pass 'graph-rewrite-rules' failed: unknown rewrite rule(s) nope (known: conv2d-bias-relu, matmul-bias-gelu, log-of-exp, attention, attention-add, attention-mul, attention-mul-add, attention-div, attention-div-add)
+// UNKNOWN: error: pass 'graph-rewrite-rules' failed: unknown rewrite rule(s) nope (known: conv2d-bias-relu, matmul-bias-gelu, log-of-exp, attention, attention-add, attention-mul, attention-mul-add, attention-div, attention-div-add, attention-zeroing-nan, attention-zeroing-nan-add, attention-zeroing-nan-mul, attention-zeroing-nan-mul-add, attention-zeroing-nan-div, attention-zeroing-nan-div-add)
 func.func @conv_block(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4x1x1xf32>) -> tensor<1x4x6x6xf32> {
   %0 = graph.conv2d %x, %w : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
   %1 = graph.add %0, %b : (tensor<1x4x6x6xf32>, tensor<4x1x1xf32>) -> tensor<1x4x6x6xf32>
@@ -51,6 +51,44 @@ func.func @attention_mask(%q: tensor<2x16x8xf32>, %k: tensor<2x24x8xf32>, %v: te
   %p = graph.softmax %masked {axis = -1 : i64} : tensor<2x16x24xf32>
   %o = graph.matmul %p, %v : (tensor<2x16x24xf32>, tensor<2x24x4xf32>) -> tensor<2x16x4xf32>
   func.return %o : tensor<2x16x4xf32>
+}
+
+// -----
+
+// torch's scaled_dot_product_attention as exported: q and k each scaled by
+// sqrt(scale) before the matmul (folded: 0.5 * 0.25), and NaN probabilities
+// (rows the mask leaves without a finite score) set to 0 after the softmax.
+// CHECK-LABEL: func.func @exported_sdpa
+// CHECK-NEXT:    %[[A:.*]] = graph.attention %q, %kt, %v, %mask {scale = 1.250000e-01 : f32, key_transposed = true, zero_nan_probabilities = true}
+// CHECK-NEXT:    func.return %[[A]]
+func.func @exported_sdpa(%q: tensor<2x16x8xf32>, %kt: tensor<2x8x24xf32>, %v: tensor<2x24x4xf32>, %mask: tensor<2x1x24xf32>) -> tensor<2x16x4xf32> {
+  %a = graph.constant dense<0.5> : tensor<f32>
+  %b = graph.constant dense<0.25> : tensor<f32>
+  %qs = graph.mul %q, %a : (tensor<2x16x8xf32>, tensor<f32>) -> tensor<2x16x8xf32>
+  %ks = graph.mul %kt, %b : (tensor<2x8x24xf32>, tensor<f32>) -> tensor<2x8x24xf32>
+  %s = graph.matmul %qs, %ks : (tensor<2x16x8xf32>, tensor<2x8x24xf32>) -> tensor<2x16x24xf32>
+  %masked = graph.add %s, %mask : (tensor<2x16x24xf32>, tensor<2x1x24xf32>) -> tensor<2x16x24xf32>
+  %p = graph.softmax %masked {axis = -1 : i64} : tensor<2x16x24xf32>
+  %nan = graph.not_equal %p, %p : (tensor<2x16x24xf32>, tensor<2x16x24xf32>) -> tensor<2x16x24xi1>
+  %zero = graph.constant dense<0.0> : tensor<1xf32>
+  %p0 = graph.select %nan, %zero, %p : (tensor<2x16x24xi1>, tensor<1xf32>, tensor<2x16x24xf32>) -> tensor<2x16x24xf32>
+  %o = graph.matmul %p0, %v : (tensor<2x16x24xf32>, tensor<2x24x4xf32>) -> tensor<2x16x4xf32>
+  func.return %o : tensor<2x16x4xf32>
+}
+
+// -----
+
+// The probabilities used elsewhere too: not one op.
+// CHECK-LABEL: func.func @sdpa_probabilities_escape
+// CHECK-NOT:     graph.attention
+func.func @sdpa_probabilities_escape(%q: tensor<16x8xf32>, %k: tensor<24x8xf32>, %v: tensor<24x4xf32>) -> (tensor<16x4xf32>, tensor<16x24xf32>) {
+  %s = graph.matmul %q, %k {transpose_b = true} : (tensor<16x8xf32>, tensor<24x8xf32>) -> tensor<16x24xf32>
+  %p = graph.softmax %s {axis = -1 : i64} : tensor<16x24xf32>
+  %nan = graph.not_equal %p, %p : (tensor<16x24xf32>, tensor<16x24xf32>) -> tensor<16x24xi1>
+  %zero = graph.constant dense<0.0> : tensor<f32>
+  %p0 = graph.select %nan, %zero, %p : (tensor<16x24xi1>, tensor<f32>, tensor<16x24xf32>) -> tensor<16x24xf32>
+  %o = graph.matmul %p0, %v : (tensor<16x24xf32>, tensor<24x4xf32>) -> tensor<16x4xf32>
+  func.return %o, %p0 : tensor<16x4xf32>, tensor<16x24xf32>
 }
 
 // -----

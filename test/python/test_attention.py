@@ -103,6 +103,58 @@ def test_masked_rows_and_special_scores():
 
 
 
+def _exported_sdpa_text(q, k, v, mask, factor=0.5):
+    """Attention as torch's scaled_dot_product_attention exports it: q and kᵀ
+    each times sqrt(scale), the mask added, NaN probabilities set to 0."""
+    *batch, sq, d = q
+    sk, dv = v[-2:]
+    kt = [*k[:-2], d, sk]
+    scores, out = [*batch, sq, sk], [*batch, sq, dv]
+    scores_i1 = _t(scores).replace("f32", "i1")
+    lines = [
+        f"  %f = graph.constant dense<{factor}> : tensor<f32>",
+        f"  %kt = graph.transpose %k {{perm = array<i64: {', '.join(map(str, [*range(len(k) - 2), len(k) - 1, len(k) - 2]))}>}} : {_t(k)} -> {_t(kt)}",
+        f"  %qs = graph.mul %q, %f : ({_t(q)}, tensor<f32>) -> {_t(q)}",
+        f"  %ks = graph.mul %kt, %f : ({_t(kt)}, tensor<f32>) -> {_t(kt)}",
+        f"  %s = graph.matmul %qs, %ks : ({_t(q)}, {_t(kt)}) -> {_t(scores)}",
+        f"  %x = graph.add %s, %m : ({_t(scores)}, {_t(mask)}) -> {_t(scores)}",
+        f"  %p = graph.softmax %x {{axis = -1 : i64}} : {_t(scores)}",
+        f"  %nan = graph.not_equal %p, %p : ({_t(scores)}, {_t(scores)}) -> {scores_i1}",
+        "  %zero = graph.constant dense<0.0> : tensor<1xf32>",
+        f"  %p0 = graph.select %nan, %zero, %p : ({scores_i1}, tensor<1xf32>, {_t(scores)}) -> {_t(scores)}",
+        f"  %o = graph.matmul %p0, %v : ({_t(scores)}, {_t(v)}) -> {_t(out)}",
+        f"  func.return %o : {_t(out)}",
+    ]
+    args = f"%q: {_t(q)}, %k: {_t(k)}, %v: {_t(v)}, %m: {_t(mask)}"
+    return f"func.func @main({args}) -> {_t(out)} {{\n" + "\n".join(lines) + "\n}"
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_exported_attention_zeroes_nan_probabilities(monkeypatch, target):
+    """torch's exported attention (pre-scaled q and k, NaN probabilities set
+    to 0) is one graph.attention: a row with no finite score, or with a NaN
+    or +inf one, weighs every value by 0 (0, NaN under an inf value), others
+    are the usual softmax; across several key blocks and a tail."""
+    monkeypatch.setenv("GC_TARGET", target)
+    q, k, v, mask = [2, 7, 16], [2, 150, 16], [2, 150, 8], [2, 7, 150]
+    inputs = [rng.uniform(-1, 1, s).astype(np.float32) for s in (q, k, v, mask)]
+    m, values = inputs[3], inputs[2]
+    m[0, 0, :] = -np.inf  # fully masked: 0
+    m[0, 1, :140] = -np.inf  # masked in the first key blocks only: finite
+    m[0, 2, 7] = np.inf  # +inf score: 0
+    m[0, 3, 149] = np.nan  # NaN score: 0
+    m[1, 0, :] = -np.inf  # fully masked, and an inf value: NaN in that column
+    values[1, 30, 5] = np.inf
+    text = _exported_sdpa_text(q, k, v, mask)
+    got = _check(text, inputs)
+    fused = str(graphcompiler.compile(text).graph)
+    assert "zero_nan_probabilities = true" in fused and "graph.softmax" not in fused
+    assert (got[0, 0] == 0).all() and (got[0, 2] == 0).all() and (got[0, 3] == 0).all()
+    assert np.isfinite(got[0, 1]).all() and np.isnan(got[1, 0, 5]) and (np.delete(got[1, 0], 5) == 0).all()
+    # the reference interpreter gives the fused op the same meaning
+    np.testing.assert_allclose(reference.run(fused, *inputs), got, rtol=0, atol=2e-6)
+
+
 @pytest.mark.parametrize(
     "q, k, v",
     [([16, 0], [24, 0], [24, 4]), ([2, 3, 0], [2, 5, 0], [2, 5, 6]), ([16, 4], [0, 4], [0, 4])],
