@@ -22,6 +22,7 @@ from graphcompiler.frontends.onnx import (  # noqa: F401 - register their conver
     ops_indexing,
     ops_math,
     ops_resize,
+    ops_signal,
     ops_tensor,
     ops_window,
 )

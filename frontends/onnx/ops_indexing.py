@@ -1,16 +1,23 @@
 """Converters of ONNX's indexing ops (registered in `ops.CONVERTERS`):
 GatherElements, GatherND, ScatterElements and ScatterND map one to one to
 graph ops, which compute their output shapes from the input types (ONNX
-shape inference is not needed). NonZero and Unique have output shapes that
-depend on the data, which static graphs cannot hold: they are rejected
-with a reason.
+shape inference is not needed). OneHot is composed: the indices (negative
+ones wrapped once by depth) compared with an iota constant along the new
+axis, then a select of the on and off values. NonZero and Unique have
+output shapes that depend on the data, which static graphs cannot hold:
+they are rejected with a reason.
 """
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+from xdsl.dialects.builtin import IntegerType, Signedness, i64
+
 from graphcompiler.dialects import graph
 from graphcompiler.frontends.onnx.importer import Node
-from graphcompiler.frontends.onnx.ops import converter
+from graphcompiler.frontends.onnx.ops import cast, converter, reshape
 
 
 @converter("GatherElements")
@@ -40,6 +47,46 @@ def _scatter_elements(node: Node) -> list:
 def _scatter_nd(node: Node) -> list:
     operands = [node.value(i) for i in range(3)]
     return [node.make("scatter_nd", operands, reduction=_reduction(node))]
+
+
+@converter("OneHot")
+def _one_hot(node: Node) -> list:
+    """select(indices == iota, on, off), iota = [0, depth) along `axis` of
+    the output (indices.shape with depth inserted there). Indices of any
+    numeric type are cast to i64 (floats truncate, as ONNX's cast), those in
+    [-depth, 0) count from depth, and any other out of [0, depth) gives an
+    all-off row. `depth` must be known at import time (it is a dim)."""
+    indices = node.value(0)
+    shape = list(indices.type.get_shape())
+    rank = len(shape) + 1
+    depth_array = np.asarray(node.constant(1, "depth"))
+    if depth_array.size != 1 or depth_array.ndim > 1:
+        raise node.error(f"depth must be one value, got shape {list(depth_array.shape)}")
+    depth = int(depth_array.reshape(-1)[0])
+    if depth < 1:
+        raise node.error(f"depth {depth} is not positive")
+    axis = int(node.attr("axis", -1))
+    if not -rank <= axis < rank:
+        raise node.error(f"axis {axis} is out of range for an output of rank {rank}")
+    axis %= rank
+    values = node.value(2)
+    if math.prod(values.type.get_shape()) != 2:
+        raise node.error(
+            f"values must be [off, on] (two elements), got shape {list(values.type.get_shape())}"
+        )
+    values = reshape(node, values, [2])
+    off = node.make("slice", [values], starts=[0], ends=[1])
+    on = node.make("slice", [values], starts=[1], ends=[2])
+    element = indices.type.element_type
+    index = cast(node, indices, i64)
+    if not (isinstance(element, IntegerType) and element.signedness.data == Signedness.UNSIGNED):
+        negative = node.make("less", [index, node.scalar(0, index)])
+        wrapped = node.make("add", [index, node.scalar(depth, index)])
+        index = node.make("select", [negative, wrapped, index])
+    index = reshape(node, index, [*shape[:axis], 1, *shape[axis:]])
+    iota = np.arange(depth).reshape([depth if d == axis else 1 for d in range(rank)])
+    hot = node.make("equal", [index, node.importer.constant_value(iota, i64, node.label)])
+    return [node.make("select", [hot, on, off])]
 
 
 @converter("NonZero", "Unique")

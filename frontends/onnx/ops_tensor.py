@@ -4,20 +4,24 @@ in `ops.CONVERTERS`).
 Shapes are static, so the ops that compute shapes (Shape, Size,
 ConstantOfShape) give numpy arrays, and the ops that only rearrange
 elements (Reshape, Flatten, Squeeze, Unsqueeze, Expand) compute their
-output shape from the input's.
+output shape from the input's. The random ops (RandomUniform, RandomNormal
+and their *Like forms) are constants too: drawn once, at import time.
 """
 
 from __future__ import annotations
 
 import math
+import zlib
 
 import numpy as np
-from onnx import numpy_helper
-from xdsl.dialects.builtin import i1
+from onnx import TensorProto, numpy_helper
+from xdsl.dialects.builtin import BFloat16Type, i1
 from xdsl.ir import SSAValue
 
+from graphcompiler.dialects import graph
 from graphcompiler.frontends.onnx.importer import Node, array_type, element_type
 from graphcompiler.frontends.onnx.ops import _broadcast, converter, reshape
+from graphcompiler.ir.element_types import compute_dtype, round_to_bf16
 
 # --- constants and shapes ---------------------------------------------------------
 
@@ -71,6 +75,84 @@ def _range(node: Node) -> list:
         node.constant(i, name) for i, name in enumerate(("start", "limit", "delta"))
     )
     return [np.arange(start, limit, delta, dtype=start.dtype)]
+
+
+# --- random values --------------------------------------------------------------------
+
+RANDOM_SEED = 0
+"""The seed of a random op without a `seed` attribute: its values come from
+numpy.random.default_rng([RANDOM_SEED, crc32(its first output's name)]), so
+two unseeded nodes differ, and every import of a model draws the same."""
+
+
+def _generator(node: Node) -> np.random.Generator:
+    seed = node.attr("seed")
+    if seed is None:
+        name = node.proto.output[0] if node.proto.output else node.label
+        return np.random.default_rng([RANDOM_SEED, zlib.crc32(name.encode())])
+    seed = float(seed)
+    if seed.is_integer() and seed >= 0:
+        return np.random.default_rng(int(seed))
+    return np.random.default_rng([1, int(np.float32(seed).view(np.uint32))])  # its bits
+
+
+def _round(values: np.ndarray, element) -> np.ndarray:
+    """float64 values as `element` holds them (bf16: rounded, in float32)."""
+    if isinstance(element, BFloat16Type):
+        return round_to_bf16(values.astype(np.float32))
+    return values.astype(compute_dtype(element))
+
+
+def _next_down(values: np.ndarray, element) -> np.ndarray:
+    """The `element` value just below each of `values`."""
+    if not isinstance(element, BFloat16Type):
+        return np.nextafter(values, values.dtype.type(-np.inf))
+    bits = values.view(np.uint32).astype(np.int64)
+    bits = np.where(values > 0, bits - 0x10000, np.where(values < 0, bits + 0x10000, 0x80010000))
+    return bits.astype(np.uint32).view(np.float32)
+
+
+@converter("RandomUniform", "RandomUniformLike", "RandomNormal", "RandomNormalLike")
+def _random(node: Node) -> list:
+    """Values drawn ONCE, at import (compile) time, with numpy's Generator
+    (seeded by the `seed` attribute, else as RANDOM_SEED says): a constant,
+    so every call of the compiled model returns the same values. No runtime's
+    random bits can be matched (onnxruntime's differ from numpy's anyway);
+    the shape (attribute `shape`, or the input's for *Like), element type
+    (`dtype`, or the input's for *Like) and distribution (uniform in
+    [low, high), normal of mean and scale) are the model's."""
+    if node.op_type.endswith("Like"):
+        shape = node.shape(0)
+        dtype = node.attr("dtype")
+        element = (
+            element_type(dtype, node.where)
+            if dtype is not None
+            else node.input_type(0).element_type
+        )
+    else:
+        shape = node.attr("shape")
+        if shape is None:
+            raise node.error("attribute 'shape' is missing (a static shape is needed)")
+        shape = [int(d) for d in shape]
+        if any(d < 0 for d in shape):
+            raise node.error(f"shape {shape} is not static (a dim is negative)")
+        element = element_type(node.attr("dtype", TensorProto.FLOAT), node.where)
+    if not graph.is_float(element):
+        raise node.error(f"element type {element} is not supported (floating point only)")
+    generator = _generator(node)
+    if node.op_type.startswith("RandomUniform"):
+        low, high = float(node.attr("low", 0.0)), float(node.attr("high", 1.0))
+        if not low < high:
+            raise node.error(f"low {low} is not below high {high}")
+        values = _round(generator.uniform(low, high, shape), element)
+        too_high = values >= high  # rounded up to high: the value below it
+        values[too_high] = _next_down(values[too_high], element)
+    else:
+        mean, scale = float(node.attr("mean", 0.0)), float(node.attr("scale", 1.0))
+        values = _round(generator.normal(mean, scale, shape), element)
+    if isinstance(element, BFloat16Type):  # numpy has no bf16 array
+        return [node.importer.constant_value(values, element, node.label)]
+    return [values]
 
 
 # --- reshaping ----------------------------------------------------------------------

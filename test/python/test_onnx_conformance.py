@@ -23,7 +23,19 @@ pytest.importorskip("onnx")
 from graphcompiler.tools import onnx_conformance as conformance  # noqa: E402
 
 F16_ULP = "f16 output one ulp (4.9e-4 at 0.49) past rtol 1e-3; onnxruntime is off by the same ulp"
-EXPECTED_FAILURES_REFERENCE = {"test_attention_4d_causal_fp16_expanded": F16_ULP}
+RANDOM = "RandomUniformLike's values are drawn at import time by numpy, not the test's"
+DFT_ZEROS = (
+    "atol 1e-7 on outputs that are 0 up to rounding: the test's hold 1.9e-7 of float32 "
+    "noise there; the largest error is 7e-8 of the largest magnitude"
+)
+EXPECTED_FAILURES_REFERENCE = {
+    "test_attention_4d_causal_fp16_expanded": F16_ULP,
+    "test_bernoulli_expanded": RANDOM,
+    "test_bernoulli_double_expanded": RANDOM,
+    "test_bernoulli_seed_expanded": RANDOM,
+    "test_dft_inverse": DFT_ZEROS,
+    "test_dft_inverse_opset19": DFT_ZEROS,
+}
 EXPECTED_FAILURES_COMPILED = EXPECTED_FAILURES_REFERENCE
 
 CASES = conformance.node_cases()
