@@ -112,19 +112,27 @@ def _other(op: Operation, value: SSAValue) -> SSAValue:
     return op.operands[1] if op.operands[0] is value else op.operands[0]
 
 
-def _prescaled(value: SSAValue, user: Operation) -> tuple[SSAValue, float, Operation | None]:
-    """`value` as (source, factor, the op to erase): x * c or x / c by a
-    splat constant feeding only `user` (torch's exported attention scales q
-    and k by sqrt(scale) each), else (value, 1, None)."""
+def _prescaled(value: SSAValue, user: Operation) -> tuple[SSAValue, float, list[Operation]]:
+    """`value` as (source, factor, the ops to erase: the scaling and its
+    constant): x * c, c * x or x / c by a splat constant, feeding only
+    `user` (torch's exported attention scales q and k by sqrt(scale) each),
+    else (value, 1, [])."""
     op = value.owner
     if not isinstance(op, graph.MulOp | graph.DivOp) or not op.result.has_one_use():
-        return value, 1.0, None
-    if op.result.type != op.operands[0].type or op.result.get_user_of_unique_use() is not user:
-        return value, 1.0, None
-    factor = _splat_constant(op.operands[1])
-    if factor is None or (isinstance(op, graph.DivOp) and factor == 0):
-        return value, 1.0, None
-    return op.operands[0], factor if isinstance(op, graph.MulOp) else 1 / factor, op
+        return value, 1.0, []
+    if op.result.get_user_of_unique_use() is not user:
+        return value, 1.0, []
+    sides = [(0, 1), (1, 0)] if isinstance(op, graph.MulOp) else [(0, 1)]
+    for source, constant in sides:
+        factor = _splat_constant(op.operands[constant])
+        if factor is None or op.operands[source].type != op.result.type:
+            continue
+        if isinstance(op, graph.DivOp):
+            if factor == 0:  # leave x / 0 (inf, NaN) to the ops
+                break
+            factor = 1 / factor
+        return op.operands[source], factor, [op, op.operands[constant].owner]
+    return value, 1.0, []
 
 
 def _attention(ops: list[Operation]) -> bool:
@@ -194,6 +202,8 @@ def _replace_by_attention(
     query, query_factor, query_scaling = _prescaled(scores.operands[0], scores)
     key, key_factor, key_scaling = _prescaled(scores.operands[1], scores)
     scale = scale * query_factor * key_factor
+    scalings = [*query_scaling[:1], *key_scaling[:1]]
+    constants = [*factors, *query_scaling[1:], *key_scaling[1:]]
     if not math.isfinite(scale) or abs(scale) > FLOAT32_MAX:  # the scale is an f32 property
         return False
     operands = [query, key, context.operands[1], *([mask] if mask is not None else [])]
@@ -210,11 +220,10 @@ def _replace_by_attention(
         return False
     Rewriter.insert_op(attention, InsertPoint.before(context))
     context.result.replace_all_uses_with(attention.result)
-    scalings = [op for op in (query_scaling, key_scaling) if op is not None]
     for op in [context, *reversed(tail), softmax, *reversed(middle), scores, *scalings]:
         Rewriter.erase_op(op)
-    constants = [*factors, *(op.operands[1].owner for op in scalings)]
-    for constant in constants + ([tail[1].operands[1].owner] if tail else []):
+    zeros = [tail[1].operands[1].owner] if tail else []
+    for constant in dict.fromkeys(constants + zeros):  # q's and k's factor may be one constant
         if isinstance(constant, graph.ConstantOp) and not constant.result.uses:
             Rewriter.erase_op(constant)
     return True

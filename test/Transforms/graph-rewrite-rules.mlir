@@ -56,7 +56,8 @@ func.func @attention_mask(%q: tensor<2x16x8xf32>, %k: tensor<2x24x8xf32>, %v: te
 // -----
 
 // torch's scaled_dot_product_attention as exported: q and k each scaled by
-// sqrt(scale) before the matmul (folded: 0.5 * 0.25), and NaN probabilities
+// sqrt(scale) before the matmul (folded, the constant on either side:
+// 0.5 * 0.25), and NaN probabilities
 // (rows the mask leaves without a finite score) set to 0 after the softmax.
 // CHECK-LABEL: func.func @exported_sdpa
 // CHECK-NEXT:    %[[A:.*]] = graph.attention %q, %kt, %v, %mask {scale = 1.250000e-01 : f32, key_transposed = true, zero_nan_probabilities = true}
@@ -65,7 +66,7 @@ func.func @exported_sdpa(%q: tensor<2x16x8xf32>, %kt: tensor<2x8x24xf32>, %v: te
   %a = graph.constant dense<0.5> : tensor<f32>
   %b = graph.constant dense<0.25> : tensor<f32>
   %qs = graph.mul %q, %a : (tensor<2x16x8xf32>, tensor<f32>) -> tensor<2x16x8xf32>
-  %ks = graph.mul %kt, %b : (tensor<2x8x24xf32>, tensor<f32>) -> tensor<2x8x24xf32>
+  %ks = graph.mul %b, %kt : (tensor<f32>, tensor<2x8x24xf32>) -> tensor<2x8x24xf32>
   %s = graph.matmul %qs, %ks : (tensor<2x16x8xf32>, tensor<2x8x24xf32>) -> tensor<2x16x24xf32>
   %masked = graph.add %s, %mask : (tensor<2x16x24xf32>, tensor<2x1x24xf32>) -> tensor<2x16x24xf32>
   %p = graph.softmax %masked {axis = -1 : i64} : tensor<2x16x24xf32>
