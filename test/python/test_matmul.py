@@ -231,6 +231,22 @@ def test_arguments_bound_as_constants_are_packed_once_and_kept_out_of_the_text()
     np.testing.assert_array_equal(bound(x), expected)
 
 
+@pytest.mark.parametrize("count, external", [(96, True), (32, False)])
+def test_constants_from_256_bytes_leave_the_llvm_ir_text(count, external):
+    """A bias of 96 floats (384 bytes) is bound by the JIT, not printed into
+    the LLVM IR (llvmlite prints ~10 us an element); 32 floats stay inline."""
+    values = rng.uniform(-1, 1, count).astype(np.float32)
+    text = f"""func.func @main(%x: tensor<4x{count}xf32>) -> tensor<4x{count}xf32> {{
+  %c = graph.constant dense<{values.tolist()}> : tensor<{count}xf32>
+  %y = graph.add %x, %c : (tensor<4x{count}xf32>, tensor<{count}xf32>) -> tensor<4x{count}xf32>
+  func.return %y : tensor<4x{count}xf32>
+}}"""
+    compiled = graphcompiler.compile(text, cache=False)
+    assert ('@"gc.data.' in compiled.llvm_ir) is external
+    x = rng.uniform(-1, 1, (4, count)).astype(np.float32)
+    np.testing.assert_array_equal(compiled(x), x + values)
+
+
 def test_bad_constants_are_clear_errors():
     with pytest.raises(ValueError, match="constants name no argument of @main: v"):
         graphcompiler.compile(MLP, constants={"v": np.zeros(3)})
