@@ -13,7 +13,8 @@ against onnxruntime.
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto
+from onnx_node_model import node_model
 from onnxruntime_session import session
 
 import graphcompiler
@@ -386,20 +387,6 @@ def test_top_k_verifier_checks_k():
 # --- ONNX -------------------------------------------------------------------------------------
 
 
-def _model(op_type, inputs, outputs, initializers=(), **attributes):
-    """A one-node model: inputs and outputs as (name, onnx type, shape)."""
-    node = helper.make_node(op_type, [n for n, *_ in inputs] + [i.name for i in initializers],
-                            [n for n, *_ in outputs], **attributes)  # fmt: skip
-    graph = helper.make_graph(
-        [node],
-        op_type,
-        [helper.make_tensor_value_info(*i) for i in inputs],
-        [helper.make_tensor_value_info(*o) for o in outputs],
-        list(initializers),
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
-
-
 def _agrees_with_onnxruntime(model, *arrays):
     runtime = session(model)
     names = [i.name for i in runtime.get_inputs()]
@@ -417,12 +404,12 @@ F, I32, I64 = TensorProto.FLOAT, TensorProto.INT32, TensorProto.INT64
 def test_onnx_unary_ops(op_type):
     x = rng.uniform(-6, 6, (3, 17)).astype(np.float32)
     x[0, :4] = [0.5, 1.5, -2.5, -0.0]
-    _agrees_with_onnxruntime(_model(op_type, [("x", F, [3, 17])], [("y", F, [3, 17])]), x)
+    _agrees_with_onnxruntime(node_model(op_type, [("x", F, [3, 17])], [("y", F, [3, 17])]), x)
 
 
 @pytest.mark.parametrize("fmod", [0, 1])
 def test_onnx_mod_broadcasts(fmod):
-    model = _model("Mod", [("a", I32, [4, 9]), ("b", I32, [9])], [("c", I32, [4, 9])], fmod=fmod)
+    model = node_model("Mod", [("a", I32, [4, 9]), ("b", I32, [9])], [("c", I32, [4, 9])], fmod=fmod)
     a = rng.integers(-50, 50, (4, 9)).astype(np.int32)
     b = np.array([3, -3, 7, -7, 1, 2, -5, 11, 4], np.int32)
     _agrees_with_onnxruntime(model, a, b)
@@ -431,12 +418,12 @@ def test_onnx_mod_broadcasts(fmod):
 def test_onnx_arg_extremes_and_cumsum():
     x = _ties_and_nans([4, 10], "f32")
     x[np.isnan(x)] = 1.0  # onnxruntime does not promise numpy's NaN rule
-    model = _model("ArgMin", [("x", F, [4, 10])], [("i", I64, [4])], axis=1, keepdims=0)
+    model = node_model("ArgMin", [("x", F, [4, 10])], [("i", I64, [4])], axis=1, keepdims=0)
     _agrees_with_onnxruntime(model, x)
-    model = _model("ArgMax", [("x", F, [4, 10])], [("i", I64, [1, 10])], select_last_index=1)
+    model = node_model("ArgMax", [("x", F, [4, 10])], [("i", I64, [1, 10])], select_last_index=1)
     _agrees_with_onnxruntime(model, x)
     axis = onnx.numpy_helper.from_array(np.array(-1, np.int64), "axis")
-    model = _model(
+    model = node_model(
         "CumSum", [("x", F, [4, 10])], [("y", F, [4, 10])], [axis], exclusive=1, reverse=1
     )
     _agrees_with_onnxruntime(model, rng.uniform(-1, 1, (4, 10)).astype(np.float32))
@@ -446,7 +433,7 @@ def test_onnx_arg_extremes_and_cumsum():
 def test_onnx_top_k_gives_values_and_indices(largest):
     k = onnx.numpy_helper.from_array(np.array([3], np.int64), "k")
     outputs = [("values", F, [5, 3, 2]), ("indices", I64, [5, 3, 2])]
-    model = _model("TopK", [("x", F, [5, 7, 2])], outputs, [k], axis=1, largest=largest, sorted=1)
+    model = node_model("TopK", [("x", F, [5, 7, 2])], outputs, [k], axis=1, largest=largest, sorted=1)
     x = rng.integers(-2, 3, (5, 7, 2)).astype(np.float32)  # ties
     _agrees_with_onnxruntime(model, x)
     module = str(import_onnx(model))
@@ -454,21 +441,21 @@ def test_onnx_top_k_gives_values_and_indices(largest):
 
 
 def test_onnx_errors_are_one_line():
-    k_input = _model(
+    k_input = node_model(
         "TopK", [("x", F, [2, 5]), ("k", I64, [1])], [("v", F, [2, 3]), ("i", I64, [2, 3])]
     )
     with pytest.raises(NeedsConstantInput, match=r"input #1 \(k\) must be a constant"):
         import_onnx(k_input)
     two_axes = onnx.numpy_helper.from_array(np.array([0, 1], np.int64), "axis")
-    cumsum = _model("CumSum", [("x", F, [2, 5])], [("y", F, [2, 5])], [two_axes])
+    cumsum = node_model("CumSum", [("x", F, [2, 5])], [("y", F, [2, 5])], [two_axes])
     with pytest.raises(OnnxImportError, match="axis must be one integer, got shape"):
         import_onnx(cumsum)
-    rounding = _model("Round", [("x", I32, [4])], [("y", I32, [4])])
+    rounding = node_model("Round", [("x", I32, [4])], [("y", I32, [4])])
     with pytest.raises(
         OnnxImportError, match=r"\(Round\): .* needs a floating-point type"
     ) as error:
         import_onnx(rounding)
     assert "\n" not in str(error.value)
-    mod = _model("Mod", [("a", F, [4]), ("b", F, [4])], [("c", F, [4])], fmod=2)
+    mod = node_model("Mod", [("a", F, [4]), ("b", F, [4])], [("c", F, [4])], fmod=2)
     with pytest.raises(OnnxImportError, match="attribute 'fmod' = 2 is not supported"):
         import_onnx(mod)

@@ -12,6 +12,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from onnx_node_model import node_model
 from onnxruntime_session import session
 
 import graphcompiler
@@ -23,21 +24,8 @@ F, F16, F64, I32, I64 = (
 )  # fmt: skip
 
 
-def _model(op_type, inputs, outputs, initializers=(), opset=18, input_names=None, **attributes):
-    """A one-node model: inputs and outputs as (name, onnx type, shape);
-    `input_names` (default: the inputs', then the initializers') may hold
-    '' for an omitted optional input."""
-    if input_names is None:
-        input_names = [n for n, *_ in inputs] + [i.name for i in initializers]
-    node = helper.make_node(op_type, input_names, [n for n, *_ in outputs], **attributes)
-    graph = helper.make_graph(
-        [node],
-        op_type,
-        [helper.make_tensor_value_info(*i) for i in inputs],
-        [helper.make_tensor_value_info(*o) for o in outputs],
-        list(initializers),
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+def _model(*args, **kwargs):
+    model = node_model(*args, **kwargs)
     onnx.checker.check_model(model)
     return model
 
