@@ -18,7 +18,6 @@ alone.
 from __future__ import annotations
 
 import heapq
-
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func
@@ -75,7 +74,7 @@ def _producers(anchor: Operation, position, taken, max_ops) -> list:
     op is then decided before it): not every op before the anchor."""
     members: set[Operation] = set()
     shape = anchor.results[0].type.get_shape()
-    pending: list[tuple[int, Operation]] = []
+    pending: list[tuple[int, int, Operation]] = []  # (-position, id, op): latest first
     seen: set[Operation] = set()
 
     def visit_operands_of(op: Operation) -> None:
