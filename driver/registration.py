@@ -30,6 +30,7 @@ DIALECTS = {
 # pass name -> (module, class)
 PASSES = {
     "graph-rewrite-rules": ("graphcompiler.passes.graph.rewrite_rules", "GraphRewriteRulesPass"),
+    "graph-integer-matmul": ("graphcompiler.passes.graph.integer_matmul", "GraphIntegerMatmulPass"),
     "graph-merge-matmul": ("graphcompiler.passes.graph.merge_matmul", "GraphMergeMatmulPass"),
     "graph-fuse": ("graphcompiler.passes.graph.fuse", "GraphFusePass"),
     "graph-schedule-ops": ("graphcompiler.passes.graph.schedule_ops", "GraphScheduleOpsPass"),
@@ -46,6 +47,7 @@ PASSES = {
 }
 
 GRAPH_PASSES = (
+    "graph-integer-matmul",
     "graph-merge-matmul",
     "graph-constant-fold",
     "func.func(canonicalize,cse)",

@@ -162,6 +162,8 @@ def _matmul(op: graph.MatmulOp, a: Array, b: Array) -> Array:
         a = np.swapaxes(a, -1, -2)
     if op.b_transposed:
         b = np.swapaxes(b, -1, -2)
+    if op.widens:
+        return np.matmul(a.astype(np.int64), b.astype(np.int64)).astype(np.int32)
     return np.matmul(a, b)
 
 

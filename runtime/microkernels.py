@@ -14,6 +14,11 @@ accumulators (v = ceil(n / lanes)) stay in registers across every K loop;
 each step loads v vectors of B, broadcasts m elements of A and issues m * v
 fused multiply-adds. Lanes past n are masked on every B load and C access,
 so tails need no scalar code and never touch memory outside the tile.
+An integer kernel (`int16_pairs`) takes A, B and C of i32: each A and B
+element holds two i16 values, K steps 2l and 2l + 1 (the VNNI layout of
+16-bit data), and a step multiplies and adds the pairs into i32 sums
+(`vpmaddwd`, which LLVM selects from the sign-extended products), twice the
+products per instruction of an f32 FMA.
 A prefetching kernel (matmul tiles) also takes a pointer into the B block
 that the next tiles read and, at K step l, prefetches the line at
 pf + l * ldb into L2: the caller spreads the block's lines over consecutive
@@ -28,6 +33,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 PREFIX = "gc_ukernel_f32_"
+INT16_PAIRS_PREFIX = "gc_ukernel_i16x2_"
 
 
 @dataclass(frozen=True)
@@ -49,12 +55,14 @@ class Microkernel:
     ldc: int
     taps: tuple[tuple[int, int, int], ...] = ()
     prefetch: bool = False
+    int16_pairs: bool = False
 
     @property
     def name(self) -> str:
         taps = "".join(f"_t{count}x{a}x{b}" for count, a, b in self.taps)
+        prefix = INT16_PAIRS_PREFIX if self.int16_pairs else PREFIX
         return (
-            f"{PREFIX}m{self.m}_n{self.n}_l{self.lanes}_ar{self.a_row}_ak{self.a_k}"
+            f"{prefix}m{self.m}_n{self.n}_l{self.lanes}_ar{self.a_row}_ak{self.a_k}"
             f"_ldb{self.ldb}_ldc{self.ldc}{taps}{'_pf' if self.prefetch else ''}"
         )
 
@@ -75,9 +83,14 @@ class Microkernel:
         return ()
 
     @property
+    def scalar(self) -> str:
+        """The LLVM type of one element of A, B and C."""
+        return "i32" if self.int16_pairs else "float"
+
+    @property
     def vec(self) -> str:
         """The LLVM vector type of one register."""
-        return f"<{self.lanes} x float>"
+        return f"<{self.lanes} x {self.scalar}>"
 
     @property
     def vectors(self) -> int:
@@ -140,31 +153,53 @@ class Microkernel:
         for v in range(self.vectors):
             lines += [
                 f"  %boff{v} = add i64 %bbase, {v * lanes}",
-                f"  %bptr{v} = getelementptr inbounds float, ptr %b, i64 %boff{v}",
+                f"  %bptr{v} = getelementptr inbounds {self.scalar}, ptr %b, i64 %boff{v}",
                 f"  %b{v} = {self._load(v, f'%bptr{v}')}",
             ]
         if self.prefetch:  # into L2 (locality 2), a read of data
             lines += [
-                "  %pfptr = getelementptr float, ptr %pf, i64 %brow",
+                f"  %pfptr = getelementptr {self.scalar}, ptr %pf, i64 %brow",
                 "  call void @llvm.prefetch.p0(ptr %pfptr, i32 0, i32 2, i32 1)",
             ]
         lines += [f"  %acol = mul i64 %l, {self.a_k}", f"  %abase = add i64 %acol, {a_base}"]
         for r in range(self.m):
             lines += [
                 f"  %aoff{r} = add i64 %abase, {r * self.a_row}",
-                f"  %aptr{r} = getelementptr inbounds float, ptr %a, i64 %aoff{r}",
-                f"  %a{r} = load float, ptr %aptr{r}, align 4",
-                f"  %ains{r} = insertelement {vec} poison, float %a{r}, i64 0",
+                f"  %aptr{r} = getelementptr inbounds {self.scalar}, ptr %a, i64 %aoff{r}",
+                f"  %a{r} = load {self.scalar}, ptr %aptr{r}, align 4",
+                f"  %ains{r} = insertelement {vec} poison, {self.scalar} %a{r}, i64 0",
                 f"  %abc{r} = shufflevector {vec} %ains{r}, {vec} poison, <{lanes} x i32> zeroinitializer",
             ]
-            lines += [
-                f"  %fma_{r}_{v} = call {vec} @llvm.fmuladd.v{lanes}f32({vec} %abc{r}, {vec} %b{v}, {vec} %acc_{r}_{v})"
-                for v in range(self.vectors)
-            ]
+            for v in range(self.vectors):
+                lines += self._multiply_add(f"%fma_{r}_{v}", f"%abc{r}", f"%b{v}", f"%acc_{r}_{v}")
         return lines + [
             "  %l_next = add nuw nsw i64 %l, 1",
             "  %l_more = icmp slt i64 %l_next, %k",
             f"  br i1 %l_more, label %loop, label %{after}",
+        ]
+
+    def _multiply_add(self, result: str, a: str, b: str, acc: str) -> list[str]:
+        """result = acc + a * b: one FMA, or the i16 pairs' dot products
+        (sign-extended products, even plus odd: LLVM selects `vpmaddwd`)."""
+        vec, lanes = self.vec, self.lanes
+        if not self.int16_pairs:
+            return [f"  {result} = call {vec} @llvm.fmuladd.v{lanes}f32({vec} {a}, {vec} {b}, {vec} {acc})"]
+        wide, name = f"<{2 * lanes} x i32>", result[1:]
+        halves = [", ".join(f"i32 {2 * i + odd}" for i in range(lanes)) for odd in (0, 1)]
+        lines = []
+        for side, value in (("a", a), ("b", b)):
+            lines += [
+                f"  %{name}_{side}16 = bitcast {vec} {value} to <{2 * lanes} x i16>",
+                f"  %{name}_{side}32 = sext <{2 * lanes} x i16> %{name}_{side}16 to {wide}",
+            ]
+        lines.append(f"  %{name}_p = mul nsw {wide} %{name}_a32, %{name}_b32")
+        for odd, picked in enumerate(halves):
+            lines.append(
+                f"  %{name}_h{odd} = shufflevector {wide} %{name}_p, {wide} poison, <{lanes} x i32> <{picked}>"
+            )
+        return lines + [
+            f"  %{name}_s = add {vec} %{name}_h0, %{name}_h1",
+            f"  {result} = add {vec} %{name}_s, {acc}",
         ]
 
     def _write(self, sums: dict) -> list[str]:
@@ -174,9 +209,9 @@ class Microkernel:
         for r, v in sums:
             pointer = f"%cptr_a{r}_{v}"
             lines += [
-                f"  {pointer} = getelementptr inbounds float, ptr %c, i64 {r * self.ldc + v * self.lanes}",
+                f"  {pointer} = getelementptr inbounds {self.scalar}, ptr %c, i64 {r * self.ldc + v * self.lanes}",
                 f"  %old{r}_{v} = {self._load(v, pointer)}",
-                f"  %new{r}_{v} = fadd {vec} {sums[r, v]}, %old{r}_{v}",
+                f"  %new{r}_{v} = {'add' if self.int16_pairs else 'fadd'} {vec} {sums[r, v]}, %old{r}_{v}",
             ]
         lines += ["  br label %write", "write:"]
         for r, v in sums:
@@ -186,10 +221,15 @@ class Microkernel:
         for r, v in sums:
             pointer = f"%cptr_w{r}_{v}"
             lines += [
-                f"  {pointer} = getelementptr inbounds float, ptr %c, i64 {r * self.ldc + v * self.lanes}",
+                f"  {pointer} = getelementptr inbounds {self.scalar}, ptr %c, i64 {r * self.ldc + v * self.lanes}",
                 f"  {self._store(v, f'%out{r}_{v}', pointer)}",
             ]
         return lines
+
+    @property
+    def _suffix(self) -> str:
+        """The element part of intrinsic names."""
+        return "i32" if self.int16_pairs else "f32"
 
     def _mask(self, v: int) -> str | None:
         """The lane mask of vector v of a row, or None when all lanes are in C."""
@@ -204,7 +244,7 @@ class Microkernel:
         if mask is None:
             return f"load {vec}, ptr {pointer}, align 4"
         return (
-            f"call {vec} @llvm.masked.load.v{self.lanes}f32.p0(ptr {pointer}, i32 4, "
+            f"call {vec} @llvm.masked.load.v{self.lanes}{self._suffix}.p0(ptr {pointer}, i32 4, "
             f"<{self.lanes} x i1> {mask}, {vec} zeroinitializer)"
         )
 
@@ -213,7 +253,7 @@ class Microkernel:
         if mask is None:
             return f"store {vec} {value}, ptr {pointer}, align 4"
         return (
-            f"call void @llvm.masked.store.v{self.lanes}f32.p0({vec} {value}, ptr {pointer}, "
+            f"call void @llvm.masked.store.v{self.lanes}{self._suffix}.p0({vec} {value}, ptr {pointer}, "
             f"i32 4, <{self.lanes} x i1> {mask})"
         )
 
@@ -224,12 +264,14 @@ def _intrinsic_declarations(lanes: set[int]) -> str:
         "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)\n"
     )
     for n in sorted(lanes):
-        vec, mask = f"<{n} x float>", f"<{n} x i1>"
-        text += (
-            f"declare {vec} @llvm.fmuladd.v{n}f32({vec}, {vec}, {vec})\n"
-            f"declare {vec} @llvm.masked.load.v{n}f32.p0(ptr, i32, {mask}, {vec})\n"
-            f"declare void @llvm.masked.store.v{n}f32.p0({vec}, ptr, i32, {mask})\n"
-        )
+        mask = f"<{n} x i1>"
+        text += f"declare <{n} x float> @llvm.fmuladd.v{n}f32(<{n} x float>, <{n} x float>, <{n} x float>)\n"
+        for scalar, suffix in (("float", "f32"), ("i32", "i32")):
+            vec = f"<{n} x {scalar}>"
+            text += (
+                f"declare {vec} @llvm.masked.load.v{n}{suffix}.p0(ptr, i32, {mask}, {vec})\n"
+                f"declare void @llvm.masked.store.v{n}{suffix}.p0({vec}, ptr, i32, {mask})\n"
+            )
     return text
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import BoolAttr, TensorType
+from xdsl.dialects.builtin import BoolAttr, IntegerType, TensorType
+from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
@@ -24,11 +25,15 @@ class MatmulOp(GraphOp):
     a is [..., M, K] ([..., K, M] with `transpose_a`), b is [..., K, N]
     ([..., N, K] with `transpose_b`, e.g. a PyTorch Linear weight), the
     result [..., M, N] (numpy.matmul; both operands have rank >= 2 and one
-    element type). f16 and bf16 accumulate in f32; integers wrap.
+    element type). f16 and bf16 accumulate in f32; integers wrap. Integer
+    operands of at most 16 bits may give an i32 result (`widens`: each
+    product and the sum in i32, as ONNX MatMulInteger computes; 8-bit
+    operands minus their zero points fit in i16).
 
     Example:
 
         %y = graph.matmul %x, %w {transpose_b = true} : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+        %acc = graph.matmul %q, %wq : (tensor<4x8xi16>, tensor<8x16xi16>) -> tensor<4x16xi32>
     """
 
     name = "graph.matmul"
@@ -54,6 +59,11 @@ class MatmulOp(GraphOp):
         """Whether either operand is transposed."""
         return self.a_transposed or self.b_transposed
 
+    @property
+    def widens(self) -> bool:
+        """Narrow integer operands, an i32 result (see the op's doc)."""
+        return self.result.type.element_type != self.a.type.element_type
+
     @classmethod
     def infer_type(cls, operand_types, properties, result_type=None):
         _require_numeric(cls, operand_types[0], 0)
@@ -77,4 +87,16 @@ class MatmulOp(GraphOp):
         batch = broadcast_shapes(
             [shapes[0][:-2], shapes[1][:-2]], [cls.operand_role(0), cls.operand_role(1)]
         )
-        return TensorType(operand_types[0].element_type, [*batch, m, n])
+        element = operand_types[0].element_type
+        if result_type is not None and _widens_to(element, result_type.element_type):
+            element = result_type.element_type
+        return TensorType(element, [*batch, m, n])
+
+
+def _widens_to(operand: Attribute, result: Attribute) -> bool:
+    """Whether `operand` integers may accumulate into `result` (i32)."""
+    return (
+        isinstance(operand, IntegerType)
+        and 1 < operand.width.data <= 16
+        and result == IntegerType(32)
+    )

@@ -208,7 +208,7 @@ class BrgemmTileSizes(NamedTuple):
 
 @irdl_op_definition
 class BrgemmTileOp(StatementOp):
-    """Intrinsic brgemm_tile: one register tile of a batch-reduce GEMM (f32),
+    """Intrinsic brgemm_tile: one register tile of a batch-reduce GEMM,
     C[m, n] (+)= sum over the offset pairs (a_off, b_off) of the tap grid of
     A_t x B_t with A_t[i, l] = a[a_off + i * a_row + l * a_k],
     B_t[l, j] = b[b_off + l * ldb + j], C[i, j] = c[i * ldc + j]. `taps`
@@ -219,6 +219,8 @@ class BrgemmTileOp(StatementOp):
     loops in the microkernel, not a list that grows with the filter. Lowered to a
     microkernel generated for the target (runtime/microkernels.py): m x
     ceil(n / lanes) vector accumulators, broadcast-A/FMA, lanes past n masked.
+    With i32 operands each A and B element is a pair of i16 (K steps 2l and
+    2l + 1, low half first) and C accumulates the pairs' dot products in i32.
     With `prefetch_b`, K step l also asks for prefetch_b[l * ldb] to be
     brought into L2: the caller points it at the B block the next tiles read
     (a matmul's next panel), which then arrives while this tile computes.
@@ -305,10 +307,15 @@ class BrgemmTileOp(StatementOp):
             not prefetched or not levels,
             "prefetch is for one (A, B) offset pair: a matmul tile",
         )
-        for operand in (self.a, self.b, self.c, *prefetched):
+        element = self.c.type.element_type
+        _require(
+            element in (Float32Type(), i32),
+            f"brgemm_tile computes in f32 or on i16 pairs in i32, got {self.c.type}",
+        )
+        for operand in (self.a, self.b, *prefetched):
             _require(
-                isinstance(operand.type.element_type, Float32Type),
-                f"brgemm_tile computes in f32, got {operand.type}",
+                operand.type.element_type == element,
+                f"{operand.type} differs from C's element type {element}",
             )
         for name, footprint, tensor in (
             ("A", last_a + (m - 1) * a_row + (k - 1) * a_k + 1, self.a),

@@ -21,6 +21,7 @@ from graphcompiler.frontends.onnx import (  # noqa: F401 - register their conver
     ops_compose,
     ops_indexing,
     ops_math,
+    ops_quantize,
     ops_resize,
     ops_signal,
     ops_tensor,

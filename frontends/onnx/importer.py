@@ -44,7 +44,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
 )
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from graphcompiler.dialects import graph
 from graphcompiler.dialects.graph.builders import create_op
@@ -297,26 +297,32 @@ class Importer:
 
     def convert(self, proto: onnx.NodeProto) -> None:
         node = Node(self, proto)
-        if proto.domain not in DEFAULT_DOMAINS:
-            raise node.error(f"operator domain '{proto.domain}' is not supported")
-        if self._fold(node):
+        default = proto.domain in DEFAULT_DOMAINS
+        converter = self.converters.get(
+            proto.op_type if default else f"{proto.domain}:{proto.op_type}"
+        )
+        symbolic = proto.op_type in KEEP_SYMBOLIC
+        if default and not symbolic and self._fold(node):
             return
-        converter = self.converters.get(proto.op_type)
         if converter is None:
-            raise node.error("operator is not supported")
+            domain = "" if default else f" (domain '{proto.domain}')"
+            raise node.error(f"operator is not supported{domain}")
+        last = self.block.last_op
         results = converter(node)
+        known = self._evaluated(results, last) if self._all_inputs_constant(node) else results
         unread = sorted(set(node.attributes) - node.read)
         if unread:
             raise node.unsupported_attribute(unread[0])
         if len(results) < len([o for o in proto.output if o]):
             missing = proto.output[len(results)]
             raise node.error(f"output '{missing}' is not supported")
-        for name, result in zip(proto.output, results, strict=False):
+        for name, result, value in zip(proto.output, results, known, strict=False):
             if not name:
                 continue
-            if isinstance(result, np.ndarray):
-                self.define_constant(name, result, array_type(result, node.where))
-                continue
+            if isinstance(value, np.ndarray):
+                self.define_constant(name, value, array_type(value, node.where))
+                if not symbolic or isinstance(result, np.ndarray):
+                    continue
             self._check_type(node, name, result)
             if result.name_hint is None:  # not a value passed through (Identity)
                 result.name_hint = name_hint(name)
@@ -329,6 +335,34 @@ class Importer:
         got = (list(result.type.get_shape()), result.type.element_type)
         if got != (list(expected.get_shape()), expected.element_type):
             raise node.error(f"output '{name}' would be {result.type}, but ONNX infers {expected}")
+
+    def _all_inputs_constant(self, node: Node) -> bool:
+        inputs = [name for name in node.proto.input if name]
+        return (
+            bool(inputs)
+            and node.op_type not in _NEVER_FOLD
+            and all(name in self.constants for name in inputs)
+            and sum(self.constants[name].size for name in inputs) <= _FOLD_LIMIT
+        )
+
+    def _evaluated(self, results: list, last: Operation | None) -> list:
+        """`results` as arrays, by the reference interpreter on the ops the
+        converter just added (after `last`): the values of a node on
+        constants that onnx's evaluator has no implementation of (a
+        DequantizeLinear of opset 17 feeding Pad's constant_value). The ops
+        are left to dead-code elimination; where one cannot be evaluated,
+        the results stay as they are."""
+        from graphcompiler.interpreters.reference import evaluate
+
+        arrays: dict[SSAValue, np.ndarray] = {}
+        op = last.next_op if last is not None else self.block.first_op
+        try:
+            while op is not None:
+                arrays[op.results[0]] = evaluate(op, [arrays[v] for v in op.operands])
+                op = op.next_op
+            return [r if isinstance(r, np.ndarray) else arrays[r] for r in results]
+        except Exception:  # noqa: BLE001 - an op the interpreter cannot evaluate here
+            return results
 
     def _fold(self, node: Node) -> bool:
         """Evaluate a node whose inputs are all constants (shape arithmetic)
@@ -358,6 +392,11 @@ class Importer:
         return True
 
 
+KEEP_SYMBOLIC = {"DequantizeLinear"}
+"""Ops whose results stay graph ops even when their inputs are constants
+(their values are known too, for an input that must be constant): a
+dequantized weight, which graph-integer-matmul reads through to the
+quantized integers."""
 _NEVER_FOLD = {
     "RandomNormal",
     "RandomUniform",
@@ -413,16 +452,34 @@ def _input_type(info: onnx.ValueInfoProto) -> TensorType:
     return TensorType(type_, [d.dim_value for d in tensor.shape.dim])
 
 
-def _opset(model: onnx.ModelProto) -> int:
+def _default_opset(model: onnx.ModelProto) -> int:
     versions = [o.version for o in model.opset_import if o.domain in DEFAULT_DOMAINS]
     if not versions:
         raise OnnxImportError("the model imports no version of the default ONNX operator set")
-    version = max(versions)
+    return max(versions)
+
+
+def _upgraded(model: onnx.ModelProto) -> onnx.ModelProto:
+    """`model`, converted to opset MIN_OPSET by onnx's version converter
+    when older (the converters read the newer ops' form)."""
+    version = _default_opset(model)
     if version < MIN_OPSET:
-        raise OnnxImportError(
-            f"opset {version} is older than {MIN_OPSET}, the oldest supported; upgrade it with "
-            f"onnx.version_converter.convert_version(model, {MIN_OPSET})"
-        )
+        try:
+            model = onnx.version_converter.convert_version(model, MIN_OPSET)
+        except Exception as error:  # noqa: BLE001 - the converter raises RuntimeError and kin
+            reason = re.sub(r"\s+", " ", str(error)).strip()
+            raise OnnxImportError(
+                f"opset {version} is older than {MIN_OPSET}, and onnx's version converter "
+                f"cannot upgrade it: {reason}"
+            ) from None
+    _opset(model)
+    return model
+
+
+def _opset(model: onnx.ModelProto) -> int:
+    version = _default_opset(model)
+    if version < MIN_OPSET:
+        raise OnnxImportError(f"opset {version} is older than {MIN_OPSET}, the oldest supported")
     latest = onnx.defs.onnx_opset_version()
     if version > latest:
         raise OnnxImportError(f"opset {version} is newer than {latest}, the newest this onnx knows")
@@ -542,8 +599,7 @@ def import_model(
     file), edited in place instead of copied (a copy of a model's weights
     took a second)."""
     private = private and isinstance(model, onnx.ModelProto)
-    proto = model if private else load_model(model)
-    _opset(proto)
+    proto = _upgraded(model if private else load_model(model))
     if proto.functions:
         proto = onnx.inliner.inline_local_functions(proto)
     _bind_inputs(proto, constants or {})

@@ -23,10 +23,13 @@ Converter = Callable[[Node], list]
 CONVERTERS: dict[str, Converter] = {}
 
 
-def converter(*op_types: str) -> Callable[[Converter], Converter]:
+def converter(*op_types: str, domain: str = "") -> Callable[[Converter], Converter]:
+    """Register a converter of `op_types` (of ONNX's default operator set,
+    or of `domain`: keyed `domain:op_type`)."""
+
     def register(function: Converter) -> Converter:
         for op_type in op_types:
-            CONVERTERS[op_type] = function
+            CONVERTERS[f"{domain}:{op_type}" if domain else op_type] = function
         return function
 
     return register

@@ -39,6 +39,7 @@ from graphcompiler.target.description import Target, get_target
 from graphcompiler.target.schedules import PARALLEL_MIN_ELEMENTS
 
 f32 = Float32Type()
+i32 = IntegerType(32)
 
 
 def tir_tensor_type(type_: TensorType) -> tir.TirTensorType:
@@ -61,12 +62,14 @@ def constant_values(attr: DenseIntOrFPElementsAttr, shape: Sequence[int]) -> np.
 
 
 def packed_global(builder: TirBuilder, name: str, values: np.ndarray) -> tir.GlobalOp:
-    """A module global `name` holding the f32 `values`, placed first in the module."""
-    data = BytesAttr(np.ascontiguousarray(values, np.dtype("<f4")).tobytes())
-    attr = DenseIntOrFPElementsAttr(TensorType(f32, list(values.shape)), data)
+    """A module global `name` holding `values`, placed first in the module:
+    i32 for int32 values (integer packed weights), f32 for any other."""
+    element, dtype = (i32, "<i4") if values.dtype == np.int32 else (f32, "<f4")
+    data = BytesAttr(np.ascontiguousarray(values, np.dtype(dtype)).tobytes())
+    attr = DenseIntOrFPElementsAttr(TensorType(element, list(values.shape)), data)
     module_block = builder.module.body.block
     with builder.at_end_of(module_block):
-        global_op = builder.make_global(name, tir.TirTensorType(list(values.shape), f32), attr)
+        global_op = builder.make_global(name, tir.TirTensorType(list(values.shape), element), attr)
     module_block.detach_op(global_op)
     module_block.insert_op_before(global_op, module_block.first_op)
     return global_op

@@ -30,10 +30,11 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     Float32Type,
     IndexType,
+    IntegerType,
     TensorType,
     VectorType,
 )
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 
 from graphcompiler.dialects import graph, tir
 from graphcompiler.lowering.graph_to_tir.kernel import (
@@ -45,6 +46,7 @@ from graphcompiler.lowering.graph_to_tir.kernel import (
 from graphcompiler.target.schedules import MatmulSchedule
 
 f32 = Float32Type()
+i32 = IntegerType(32)
 FLOATS_PER_LINE = 16
 """f32 values in a 64-byte cache line."""
 
@@ -65,9 +67,11 @@ def matmul_into(
     out: Operand,
     epilogue: Epilogue | None = None,
 ) -> None:
+    transposes = (op.a_transposed, op.b_transposed)
     if all(compute_type(o.element) == f32 for o in (a, b_, out)):
-        transposes = (op.a_transposed, op.b_transposed)
         PackedMatmul(kernel, a, b_, out, transposes, epilogue).emit()
+    elif op.widens and isinstance(b_.constant, DenseIntOrFPElementsAttr):
+        Int16PairsMatmul(kernel, a, b_, out, transposes, epilogue).emit()
     else:
         _matmul_loops(kernel, a, b_, out, op)
         if epilogue:
@@ -109,6 +113,9 @@ def _fill_panels(panels: np.ndarray, values: np.ndarray) -> None:
 class PackedMatmul:
     """One f32-computed matmul (f16/bf16 operands are converted on the way)."""
 
+    accumulator: Attribute = f32
+    """The element type of the packed operands, the tiles and C."""
+
     def __init__(
         self,
         kernel: Kernel,
@@ -142,7 +149,7 @@ class PackedMatmul:
         if isinstance(self.b_in.constant, DenseIntOrFPElementsAttr):
             return self._packed_constant(panels), batch_b
         source = self.b_in  # loads convert f16/bf16 to f32
-        packed = self.b.make_tensor(shape, f32)
+        packed = self.b.make_tensor(shape, self.accumulator)
         kernel, b = self.kernel, self.b
         outer = [*batch_b, panels]
         parallel = math.prod(outer) > 1 and math.prod(shape) >= PARALLEL_MIN_ELEMENTS
@@ -304,10 +311,13 @@ class PackedMatmul:
             a = self._packed_constant_a()
         else:
             a = self.a.value if self.reads_a_in_place() else self._packed_a()
+        accumulator = self.accumulator
         c = (
             self.out
-            if self.out.element == f32
-            else Operand(b.make_tensor(self.out.shape, f32), TensorType(f32, self.out.shape))
+            if self.out.element == accumulator
+            else Operand(
+                b.make_tensor(self.out.shape, accumulator), TensorType(accumulator, self.out.shape)
+            )
         )
         blocks_m, blocks_n = math.ceil(self.m / s.mc), math.ceil(self.n / s.nc)
         grid = [*self.batch, blocks_m, blocks_n]
@@ -442,7 +452,8 @@ class PackedMatmul:
 
     def _fill_zero(self) -> None:
         def body(index: list[SSAValue], lanes: int) -> None:
-            zero = self.b.const(0.0, f32 if lanes == 1 else VectorType(f32, [lanes]))
+            element = self.accumulator
+            zero = self.b.const(0, element if lanes == 1 else VectorType(element, [lanes]))
             self.kernel.store(self.out, index, zero)
 
         self.kernel.for_each(self.out.shape, body)
@@ -450,10 +461,92 @@ class PackedMatmul:
             self.epilogue([0] * len(self.out.shape), self.out.shape)
 
 
+class Int16PairsMatmul(PackedMatmul):
+    """A widening integer matmul (operands of at most 16 bits, an i32
+    result) on i16 pairs: A and B are packed with K steps 2l and 2l + 1 in
+    one i32 (K padded to even with a zero), so the generated microkernels
+    multiply and add pairs (`vpmaddwd`) into i32 tiles: exact, and twice the
+    products per instruction of f32. The schedule is the f32 one over
+    ceil(K / 2) pair steps (the same 4-byte elements). B must be constant
+    (weights, packed at compile time)."""
+
+    accumulator = i32
+
+    def __init__(self, kernel, a, b_, out, transposes, epilogue):
+        self.k_values = a.shape[-2] if transposes[0] else a.shape[-1]
+        super().__init__(kernel, a, b_, out, transposes, epilogue)
+        self.k = math.ceil(self.k_values / 2)
+        *batch, m, n = out.shape
+        self.schedule = MatmulSchedule.for_shape(
+            kernel.target, math.prod(batch), m, n, self.k
+        )
+
+    def reads_a_in_place(self) -> bool:
+        return False
+
+    def packs_a_at_compile_time(self) -> bool:
+        return False
+
+    def packs_a_in_groups(self) -> bool:
+        return False
+
+    def _packed_b(self) -> tuple[SSAValue, list[int]]:
+        return self._packed_constant(math.ceil(self.n / self.schedule.nr)), self.b_in.shape[:-2]
+
+    def _packed_constant(self, panels: int) -> SSAValue:
+        k_values, nr, transpose_b = self.k_values, self.schedule.nr, self.transpose_b
+
+        def pack(values: np.ndarray) -> np.ndarray:
+            if transpose_b:
+                values = np.swapaxes(values, -1, -2)
+            *batch, _, n = values.shape
+            even = np.zeros((*batch, 2 * math.ceil(k_values / 2), n), np.int16)
+            even[..., :k_values, :] = values
+            pairs = even.reshape(*batch, -1, 2, n).swapaxes(-1, -2).copy().view(np.int32)[..., 0]
+            packed = np.zeros((*batch, panels, pairs.shape[-2], nr), np.int32)
+            _fill_panels(np.swapaxes(packed, -3, -2), pairs)
+            return packed
+
+        return self.kernel.packed_constant(self.b_in, "packed_b", pack)
+
+    def _packed_a(self) -> SSAValue:
+        """A as [*batch_a, groups, mr, row stride] pairs: low half A[r, 2l],
+        high half A[r, 2l + 1] (0 past K)."""
+        s, m, pairs = self.schedule, self.m, self.k
+        kernel, b, source = self.kernel, self.b, self.a
+        batch_a = source.shape[:-2]
+        packed = b.make_tensor([*batch_a, math.ceil(m / s.mr), s.mr, self.a_row_stride()], i32)
+        rows = [*batch_a, m]
+        parallel = math.prod(rows) > 1 and math.prod(rows) * pairs >= PARALLEL_MIN_ELEMENTS * 2
+        with kernel.loop_nest([math.prod(rows)], parallel) as (flat,):
+            *batch_index, row = unflatten(kernel, flat, rows)
+            target = [*batch_index, b.div(row, s.mr), b.mod(row, s.mr)]
+
+            def at(depth) -> list:
+                inner = (depth, row) if self.transpose_a else (row, depth)
+                return [*batch_index, *inner]
+
+            def half(depth) -> SSAValue:
+                return b.binary(tir.IntAndOp, b.cast(kernel.load(source, at(depth)), i32), 0xFFFF)
+
+            with b.make_for(0, pairs, 1) as pair:
+                low = b.mul(pair, 2)
+                high = b.add(low, 1)
+                if self.k_values % 2:
+                    inside = b.binary(tir.LtOp, high, self.k_values)
+                    upper = b.select(inside, half(b.select(inside, high, low)), 0)
+                else:
+                    upper = half(high)
+                value = b.binary(tir.IntOrOp, half(low), b.binary(tir.ShlOp, upper, 16))
+                b.make_store(value, packed, [*target, pair])
+        return packed
+
+
 def _matmul_loops(
     kernel: Kernel, a: Operand, b_: Operand, out: Operand, op: graph.MatmulOp
 ) -> None:
-    """Integer matmuls: a dot product per output element."""
+    """Integer matmuls: a dot product per output element (widened to the
+    result's type first where the op widens)."""
     builder = kernel.b
     transpose_a, transpose_b = op.a_transposed, op.b_transposed
     *batch, m, n = out.shape
@@ -470,6 +563,10 @@ def _matmul_loops(
                 *_broadcast_batch(batch_index, batch, b_.shape[:-2]),
                 *((col, depth) if transpose_b else (depth, col)),
             ]
-            product = builder.mul(kernel.load(a, a_index), kernel.load(b_, b_index))
+            accumulated = compute_type(out.element)
+            lhs, rhs = (kernel.load(a, a_index), kernel.load(b_, b_index))
+            if op.widens:
+                lhs, rhs = builder.cast(lhs, accumulated), builder.cast(rhs, accumulated)
+            product = builder.mul(lhs, rhs)
             builder.make_assign(total, builder.add(builder.read(total), product))
         kernel.store(out, index, builder.read(total))

@@ -6,7 +6,7 @@ a register-tile microkernel, or a whole brgemm routine built of them
 from __future__ import annotations
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import Float32Type, IndexType, i1, i64
+from xdsl.dialects.builtin import Float32Type, IndexType, i1, i32, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from graphcompiler.dialects import tir
@@ -53,7 +53,8 @@ def _lower_list_brgemm(fl: FunctionLowering, op: tir.ListBrgemmOp) -> None:
 def _lower_brgemm_tile(fl: FunctionLowering, op: tir.BrgemmTileOp) -> None:
     sizes = (op.size(name) for name in ("m", "n", "lanes", "a_row", "a_k", "ldb", "ldc"))
     prefetch = op.prefetch_b is not None
-    kernel = Microkernel(*sizes, taps=op.tap_levels(), prefetch=prefetch)
+    pairs = op.c.type.element_type == i32
+    kernel = Microkernel(*sizes, taps=op.tap_levels(), prefetch=prefetch, int16_pairs=pairs)
     fl.module.require_kernel(kernel)
     k = fl.constant(op.size("k"), i64)
     if op.accumulate_if is not None:

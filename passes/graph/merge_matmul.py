@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects import func
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import VerifyException
@@ -37,7 +38,10 @@ def merge(group: list[graph.MatmulOp]) -> bool:
     first = group[0]
     try:
         concat = graph.ConcatOp.build_from([m.b for m in group], axis=1)
-        merged = graph.MatmulOp.build_from([first.a, concat.result])
+        *batch, rows, _ = first.result.type.get_shape()
+        width = concat.result.type.get_shape()[-1]
+        result_type = TensorType(first.result.type.element_type, [*batch, rows, width])
+        merged = graph.MatmulOp.build_from([first.a, concat.result], result_type)
     except VerifyException:
         return False
     Rewriter.insert_op([concat, merged], InsertPoint.before(first))
@@ -58,10 +62,11 @@ def merge(group: list[graph.MatmulOp]) -> bool:
 
 def _groups(block) -> list[list[graph.MatmulOp]]:
     position = {op: index for index, op in enumerate(block.ops)}
-    by_input: dict[tuple[SSAValue, object], list[graph.MatmulOp]] = {}
+    by_input: dict[tuple[SSAValue, object, object], list[graph.MatmulOp]] = {}
     for op in block.ops:
         if _mergeable(op):
-            by_input.setdefault((op.a, op.b.type.element_type), []).append(op)
+            key = (op.a, op.b.type.element_type, op.result.type.element_type)
+            by_input.setdefault(key, []).append(op)
     groups = []
     for matmuls in by_input.values():
         first = position[matmuls[0]]

@@ -374,7 +374,7 @@ tir.func @brgemm_tile_footprint(%A: !tir.tensor<64xf32>, %P: !tir.tensor<64xf32>
 // -----
 
 tir.func @brgemm_tile_types(%A: !tir.tensor<64xbf16>, %P: !tir.tensor<64xf32>, %C: !tir.tensor<64xf32>) {
-  // expected-error @+1 {{brgemm_tile computes in f32, got !tir.tensor<64xbf16>}}
+  // expected-error @+1 {{!tir.tensor<64xbf16> differs from C's element type f32}}
   tir.brgemm_tile %A, %P, %C {m = 2 : i64, n = 4 : i64, k = 2 : i64, lanes = 8 : i64, a_row = 8 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 4 : i64} : !tir.tensor<64xbf16>, !tir.tensor<64xf32>, !tir.tensor<64xf32>
   tir.return
 }

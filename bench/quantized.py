@@ -1,0 +1,133 @@
+"""int8 rows beside f32: `python -m bench.quantized [--threads 1,2] [--markdown]`.
+
+Each workload (a 1024^3 matmul with constant weights, the bench's MLP and
+its transformer layer) is built as an f32 ONNX model, then quantized with
+onnxruntime's tools: `quantize_dynamic` (int8 weights, activations
+quantized per call) and `quantize_static` in the QDQ format (per-channel
+int8 weights, u8 activations calibrated on the inputs). graphcompiler and
+onnxruntime run each file side by side in one process, medians; the table
+gives each engine's time, ours / onnxruntime, and our int8 speed-up over
+our f32. Needs onnxruntime (its quantization tools); never run by CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from bench import onnx_models
+from bench.graph import Graph
+from bench.runner import measure
+from bench.workloads import WORKLOADS, mlp
+
+SCHEMES = ("f32", "int8 dynamic", "int8 QDQ")
+
+
+def _weighted_matmul(size: int):
+    def build() -> Graph:
+        g = Graph()
+        g.set_output(g.matmul(g.input("a", [size, size]), g.weight("b", [size, size])))
+        return g
+
+    return build
+
+
+def workloads() -> list[tuple[str, object]]:
+    by_name = {w.name: w for w in WORKLOADS}
+    return [
+        ("matmul 1024^3 (weights constant)", _weighted_matmul(1024)),
+        (by_name["mlp"].title, mlp([512, 1024, 1024, 512], 128)),
+        (by_name["encoder_layer"].title, by_name["encoder_layer"].build),
+    ]
+
+
+def _models(build, directory: Path) -> tuple[dict[str, Path], dict[str, np.ndarray]]:
+    """The f32, dynamic and QDQ files of one workload, and its feeds."""
+    from onnxruntime.quantization import (
+        CalibrationDataReader,
+        QuantFormat,
+        QuantType,
+        quantize_dynamic,
+        quantize_static,
+    )
+
+    graph = build()
+    arrays = graph.random_inputs()
+    model, names = onnx_models.build_model(graph, arrays)
+    by_name = {spec.value.name: array for spec, array in zip(graph.inputs, arrays, strict=True)}
+    feeds = {name: by_name[name] for name in names}
+    paths = {scheme: directory / f"{index}.onnx" for index, scheme in enumerate(SCHEMES)}
+    paths["f32"].write_bytes(model)
+    quantize_dynamic(paths["f32"], paths["int8 dynamic"], weight_type=QuantType.QInt8)
+
+    class Feeds(CalibrationDataReader):
+        def __init__(self):
+            self.pending = [feeds]
+
+        def get_next(self):
+            return self.pending.pop() if self.pending else None
+
+    quantize_static(
+        paths["f32"], paths["int8 QDQ"], Feeds(), quant_format=QuantFormat.QDQ,
+        per_channel=True, weight_type=QuantType.QInt8, activation_type=QuantType.QUInt8,
+    )  # fmt: skip
+    return paths, feeds
+
+
+def run(threads: list[int], seconds: float) -> list[dict]:
+    import graphcompiler
+
+    rows = []
+    with tempfile.TemporaryDirectory() as directory:
+        for title, build in workloads():
+            paths, feeds = _models(build, Path(directory))
+            for scheme, path in paths.items():
+                compiled = graphcompiler.compile(path, cache=False)
+                inputs = list(feeds.values())
+                for count in threads:
+                    compiled.set_num_threads(count)
+                    session = onnx_models.session(path.read_bytes(), count)
+                    ours = measure(lambda: compiled(*inputs), seconds, 3)  # noqa: B023
+                    ort = measure(lambda: session.run(None, feeds), seconds, 3)  # noqa: B023
+                    rows.append({"workload": title, "scheme": scheme, "threads": count,
+                                 "ours_ms": ours["median_ms"], "ort_ms": ort["median_ms"]})  # fmt: skip
+                    print(f"{title} {scheme} x{count}: ours {ours['median_ms']:.2f} ms, "
+                          f"onnxruntime {ort['median_ms']:.2f} ms", flush=True)  # fmt: skip
+    return rows
+
+
+def table(rows: list[dict], markdown: bool) -> str:
+    f32 = {(r["workload"], r["threads"]): r["ours_ms"] for r in rows if r["scheme"] == "f32"}
+    header = ["workload", "scheme", "threads", "ours ms", "onnxruntime ms", "ours/ort", "vs our f32"]
+    lines = [header]
+    for r in rows:
+        speedup = f32[r["workload"], r["threads"]] / r["ours_ms"]
+        lines.append([r["workload"], r["scheme"], str(r["threads"]), f"{r['ours_ms']:.2f}",
+                      f"{r['ort_ms']:.2f}", f"{r['ours_ms'] / r['ort_ms']:.2f}", f"{speedup:.2f}x"])  # fmt: skip
+    if markdown:
+        text = ["| " + " | ".join(lines[0]) + " |", "|" + "---|" * len(header)]
+        return "\n".join(text + ["| " + " | ".join(line) + " |" for line in lines[1:]])
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)) for line in lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.quantized", description=__doc__)
+    parser.add_argument("--threads", default="1", help="comma-separated thread counts")
+    parser.add_argument("--seconds", type=float, default=2.0, help="time box per engine")
+    parser.add_argument("--markdown", action="store_true")
+    args = parser.parse_args(argv)
+    missing = onnx_models.available()
+    if missing:
+        print(missing)
+        return 1
+    rows = run([int(t) for t in args.threads.split(",")], args.seconds)
+    print(table(rows, args.markdown))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

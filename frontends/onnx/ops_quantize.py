@@ -1,0 +1,360 @@
+"""Converters of quantized ONNX models: the QDQ format (QuantizeLinear,
+DequantizeLinear, DynamicQuantizeLinear) and the operator format
+(MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv, and the
+com.microsoft ops onnxruntime's quantization tools emit: QLinearAdd,
+QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearGlobalAveragePool,
+MatMulIntegerToFloat, DynamicQuantizeMatMul).
+
+Each becomes graph ops with ONNX's arithmetic, written out:
+    dequantize  (x - zero_point) * scale, in the scale's float type
+    quantize    saturate(round_half_even(x / scale) + zero_point)
+(graph.cast saturates float -> integer). An integer product is a widening
+graph.matmul of the operands minus their zero points, held in i16 (an 8-bit
+value minus an 8-bit zero point always fits), accumulated in i32; a QLinear
+op requantizes that sum with a_scale * b_scale / y_scale. Scales and zero
+points are per tensor, or per channel along `axis`; block-wise scales,
+4-bit, 16-bit unsigned and float8 types are refused naming the node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from onnx import TensorProto
+from xdsl.dialects.builtin import Float32Type, IntegerType, Signedness, TensorType
+from xdsl.ir import Attribute, SSAValue
+
+from graphcompiler.dialects import graph
+from graphcompiler.frontends.onnx.importer import Node, element_type
+from graphcompiler.frontends.onnx.ops import converter, reshape
+from graphcompiler.frontends.onnx.ops_window import _window, convolution
+
+MICROSOFT = "com.microsoft"
+f32 = Float32Type()
+i16, i32 = IntegerType(16), IntegerType(32)
+_QUANTIZED = {"i8", "ui8", "i16"}
+"""Element types a quantized tensor may have (their graph spelling)."""
+
+
+def _cast(node: Node, value: SSAValue, element: Attribute) -> SSAValue:
+    if value.type.element_type == element:
+        return value
+    return node.make("cast", [value], TensorType(element, value.type.get_shape()))
+
+
+def _quantized_input(node: Node, index: int, what: str) -> SSAValue:
+    value = node.value(index)
+    element = value.type.element_type
+    if str(element) not in _QUANTIZED:
+        raise node.error(f"{what} has element type {element}; quantized values are i8, u8 or i16")
+    return value
+
+
+def _along(node: Node, parameter: SSAValue, rank: int, axis: int, what: str) -> SSAValue:
+    """A scale or zero point shaped to broadcast against a rank-`rank` tensor:
+    one value, or one per index of dim `axis` (per-channel)."""
+    shape = parameter.type.get_shape()
+    if len(shape) == 0 or list(shape) == [1]:
+        return reshape(node, parameter, [])
+    if len(shape) != 1:
+        raise node.error(
+            f"{what} has shape {list(shape)}: block-wise quantization is not supported "
+            "(one value, or one per channel)"
+        )
+    if not -rank <= axis < rank:
+        raise node.error(f"axis {axis} is out of range for rank {rank}")
+    axis %= rank
+    return reshape(node, parameter, [shape[0]] + [1] * (rank - axis - 1))
+
+
+def _block_size(node: Node) -> None:
+    if node.attr("block_size", 0):
+        raise node.unsupported_attribute("block_size", "block-wise quantization")
+
+
+def dequantize(node: Node, x: SSAValue, scale: SSAValue, zero: SSAValue | None) -> SSAValue:
+    """(x - zero) * scale in the scale's type; scale and zero already broadcastable."""
+    element = scale.type.element_type
+    values = _cast(node, x, element)
+    if zero is not None:
+        values = node.make("sub", [values, _cast(node, zero, element)])
+    return node.make("mul", [values, scale])
+
+
+def quantize(
+    node: Node, x: SSAValue, scale: SSAValue | None, zero: SSAValue | None, element: Attribute
+) -> SSAValue:
+    """saturate(round(x / scale) + zero) as `element`, computed in f32 (f16
+    and bf16 inputs too); no scale: x is already divided."""
+    values = _cast(node, x, f32)
+    if scale is not None:
+        values = node.make("div", [values, _cast(node, scale, f32)])
+    values = node.make("round", [values])
+    if zero is not None:
+        values = node.make("add", [values, _cast(node, zero, f32)])
+    return _cast(node, values, element)
+
+
+def _output_element(node: Node, zero_index: int) -> Attribute:
+    if node.has_input(zero_index):
+        element = node.input_type(zero_index).element_type
+    else:
+        element = element_type(node.attr("output_dtype", 0) or TensorProto.UINT8, node.where)
+    if str(element) not in _QUANTIZED:
+        raise node.error(f"quantizing to {element} is not supported (i8, u8 or i16)")
+    return element
+
+
+@converter("DequantizeLinear")
+def _dequantize_linear(node: Node) -> list:
+    _block_size(node)
+    x = node.value(0)
+    if str(x.type.element_type) not in _QUANTIZED | {"i32"}:
+        raise node.error(f"x has element type {x.type.element_type}; i8, u8, i16 or i32 expected")
+    output_dtype = node.attr("output_dtype", 0)
+    if output_dtype and element_type(output_dtype, node.where) != node.input_type(1).element_type:
+        raise node.unsupported_attribute("output_dtype", "it differs from x_scale's type")
+    rank, axis = len(x.type.get_shape()), int(node.attr("axis", 1))
+    scale = _along(node, node.value(1), rank, axis, "x_scale")
+    zero = _along(node, node.value(2), rank, axis, "x_zero_point") if node.has_input(2) else None
+    return [dequantize(node, x, scale, zero)]
+
+
+@converter("QuantizeLinear")
+def _quantize_linear(node: Node) -> list:
+    _block_size(node)
+    node.attr("saturate")  # float8 only, whose types are refused
+    node.require_attr("precision", [0], 0)
+    x = node.value(0)
+    rank, axis = len(x.type.get_shape()), int(node.attr("axis", 1))
+    element = _output_element(node, 2)
+    scale = _along(node, node.value(1), rank, axis, "y_scale")
+    zero = _along(node, node.value(2), rank, axis, "y_zero_point") if node.has_input(2) else None
+    return [quantize(node, x, scale, zero, element)]
+
+
+def dynamic_quantization(node: Node, x: SSAValue) -> tuple[SSAValue, SSAValue, SSAValue]:
+    """DynamicQuantizeLinear: u8 values, their f32 scale and f32 zero point
+    (a whole number), from the range of x widened to hold 0."""
+    x = _cast(node, x, f32)
+    axes = list(range(len(x.type.get_shape())))
+    zero = node.scalar(0.0, x)
+    high = node.make("maximum", [node.make("reduce_max", [x], axes=axes, keep_dims=False), zero])
+    low = node.make("minimum", [node.make("reduce_min", [x], axes=axes, keep_dims=False), zero])
+    spread = node.make("sub", [high, low])
+    empty = node.make("equal", [spread, zero])
+    spread = node.make("select", [empty, node.scalar(1.0, x), spread])
+    scale = node.make("div", [spread, node.scalar(255.0, x)])
+    shift = node.make("sub", [zero, node.make("div", [low, scale])])
+    zero_point = node.make("round", [node.make("clamp", [shift], min=0.0, max=255.0)])
+    values = quantize(node, x, scale, zero_point, IntegerType(8, Signedness.UNSIGNED))
+    return values, scale, zero_point
+
+
+@converter("DynamicQuantizeLinear")
+def _dynamic_quantize_linear(node: Node) -> list:
+    if not graph.is_float(node.input_type(0).element_type):
+        raise node.error(f"x has element type {node.input_type(0).element_type}, expected f32")
+    values, scale, zero_point = dynamic_quantization(node, node.value(0))
+    return [values, scale, _cast(node, zero_point, values.type.element_type)]
+
+
+# --- integer products ------------------------------------------------------------------
+
+
+def _centered(node: Node, x: SSAValue, zero: SSAValue | None, element: Attribute) -> SSAValue:
+    """x - zero as `element` (zero already broadcastable)."""
+    values = _cast(node, x, element)
+    return values if zero is None else node.make("sub", [values, _cast(node, zero, element)])
+
+
+def _zero_along(node: Node, index: int, rank: int, axis: int, what: str) -> SSAValue | None:
+    if not node.has_input(index):
+        return None
+    return _along(node, node.value(index), rank, axis, what)
+
+
+def integer_matmul(
+    node: Node, a: SSAValue, b: SSAValue, a_zero: SSAValue | None, b_zero: SSAValue | None
+) -> SSAValue:
+    """sum_k (a - a_zero)(b - b_zero) in i32: a widening matmul of i16
+    operands. a_zero is one value or one per row of a; b_zero one value or
+    one per column of b."""
+    a_rank, b_rank = len(a.type.get_shape()), len(b.type.get_shape())
+    if a_rank < 2 or b_rank < 2:
+        raise node.error("integer matmul operands need rank 2 or more")
+    if a_zero is not None and a_zero.type.get_shape() and list(a_zero.type.get_shape()) != [1]:
+        a_zero = _along(node, a_zero, a_rank, a_rank - 2, "a_zero_point")
+    else:
+        a_zero = None if a_zero is None else reshape(node, a_zero, [])
+    if b_zero is not None:
+        b_zero = _along(node, b_zero, b_rank, b_rank - 1, "b_zero_point")
+    shape_a, shape_b = a.type.get_shape(), b.type.get_shape()
+    result = TensorType(i32, [*_batch(node, shape_a, shape_b), shape_a[-2], shape_b[-1]])
+    operands = [_centered(node, a, a_zero, i16), _centered(node, b, b_zero, i16)]
+    return node.make("matmul", operands, result)
+
+
+def _batch(node: Node, a: tuple, b: tuple) -> list[int]:
+    return list(np.broadcast_shapes(tuple(a[:-2]), tuple(b[:-2])))
+
+
+def _requantize(
+    node: Node, acc: SSAValue, multiplier: SSAValue, zero: SSAValue | None, element: Attribute
+) -> SSAValue:
+    scaled = node.make("mul", [_cast(node, acc, f32), multiplier])
+    return quantize(node, scaled, None, zero, element)
+
+
+def _product_scale(node: Node, *scales: SSAValue, divide: SSAValue | None = None) -> SSAValue:
+    scale = _cast(node, scales[0], f32)
+    for other in scales[1:]:
+        scale = node.make("mul", [scale, _cast(node, other, f32)])
+    return scale if divide is None else node.make("div", [scale, _cast(node, divide, f32)])
+
+
+@converter("MatMulInteger")
+def _matmul_integer(node: Node) -> list:
+    a, b = _quantized_input(node, 0, "A"), _quantized_input(node, 1, "B")
+    a_zero = node.value(2) if node.has_input(2) else None
+    b_zero = node.value(3) if node.has_input(3) else None
+    return [integer_matmul(node, a, b, a_zero, b_zero)]
+
+
+def _rows_scale(node: Node, scale: SSAValue, rank: int) -> SSAValue:
+    """A per-row scale of a matmul's A as [M, 1]."""
+    return _along(node, scale, rank, rank - 2, "a_scale")
+
+
+@converter("QLinearMatMul")
+def _qlinear_matmul(node: Node) -> list:
+    a, b = _quantized_input(node, 0, "a"), _quantized_input(node, 3, "b")
+    acc = integer_matmul(node, a, b, node.value(2), node.value(5))
+    rank_a, rank_b = len(a.type.get_shape()), len(b.type.get_shape())
+    a_scale = _rows_scale(node, node.value(1), rank_a)
+    b_scale = _along(node, node.value(4), rank_b, rank_b - 1, "b_scale")
+    multiplier = _product_scale(node, a_scale, b_scale, divide=node.value(6))
+    return [
+        _requantize(
+            node, acc, multiplier, reshape(node, node.value(7), []), _output_element(node, 7)
+        )
+    ]
+
+
+def _integer_conv(node: Node, x_zero: int, w_zero: int, bias: int | None) -> SSAValue:
+    """The i32 convolution of (x - x_zero) and (w - w_zero), plus the i32
+    bias (per output channel); inputs at indices x_zero/w_zero/bias."""
+    x, weight = _quantized_input(node, 0, "x"), _quantized_input(node, 3 if bias else 1, "w")
+    rank = len(x.type.get_shape())
+    if rank != 4:
+        raise node.error(f"x has rank {rank}; quantized convolutions are 2-D")
+    node.attr("kernel_shape")
+    strides, dilations, pads = _window(node, node.shape(0)[2:], weight.type.get_shape()[2:])
+    groups = int(node.attr("group", 1))
+    x = _centered(node, x, _zero_along(node, x_zero, rank, 1, "x_zero_point"), i32)
+    weight = _centered(node, weight, _zero_along(node, w_zero, rank, 0, "w_zero_point"), i32)
+    result = convolution(node, x, weight, strides, dilations, pads, groups)
+    if bias is not None and node.has_input(bias):
+        channels = node.shape(bias)[0]
+        result = node.make("add", [result, reshape(node, node.value(bias), [channels, 1, 1])])
+    return result
+
+
+@converter("ConvInteger")
+def _conv_integer(node: Node) -> list:
+    return [_integer_conv(node, 2, 3, None)]
+
+
+@converter("QLinearConv")
+def _qlinear_conv(node: Node) -> list:
+    acc = _integer_conv(node, 2, 5, 8)
+    w_scale = _along(node, node.value(4), 4, 0, "w_scale")
+    multiplier = _product_scale(
+        node, reshape(node, node.value(1), []), w_scale, divide=node.value(6)
+    )
+    return [
+        _requantize(
+            node, acc, multiplier, reshape(node, node.value(7), []), _output_element(node, 7)
+        )
+    ]
+
+
+# --- onnxruntime's contrib ops ------------------------------------------------------------
+
+
+def _matmul_to_float(
+    node: Node, a_values: SSAValue, a_zero, a_scale: SSAValue, b_index: int, b_scale_index: int,
+    b_zero_index: int, bias_index: int,
+) -> SSAValue:  # fmt: skip
+    b = _quantized_input(node, b_index, "B")
+    b_zero = node.value(b_zero_index) if node.has_input(b_zero_index) else None
+    acc = integer_matmul(node, a_values, b, a_zero, b_zero)
+    rank_b = len(b.type.get_shape())
+    b_scale = _along(node, node.value(b_scale_index), rank_b, rank_b - 1, "b_scale")
+    result = node.make("mul", [_cast(node, acc, f32), _product_scale(node, a_scale, b_scale)])
+    if node.has_input(bias_index):
+        result = node.make("add", [result, node.value(bias_index)])
+    return result
+
+
+@converter("MatMulIntegerToFloat", domain=MICROSOFT)
+def _matmul_integer_to_float(node: Node) -> list:
+    a = _quantized_input(node, 0, "A")
+    a_zero = node.value(4) if node.has_input(4) else None
+    a_scale = _rows_scale(node, node.value(2), len(a.type.get_shape()))
+    return [_matmul_to_float(node, a, a_zero, a_scale, 1, 3, 5, 6)]
+
+
+@converter("DynamicQuantizeMatMul", domain=MICROSOFT)
+def _dynamic_quantize_matmul(node: Node) -> list:
+    values, scale, zero_point = dynamic_quantization(node, node.value(0))
+    return [_matmul_to_float(node, values, zero_point, scale, 1, 2, 3, 4)]
+
+
+def _dequantized(node: Node, index: int) -> SSAValue:
+    """Input `index` dequantized with the per-tensor scale and zero point
+    at index + 1 and index + 2 (the QLinear* contrib ops' layout)."""
+    x = _quantized_input(node, index, f"input #{index}")
+    zero = reshape(node, node.value(index + 2), []) if node.has_input(index + 2) else None
+    return dequantize(node, x, _cast(node, reshape(node, node.value(index + 1), []), f32), zero)
+
+
+def _requantized(node: Node, value: SSAValue, scale_index: int, like: int) -> SSAValue:
+    zero = (
+        reshape(node, node.value(scale_index + 1), []) if node.has_input(scale_index + 1) else None
+    )
+    element = zero.type.element_type if zero else node.input_type(like).element_type
+    return quantize(node, value, reshape(node, node.value(scale_index), []), zero, element)
+
+
+def _qlinear(
+    float_op: Callable[[Node, list[SSAValue]], SSAValue], inputs: tuple[int, ...], out: int
+):
+    """A contrib QLinear op: dequantize `inputs`, apply `float_op`, quantize
+    with the scale at `out` (and zero point at out + 1)."""
+
+    def convert(node: Node) -> list:
+        values = [_dequantized(node, index) for index in inputs]
+        return [_requantized(node, float_op(node, values), out, inputs[0])]
+
+    return convert
+
+
+def _global_average(node: Node, values: list[SSAValue]) -> SSAValue:
+    node.require_attr("channels_last", [0], 0)
+    rank = len(values[0].type.get_shape())
+    return node.make("reduce_mean", values, axes=list(range(2, rank)), keep_dims=True)
+
+
+_CONTRIB = {
+    "QLinearAdd": (lambda node, v: node.make("add", v), (0, 3), 6),
+    "QLinearMul": (lambda node, v: node.make("mul", v), (0, 3), 6),
+    "QLinearSigmoid": (lambda node, v: node.make("sigmoid", v), (0,), 3),
+    "QLinearLeakyRelu": (
+        lambda node, v: node.make("leaky_relu", v, alpha=float(node.attr("alpha", 0.01))), (0,), 3,
+    ),
+    "QLinearGlobalAveragePool": (_global_average, (0,), 3),
+}  # fmt: skip
+for _name, (_op, _inputs, _out) in _CONTRIB.items():
+    converter(_name, domain=MICROSOFT)(_qlinear(_op, _inputs, _out))

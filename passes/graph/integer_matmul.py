@@ -1,0 +1,182 @@
+"""graph-integer-matmul: a matmul of dequantized 8-bit operands (the QDQ
+format of quantized models) becomes an integer matmul with the scales
+applied to its sum, as oneDNN Graph folds dequantize -> matmul:
+
+    %a = mul (sub (cast %qa : i8/u8 -> f32), %za_f), %sa     (DequantizeLinear)
+    %b = mul (sub (cast %qb -> f32), %zb_f), %sb
+    %y = matmul %a, %b
+ -> %acc = matmul (sub (cast %qa -> i16), %za), (sub (cast %qb -> i16), %zb) : -> i32
+    %y   = mul (cast %acc -> f32), (mul %sa, %sb)
+
+where the zero points are integers cast to f32 (how the ONNX importer
+writes DequantizeLinear) and the scales factor out of the sum: one value
+for A, one value or one per output column for B. The integer sum is exact
+(8-bit operands minus their zero points fit in i16, products and sums in
+i32) and runs on the i16-pair microkernels at twice the f32 rate; the
+float result differs from the dequantized f32 product only by that
+product's rounding. Anything else (per-row scales of A, scales along K,
+other element types, a B computed at run time: the integer kernels pack B
+at compile time) stays as it is.
+
+Runs first in the graph stage: constant folding would otherwise fold a
+dequantized weight into an f32 constant and the pattern would be gone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import Float32Type, IntegerType, TensorType
+from xdsl.ir import Operation, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import VerifyException
+
+from graphcompiler.dialects import graph
+from graphcompiler.passes.function_pass import FunctionPass
+
+f32, i16, i32 = Float32Type(), IntegerType(16), IntegerType(32)
+_EIGHT_BIT = ("i8", "ui8")
+
+
+@dataclass
+class Dequantized:
+    """A value that is (quantized - zero) * scale, with its parts."""
+
+    quantized: SSAValue
+    zero: SSAValue | None
+    scale: SSAValue
+
+
+def _owner(value: SSAValue, kind: type) -> Operation | None:
+    return value.owner if isinstance(value.owner, kind) else None
+
+
+def _integer_source(value: SSAValue) -> SSAValue | None:
+    """x where value = cast(x) from an integer type of at most 16 bits."""
+    cast = _owner(value, graph.CastOp)
+    if cast is None:
+        return None
+    element = cast.input.type.element_type
+    if not isinstance(element, IntegerType) or not 1 < element.width.data <= 16:
+        return None
+    return cast.input
+
+
+def dequantized(value: SSAValue) -> Dequantized | None:
+    """The parts of an f32 `value` that dequantizes an 8-bit tensor."""
+    if value.type.element_type != f32:
+        return None
+    mul = _owner(value, graph.MulOp)
+    if mul is None:
+        return None
+    for centered, scale in ((mul.lhs, mul.rhs), (mul.rhs, mul.lhs)):
+        zero = None
+        sub = _owner(centered, graph.SubOp)
+        if sub is not None:
+            zero = _integer_source(sub.rhs)
+            centered = sub.lhs if zero is not None else centered
+            if zero is None:
+                continue
+        quantized = _integer_source(centered)
+        if quantized is not None and str(quantized.type.element_type) in _EIGHT_BIT:
+            return Dequantized(quantized, zero, scale)
+    return None
+
+
+def _shape(value: SSAValue | None) -> list[int]:
+    return [] if value is None else list(value.type.get_shape())
+
+
+def _one_value(value: SSAValue | None) -> bool:
+    return all(size == 1 for size in _shape(value))
+
+
+def _per_column(value: SSAValue | None, columns: int, transposed: bool) -> bool:
+    """One value, or one per column of B ([N] / [1, N]; [N, 1] transposed)."""
+    shape = _shape(value)
+    if _one_value(value):
+        return True
+    if transposed:
+        return len(shape) == 2 and shape == [columns, 1]
+    return shape[-1] == columns and all(size == 1 for size in shape[:-1]) and len(shape) <= 2
+
+
+def _centered_i16(rewriter_ops: list, part: Dequantized) -> SSAValue:
+    def add(op: Operation) -> SSAValue:
+        rewriter_ops.append(op)
+        return op.results[0]
+
+    shape = _shape(part.quantized)
+    values = add(graph.CastOp.build_from([part.quantized], TensorType(i16, shape)))
+    if part.zero is None:
+        return values
+    zero = add(graph.CastOp.build_from([part.zero], TensorType(i16, _shape(part.zero))))
+    return add(graph.SubOp.build_from([values, zero]))
+
+
+def rewrite(matmul: graph.MatmulOp) -> bool:
+    """Rewrite `matmul` if both operands are dequantized as the module doc
+    says; whether it did."""
+    a, b = dequantized(matmul.a), dequantized(matmul.b)
+    if a is None or b is None or matmul.a_transposed:
+        return False
+    if not isinstance(b.quantized.owner, graph.ConstantOp):
+        return False  # the integer kernels pack B at compile time
+    columns = matmul.result.type.get_shape()[-1]
+    transposed = matmul.b_transposed
+    if not (_one_value(a.scale) and _one_value(a.zero)):
+        return False
+    if not (_per_column(b.scale, columns, transposed) and _per_column(b.zero, columns, transposed)):
+        return False
+    ops: list[Operation] = []
+    try:
+        operands = [_centered_i16(ops, a), _centered_i16(ops, b)]
+        shape = list(matmul.result.type.get_shape())
+        acc = graph.MatmulOp.build_from(
+            operands, TensorType(i32, shape), transpose_a=False, transpose_b=transposed
+        )
+        widened = graph.CastOp.build_from([acc.result], TensorType(f32, shape))
+        b_scale = b.scale
+        if transposed and not _one_value(b_scale):
+            flat = graph.ReshapeOp.build_from([b_scale], TensorType(f32, [columns]))
+            ops.append(flat)
+            b_scale = flat.result
+        scale = graph.MulOp.build_from([a.scale, b_scale])
+        result = graph.MulOp.build_from([widened.result, scale.result])
+    except VerifyException:
+        return False
+    if result.result.type != matmul.result.type:
+        return False
+    ops += [acc, widened, scale, result]
+    Rewriter.insert_op(ops, InsertPoint.before(matmul))
+    matmul.result.replace_all_uses_with(result.result)
+    dequantizations = list(matmul.operands)
+    Rewriter.erase_op(matmul)
+    for value in dequantizations:
+        _erase_if_unused(value)
+    return True
+
+
+def _erase_if_unused(value: SSAValue) -> None:
+    """Erase the op defining `value` if nothing uses it, then its operands'
+    (the f32 dequantization the integer matmul replaced)."""
+    op = value.owner
+    if not isinstance(op, Operation) or any(result.uses for result in op.results):
+        return
+    operands = list(op.operands)
+    Rewriter.erase_op(op)
+    for operand in operands:
+        _erase_if_unused(operand)
+
+
+@dataclass(frozen=True)
+class GraphIntegerMatmulPass(FunctionPass):
+    """Matmuls of dequantized 8-bit operands as integer matmuls (module doc)."""
+
+    name = "graph-integer-matmul"
+    STATISTICS = {"integer-matmuls": "matmuls of dequantized operands computed on integers"}
+
+    def run_on_function(self, function: func.FuncOp) -> dict[str, int]:
+        matmuls = [op for op in function.body.block.ops if isinstance(op, graph.MatmulOp)]
+        return {"integer-matmuls": sum(rewrite(op) for op in matmuls)}

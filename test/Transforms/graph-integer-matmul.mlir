@@ -1,0 +1,70 @@
+// RUN: gc-opt %s --split-input-file --pass-pipeline='builtin.module(graph-integer-matmul)' | filecheck %s
+
+// A u8 activation (one scale, one zero point) times i8 weights with one
+// scale per output column: an i16 x i16 -> i32 matmul, then one f32 multiply.
+// CHECK-LABEL: func.func @per_column
+// CHECK:         %qb = graph.constant
+// CHECK-NEXT:    %[[A16:.*]] = graph.cast %qa : tensor<4x8xui8> -> tensor<4x8xi16>
+// CHECK-NEXT:    %[[ZA16:.*]] = graph.cast %za : tensor<ui8> -> tensor<i16>
+// CHECK-NEXT:    %[[A:.*]] = graph.sub %[[A16]], %[[ZA16]] : (tensor<4x8xi16>, tensor<i16>) -> tensor<4x8xi16>
+// CHECK-NEXT:    %[[B:.*]] = graph.cast %qb : tensor<8x16xi8> -> tensor<8x16xi16>
+// CHECK-NEXT:    %[[ACC:.*]] = graph.matmul %[[A]], %[[B]] : (tensor<4x8xi16>, tensor<8x16xi16>) -> tensor<4x16xi32>
+// CHECK-NEXT:    %[[F:.*]] = graph.cast %[[ACC]] : tensor<4x16xi32> -> tensor<4x16xf32>
+// CHECK-NEXT:    %[[S:.*]] = graph.mul %sa, %sb : (tensor<f32>, tensor<16xf32>) -> tensor<16xf32>
+// CHECK-NEXT:    %[[Y:.*]] = graph.mul %[[F]], %[[S]] : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+// CHECK-NEXT:    func.return %[[Y]]
+func.func @per_column(%qa: tensor<4x8xui8>, %za: tensor<ui8>, %sa: tensor<f32>, %sb: tensor<16xf32>) -> tensor<4x16xf32> {
+  %qb = graph.constant dense<3> : tensor<8x16xi8>
+  %af = graph.cast %qa : tensor<4x8xui8> -> tensor<4x8xf32>
+  %zaf = graph.cast %za : tensor<ui8> -> tensor<f32>
+  %ac = graph.sub %af, %zaf : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %a = graph.mul %ac, %sa : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %bf = graph.cast %qb : tensor<8x16xi8> -> tensor<8x16xf32>
+  %b = graph.mul %bf, %sb : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+  %y = graph.matmul %a, %b : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  func.return %y : tensor<4x16xf32>
+}
+
+// -----
+
+// A transposed B (a Gemm weight [N, K]) with per-row scales [N, 1]: the
+// scales become one per output column.
+// CHECK-LABEL: func.func @transposed
+// CHECK:         %[[COLUMNS:.*]] = graph.reshape %sb : tensor<16x1xf32> -> tensor<16xf32>
+// CHECK-NEXT:    graph.matmul %{{.*}}, %{{.*}} {transpose_b = true} : (tensor<4x8xi16>, tensor<16x8xi16>) -> tensor<4x16xi32>
+// CHECK:         graph.mul %sa, %[[COLUMNS]] : (tensor<f32>, tensor<16xf32>) -> tensor<16xf32>
+func.func @transposed(%qa: tensor<4x8xi8>, %sa: tensor<f32>, %sb: tensor<16x1xf32>) -> tensor<4x16xf32> {
+  %qb = graph.constant dense<-2> : tensor<16x8xi8>
+  %af = graph.cast %qa : tensor<4x8xi8> -> tensor<4x8xf32>
+  %a = graph.mul %af, %sa : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %bf = graph.cast %qb : tensor<16x8xi8> -> tensor<16x8xf32>
+  %b = graph.mul %bf, %sb : (tensor<16x8xf32>, tensor<16x1xf32>) -> tensor<16x8xf32>
+  %y = graph.matmul %a, %b {transpose_b = true} : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+  func.return %y : tensor<4x16xf32>
+}
+
+// -----
+
+// Left alone: a per-row scale of A (it does not factor out of the sum as
+// one value), an f32 operand, 16-bit quantized values, and a B computed at
+// run time (the integer kernels pack B at compile time).
+// CHECK-LABEL: func.func @negative
+// CHECK-NOT:     xi32>
+// CHECK-COUNT-4: graph.matmul %{{.*}} : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+func.func @negative(%qa: tensor<4x8xi8>, %sa_rows: tensor<4x1xf32>, %sa: tensor<f32>, %x: tensor<4x8xf32>, %sb: tensor<f32>, %qa16: tensor<4x8xi16>, %qr: tensor<8x16xi8>) -> (tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>) {
+  %qb = graph.constant dense<1> : tensor<8x16xi8>
+  %af = graph.cast %qa : tensor<4x8xi8> -> tensor<4x8xf32>
+  %a_rows = graph.mul %af, %sa_rows : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  %bf = graph.cast %qb : tensor<8x16xi8> -> tensor<8x16xf32>
+  %b = graph.mul %bf, %sb : (tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xf32>
+  %0 = graph.matmul %a_rows, %b : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %1 = graph.matmul %x, %b : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %a16f = graph.cast %qa16 : tensor<4x8xi16> -> tensor<4x8xf32>
+  %a16 = graph.mul %a16f, %sa : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %2 = graph.matmul %a16, %b : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %af8 = graph.mul %af, %sa : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %rf = graph.cast %qr : tensor<8x16xi8> -> tensor<8x16xf32>
+  %r = graph.mul %rf, %sb : (tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xf32>
+  %3 = graph.matmul %af8, %r : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  func.return %0, %1, %2, %3 : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>
+}

@@ -1,0 +1,243 @@
+"""Quantized models and their pieces: the ONNX quantization converters
+(QDQ, operator format, onnxruntime's contrib ops) against numpy's formulas,
+the widening integer matmul on i16-pair microkernels against exact integer
+products, and the quantized model suite (test/models/quantized, made by
+quantize_models.py there) against its exact-integer reference outputs.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+import graphcompiler  # noqa: E402
+from graphcompiler.frontends.onnx import OnnxImportError  # noqa: E402
+from graphcompiler.ir.element_types import dense_elements  # noqa: E402
+from test.python.onnx_node_model import node_model  # noqa: E402
+
+QUANTIZED = Path(__file__).resolve().parents[1] / "models" / "quantized"
+MANIFEST = json.loads((QUANTIZED / "manifest.json").read_text())["models"]
+TOLERANCE = 1e-5
+"""Outputs are floats computed from exact integer sums: what differs is the
+rounding of the float ops around them."""
+
+
+def _run(model, *arrays):
+    return graphcompiler.compile(model, cache=False)(*arrays)
+
+
+# --- the widening integer matmul (i16 pairs, vpmaddwd) ----------------------------------
+
+
+def _widening_matmul(a_shape, b, transpose_a=False, transpose_b=False):
+    """A graph of one i16 x i16 -> i32 matmul with constant B."""
+    k_n = "x".join(map(str, b.shape))
+    m = a_shape[-1] if transpose_a else a_shape[-2]
+    n = b.shape[-2] if transpose_b else b.shape[-1]
+    batch = list(np.broadcast_shapes(tuple(a_shape[:-2]), b.shape[:-2]))
+    out = "x".join(map(str, [*batch, m, n]))
+    a_text = "x".join(map(str, a_shape))
+    flags = (
+        f" {{transpose_a = {str(transpose_a).lower()}, transpose_b = {str(transpose_b).lower()}}}"
+    )
+    module = graphcompiler.parse(f"""
+func.func @main(%a: tensor<{a_text}xi16>) -> tensor<{out}xi32> {{
+  %b = graph.constant dense<0> : tensor<{k_n}xi16>
+  %y = graph.matmul %a, %b{flags} : (tensor<{a_text}xi16>, tensor<{k_n}xi16>) -> tensor<{out}xi32>
+  func.return %y : tensor<{out}xi32>
+}}""")
+    constant = next(op for op in module.walk() if op.name == "graph.constant")
+    constant.properties["value"] = dense_elements(b, constant.result.type.element_type)
+    return module
+
+
+@pytest.mark.parametrize(
+    "a_shape, b_shape, transposes",
+    [
+        ((1, 1), (1, 1), (False, False)),
+        ((5, 7), (7, 19), (False, False)),  # odd K, column tail
+        ((33, 64), (64, 48), (False, False)),
+        ((2, 9, 31), (31, 17), (False, False)),  # batched A
+        ((70, 130), (40, 130), (False, True)),  # B stored [N, K]
+        ((31, 6), (31, 24), (True, False)),  # A stored [K, M]
+        ((3, 4, 12), (3, 12, 5), (False, False)),  # batched B
+    ],
+)
+def test_widening_matmul_is_exact(a_shape, b_shape, transposes):
+    rng = np.random.default_rng(0)
+    a = rng.integers(-255, 256, a_shape).astype(np.int16)
+    b = rng.integers(-255, 256, b_shape).astype(np.int16)
+    got = _run(_widening_matmul(a_shape, b, *transposes), a)
+    a_ = np.swapaxes(a, -1, -2) if transposes[0] else a
+    b_ = np.swapaxes(b, -1, -2) if transposes[1] else b
+    want = np.matmul(a_.astype(np.int64), b_.astype(np.int64)).astype(np.int32)
+    assert got.dtype == np.int32 and np.array_equal(got, want)
+
+
+def test_widening_matmul_extremes_wrap_like_i32():
+    """The largest i16 products: sums past i32 wrap as the reference's."""
+    a = np.full((4, 64), -32768, np.int16)
+    b = np.full((64, 8), -32768, np.int16)
+    module = _widening_matmul(a.shape, b)
+    want = graphcompiler.reference.run(module, a) if hasattr(graphcompiler, "reference") else None
+    got = _run(module, a)
+    exact = (np.matmul(a.astype(np.int64), b.astype(np.int64)) & 0xFFFFFFFF).astype(np.uint32)
+    assert np.array_equal(got.view(np.uint32), exact)
+    if want is not None:
+        assert np.array_equal(got, want)
+
+
+# --- converters ---------------------------------------------------------------------------
+
+
+def _quantize_model(x_shape, scale, zero, axis):
+    inits = [numpy_helper.from_array(scale, "s"), numpy_helper.from_array(zero, "z")]
+    return node_model(
+        "QuantizeLinear", [("x", TensorProto.FLOAT, x_shape)],
+        [("y", helper.np_dtype_to_tensor_dtype(zero.dtype), x_shape)], inits, axis=axis,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+def test_quantize_linear_per_channel_rounds_half_to_even_and_saturates(dtype):
+    x = np.array([[0.5, 1.5, 2.5, -0.5, 300.0, -300.0, 7.25]] * 3, np.float32).T.copy()
+    scale = np.array([1.0, 0.5, 2.0], np.float32)
+    zero = np.array([0, 3, 1], dtype)
+    got = _run(_quantize_model(list(x.shape), scale, zero, 1), x)
+    info = np.iinfo(dtype)
+    want = np.clip(np.rint(x / scale) + zero, info.min, info.max)
+    assert got.dtype == dtype and np.array_equal(got, want.astype(dtype))
+
+
+def test_dequantize_linear_per_channel():
+    x = np.arange(24, dtype=np.uint8).reshape(2, 3, 4)
+    scale = np.array([0.5, 0.25, 2.0], np.float32)
+    zero = np.array([1, 2, 3], np.uint8)
+    inits = [numpy_helper.from_array(scale, "s"), numpy_helper.from_array(zero, "z")]
+    model = node_model("DequantizeLinear", [("x", TensorProto.UINT8, [2, 3, 4])],
+                       [("y", TensorProto.FLOAT, [2, 3, 4])], inits, axis=1)  # fmt: skip
+    want = (x.astype(np.float32) - zero[:, None]) * scale[:, None]
+    assert np.array_equal(_run(model, x), want)
+
+
+def test_block_wise_and_float8_are_refused_naming_the_node():
+    inits = [numpy_helper.from_array(np.ones(2, np.float32), "s")]
+    model = node_model("DequantizeLinear", [("x", TensorProto.INT8, [2, 4])],
+                       [("y", TensorProto.FLOAT, [2, 4])], inits, opset=21, axis=1, block_size=2)  # fmt: skip
+    with pytest.raises(OnnxImportError, match=r"node 'y' \(DequantizeLinear\).*block_size"):
+        graphcompiler.compile(model, cache=False)
+    model = node_model("DequantizeLinear", [("x", TensorProto.FLOAT8E4M3FN, [2, 4])],
+                       [("y", TensorProto.FLOAT, [2, 4])], inits[:0] + [
+                           numpy_helper.from_array(np.float32(1), "s")], opset=21)  # fmt: skip
+    with pytest.raises(OnnxImportError, match="FLOAT8E4M3FN is not supported"):
+        graphcompiler.compile(model, cache=False)
+
+
+def _contrib_model(op_type, inputs, outputs, initializers, **attributes):
+    node = helper.make_node(op_type, [n for n, *_ in inputs] + [i.name for i in initializers],
+                            [n for n, *_ in outputs], domain="com.microsoft", **attributes)  # fmt: skip
+    graph = helper.make_graph(
+        [node], op_type, [helper.make_tensor_value_info(*i) for i in inputs],
+        [helper.make_tensor_value_info(*o) for o in outputs], list(initializers),
+    )  # fmt: skip
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    return helper.make_model(graph, opset_imports=opsets)
+
+
+def test_matmul_integer_to_float_and_dynamic_quantize_matmul():
+    rng = np.random.default_rng(1)
+    a = rng.integers(0, 256, (6, 40)).astype(np.uint8)
+    b = rng.integers(-128, 128, (40, 12)).astype(np.int8)
+    b_scale = rng.uniform(0.01, 0.02, 12).astype(np.float32)
+    b_zero = rng.integers(-3, 4, 12).astype(np.int8)
+    bias = rng.standard_normal(12).astype(np.float32)
+    named = lambda array, name: numpy_helper.from_array(array, name)  # noqa: E731
+    model = _contrib_model(
+        "MatMulIntegerToFloat", [("a", TensorProto.UINT8, [6, 40])], [("y", TensorProto.FLOAT, [6, 12])],
+        [named(b, "b"), named(np.float32(0.05), "a_scale"), named(b_scale, "b_scale"),
+         named(np.uint8(7), "a_zero"), named(b_zero, "b_zero"), named(bias, "bias")],
+    )  # fmt: skip
+    exact = (a.astype(np.int64) - 7) @ (b.astype(np.int64) - b_zero)
+    want = exact.astype(np.float32) * (np.float32(0.05) * b_scale) + bias
+    np.testing.assert_allclose(_run(model, a), want, rtol=1e-6, atol=1e-6)
+
+    x = rng.standard_normal((6, 40)).astype(np.float32)
+    model = _contrib_model(
+        "DynamicQuantizeMatMul", [("x", TensorProto.FLOAT, [6, 40])], [("y", TensorProto.FLOAT, [6, 12])],
+        [named(b, "b"), named(b_scale, "b_scale"), named(b_zero, "b_zero"), named(bias, "bias")],
+    )  # fmt: skip
+    low, high = min(x.min(), 0), max(x.max(), 0)
+    scale = np.float32((high - low) / np.float32(255))
+    zero = np.rint(np.clip(-low / scale, 0, 255))
+    q = np.clip(np.rint(x / scale) + zero, 0, 255)
+    exact = (q.astype(np.int64) - zero.astype(np.int64)) @ (b.astype(np.int64) - b_zero)
+    want = exact.astype(np.float32) * (scale * b_scale) + bias
+    np.testing.assert_allclose(_run(model, x), want, rtol=1e-5, atol=1e-5)
+
+
+def test_qlinear_add_requantizes_the_float_sum():
+    rng = np.random.default_rng(2)
+    a = rng.integers(0, 256, (3, 8)).astype(np.uint8)
+    b = rng.integers(0, 256, (3, 8)).astype(np.uint8)
+    named = lambda array, name: numpy_helper.from_array(array, name)  # noqa: E731
+    model = _contrib_model(
+        "QLinearAdd",
+        [("a", TensorProto.UINT8, [3, 8]), ("a_scale", TensorProto.FLOAT, []), ("a_zero", TensorProto.UINT8, []),
+         ("b", TensorProto.UINT8, [3, 8])],
+        [("y", TensorProto.UINT8, [3, 8])],
+        [named(np.float32(0.1), "b_scale"), named(np.uint8(120), "b_zero"),
+         named(np.float32(0.15), "y_scale"), named(np.uint8(128), "y_zero")],
+    )  # fmt: skip
+    got = _run(model, a, np.array(0.05, np.float32), np.array(100, np.uint8), b)
+    total = (a.astype(np.float32) - 100) * np.float32(0.05) + (
+        b.astype(np.float32) - 120
+    ) * np.float32(0.1)
+    want = np.clip(np.rint(total / np.float32(0.15)) + 128, 0, 255).astype(np.uint8)
+    assert np.array_equal(got, want)
+
+
+def test_an_unknown_contrib_op_is_one_line_naming_its_domain():
+    model = _contrib_model("Attention", [("x", TensorProto.FLOAT, [1, 4, 8])],
+                           [("y", TensorProto.FLOAT, [1, 4, 8])], [], num_heads=2)  # fmt: skip
+    with pytest.raises(
+        OnnxImportError,
+        match=r"\(Attention\): operator is not supported \(domain 'com.microsoft'\)",
+    ):
+        graphcompiler.compile(model, cache=False)
+
+
+# --- the quantized model suite ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("entry", MANIFEST, ids=lambda e: e["file"])
+def test_quantized_model_matches_exact_integer_reference(entry):
+    path = QUANTIZED / entry["file"]
+    model = onnx.load(str(path))
+    initializers = {i.name for i in model.graph.initializer}
+    names = [i.name for i in model.graph.input if i.name not in initializers]
+    with np.load(path.with_suffix(".npz")) as data:
+        results = graphcompiler.compile(path)(*(data[n] for n in names))
+        results = results if isinstance(results, tuple | list) else [results]
+        for index, got in enumerate(results):
+            want = data[f"output_{index}"]
+            error = np.max(np.abs(got - want)) / (np.max(np.abs(want)) or 1.0)
+            assert error <= TOLERANCE, f"{entry['file']} output {index}: error {error:.2e}"
+
+
+def test_quantized_matmuls_run_on_integers():
+    """The QDQ and dynamic BERT: every matmul with weights is an integer one."""
+    from graphcompiler.frontends.onnx import import_onnx
+
+    for scheme in ("qdq", "dynamic"):
+        module = import_onnx(QUANTIZED / f"bert_int8_{scheme}.onnx")
+        graphcompiler.apply_pipeline(module, "builtin.module(graph-integer-matmul)")
+        matmuls = [op for op in module.walk() if op.name == "graph.matmul"]
+        integer = [op for op in matmuls if str(op.result.type.element_type) == "i32"]
+        assert len(integer) >= 12, f"{scheme}: {len(integer)} of {len(matmuls)} matmuls on integers"
