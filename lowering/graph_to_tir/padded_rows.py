@@ -17,7 +17,7 @@ def copy_input_row(
 ) -> None:
     """tensor[*leading, j] = x[*source, j * stride + shift] for j in [0, count),
     0 where that column lies outside x's last dimension: one padded, strided
-    row, copied in vectors when the stride is 1 and x's rows hold one. `shift` may be a run-time
+    row, copied in vectors when the stride is 1 and both rows hold one. `shift` may be a run-time
     value (a loop over filter columns)."""
     b, width = kernel.b, x.shape[-1]
 
@@ -31,7 +31,7 @@ def copy_input_row(
     fill_zeros(b, tensor, leading, 0, first)
     pieces = [(first, end, 1)]
     lanes = kernel.lanes
-    if stride == 1 and width >= lanes:  # whole vectors, then the rest
+    if stride == 1 and min(width, count) >= lanes:  # whole vectors (in both rows), then the rest
         vector_end = b.add(first, b.mul(b.div(b.sub(end, first), lanes), lanes))
         pieces = [(first, vector_end, lanes), (vector_end, end, 1)]
     for lo, hi, lanes in pieces:

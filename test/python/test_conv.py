@@ -323,3 +323,19 @@ def test_sixteen_lane_convolutions_lower_to_the_llvm_dialect(monkeypatch, x, w, 
     graphcompiler.apply_pipeline(module, "builtin.module(gc-cpu-pipeline)", verify_each=True)
     lowered = str(module)
     assert taken and "vector<16xf32>" in lowered and "vector<8xf32>" not in lowered
+
+
+def test_shifted_rows_narrower_than_a_vector_verify():
+    """Input rows of 8 (a vector on AVX2), output rows of 6: the row copies
+    of each filter column are 6 wide, so they copy element by element (a
+    vector loop there was never run but failed Tensor IR verification)."""
+    text = """
+func.func @main(%x: tensor<1x2x10x8xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<1x4x8x6xf32> {
+  %y = graph.conv2d %x, %w : (tensor<1x2x10x8xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x8x6xf32>
+  func.return %y : tensor<1x4x8x6xf32>
+}"""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 2, 10, 8)).astype(np.float32)
+    w = rng.standard_normal((4, 2, 3, 3)).astype(np.float32)
+    got = graphcompiler.compile(text, cache=False, verify_each=True)(x, w)
+    np.testing.assert_allclose(got, reference.run(text, x, w), rtol=1e-5, atol=1e-5)
