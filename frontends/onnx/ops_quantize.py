@@ -28,7 +28,7 @@ from xdsl.ir import Attribute, SSAValue
 from graphcompiler.dialects import graph
 from graphcompiler.frontends.onnx.importer import Node, element_type
 from graphcompiler.frontends.onnx.ops import converter, reshape
-from graphcompiler.frontends.onnx.ops_window import _window, convolution
+from graphcompiler.frontends.onnx.ops_window import _pad_spatial, _slice_axis, _window, convolution
 
 MICROSOFT = "com.microsoft"
 f32 = Float32Type()
@@ -242,23 +242,67 @@ def _qlinear_matmul(node: Node) -> list:
     ]
 
 
+EXACT_F32_TERMS = (1 << 24) // (255 * 255)
+"""Products of 8-bit values minus their zero points (|v| <= 255) summed in
+f32 stay exact integers while a sum has at most this many terms (258)."""
+
+
 def _integer_conv(node: Node, x_zero: int, w_zero: int, bias: int | None) -> SSAValue:
     """The i32 convolution of (x - x_zero) and (w - w_zero), plus the i32
-    bias (per output channel); inputs at indices x_zero/w_zero/bias."""
+    bias (per output channel); inputs at indices x_zero/w_zero/bias. Sums of
+    up to EXACT_F32_TERMS products run as an f32 convolution (exact, and on
+    the f32 kernels: depthwise, small channel counts); longer ones as an
+    im2col and a widening integer matmul (exact, on the i16-pair kernels)."""
     x, weight = _quantized_input(node, 0, "x"), _quantized_input(node, 3 if bias else 1, "w")
     rank = len(x.type.get_shape())
     if rank != 4:
         raise node.error(f"x has rank {rank}; quantized convolutions are 2-D")
     node.attr("kernel_shape")
-    strides, dilations, pads = _window(node, node.shape(0)[2:], weight.type.get_shape()[2:])
+    kernel = weight.type.get_shape()[2:]
+    strides, dilations, pads = _window(node, node.shape(0)[2:], kernel)
     groups = int(node.attr("group", 1))
-    x = _centered(node, x, _zero_along(node, x_zero, rank, 1, "x_zero_point"), i32)
-    weight = _centered(node, weight, _zero_along(node, w_zero, rank, 0, "w_zero_point"), i32)
-    result = convolution(node, x, weight, strides, dilations, pads, groups)
+    x = _centered(node, x, _zero_along(node, x_zero, rank, 1, "x_zero_point"), i16)
+    weight = _centered(node, weight, _zero_along(node, w_zero, rank, 0, "w_zero_point"), i16)
+    terms = weight.type.get_shape()[1] * kernel[0] * kernel[1]
+    if terms <= EXACT_F32_TERMS:
+        x, weight = _cast(node, x, f32), _cast(node, weight, f32)
+        result = convolution(node, x, weight, strides, dilations, pads, groups)
+    elif groups == 1:
+        result = _im2col_matmul(node, x, weight, strides, dilations, pads)
+    else:
+        x, weight = _cast(node, x, i32), _cast(node, weight, i32)
+        result = convolution(node, x, weight, strides, dilations, pads, groups)
+    result = _cast(node, result, i32)
     if bias is not None and node.has_input(bias):
         channels = node.shape(bias)[0]
         result = node.make("add", [result, reshape(node, node.value(bias), [channels, 1, 1])])
     return result
+
+
+def _im2col_matmul(node: Node, x: SSAValue, weight: SSAValue, strides, dilations, pads):
+    """conv2d as columns [N, C*KH*KW, OH*OW] (one strided slice of the padded
+    input per filter tap) times the weights [O, C*KH*KW], a widening matmul."""
+    (n, c, h, w), (o, _, kh, kw) = x.type.get_shape(), weight.type.get_shape()
+    x = _pad_spatial(node, x, pads[:2], pads[2:])
+    out_h = (h + pads[0] + pads[2] - dilations[0] * (kh - 1) - 1) // strides[0] + 1
+    out_w = (w + pads[1] + pads[3] - dilations[1] * (kw - 1) - 1) // strides[1] + 1
+    if out_h <= 0 or out_w <= 0:
+        raise node.error("the window does not fit the input")
+    taps = []
+    for i in range(kh):
+        rows = _slice_axis(node, x, 2, i * dilations[0], out_h, strides[0])
+        for j in range(kw):
+            tap = _slice_axis(node, rows, 3, j * dilations[1], out_w, strides[1])
+            taps.append(reshape(node, tap, [n, c, 1, out_h * out_w]))
+    columns = taps[0] if len(taps) == 1 else node.make("concat", taps, axis=2)
+    columns = reshape(node, columns, [n, c * kh * kw, out_h * out_w])
+    pixels = node.make("transpose", [columns], perm=[0, 2, 1])
+    weights = reshape(node, weight, [o, c * kh * kw])
+    product = node.make(
+        "matmul", [pixels, weights], TensorType(i32, [n, out_h * out_w, o]), transpose_b=True
+    )
+    product = node.make("transpose", [product], perm=[0, 2, 1])
+    return reshape(node, product, [n, o, out_h, out_w])
 
 
 @converter("ConvInteger")

@@ -140,6 +140,55 @@ def test_block_wise_and_float8_are_refused_naming_the_node():
         graphcompiler.compile(model, cache=False)
 
 
+def _conv_reference(x, w, strides, pads, dilations, groups):
+    """Exact integer conv2d (int64) by loops over filter taps."""
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
+    out_h = (h + pads[0] + pads[2] - dilations[0] * (kh - 1) - 1) // strides[0] + 1
+    out_w = (wd + pads[1] + pads[3] - dilations[1] * (kw - 1) - 1) // strides[1] + 1
+    y = np.zeros((n, o, out_h, out_w), np.int64)
+    for g in range(groups):
+        xs, ws = xp[:, g * cg : (g + 1) * cg], w[g * (o // groups) : (g + 1) * (o // groups)]
+        for i in range(kh):
+            for j in range(kw):
+                patch = xs[:, :, i * dilations[0] :: strides[0], j * dilations[1] :: strides[1]]
+                patch = patch[:, :, :out_h, :out_w]
+                y[:, g * (o // groups) : (g + 1) * (o // groups)] += np.einsum(
+                    "nchw,oc->nohw", patch, ws[:, :, i, j]
+                )
+    return y
+
+
+@pytest.mark.parametrize(
+    "x_shape, w_shape, strides, pads, dilations, groups",
+    [
+        ((1, 4, 9, 9), (8, 4, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),  # 36 terms: f32, exact
+        ((2, 32, 11, 10), (16, 32, 3, 3), (2, 2), (1, 0, 1, 2), (1, 1), 1),  # 288: im2col
+        ((1, 40, 9, 9), (8, 40, 3, 3), (1, 1), (0, 0, 0, 0), (2, 2), 1),  # dilated im2col
+        ((1, 64, 6, 6), (8, 32, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2),  # grouped, 288 terms
+        ((1, 8, 7, 7), (8, 1, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 8),  # depthwise
+    ],
+)
+def test_conv_integer_is_exact(x_shape, w_shape, strides, pads, dilations, groups):
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 256, x_shape).astype(np.uint8)
+    w = rng.integers(-128, 128, w_shape).astype(np.int8)
+    inits = [
+        numpy_helper.from_array(w, "w"),
+        numpy_helper.from_array(np.uint8(131), "x_zero"),
+        numpy_helper.from_array(np.int8(-3), "w_zero"),
+    ]
+    want = _conv_reference(x.astype(np.int64) - 131, w.astype(np.int64) + 3, strides, pads, dilations, groups)
+    model = node_model(
+        "ConvInteger", [("x", TensorProto.UINT8, list(x_shape))],
+        [("y", TensorProto.INT32, list(want.shape))], inits,
+        strides=list(strides), pads=list(pads), dilations=list(dilations), group=groups,
+    )  # fmt: skip
+    got = _run(model, x)
+    assert got.dtype == np.int32 and np.array_equal(got, want.astype(np.int32))
+
+
 def _contrib_model(op_type, inputs, outputs, initializers, **attributes):
     node = helper.make_node(op_type, [n for n, *_ in inputs] + [i.name for i in initializers],
                             [n for n, *_ in outputs], domain="com.microsoft", **attributes)  # fmt: skip
