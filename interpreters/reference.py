@@ -44,7 +44,7 @@ from xdsl.ir import Operation, SSAValue
 from graphcompiler.dialects import graph
 from graphcompiler.interpreters.indexing import INDEXING
 from graphcompiler.ir.diagnostics import SourceFile
-from graphcompiler.ir.element_types import compute_dtype, round_to_bf16
+from graphcompiler.ir.element_types import compute_dtype, dense_values, round_to_bf16
 from graphcompiler.ir.parsing import parse_module
 from graphcompiler.ir.verifier import verify_module
 
@@ -321,7 +321,7 @@ def _pad(op: graph.PadOp, x: Array) -> Array:
 
 
 def _constant(op: graph.ConstantOp) -> Array:
-    values, shape = np.array(op.value.get_values()), op.value.type.get_shape()
+    values, shape = dense_values(op.value), op.value.type.get_shape()
     # A splat holds one value for the whole tensor.
     return to_tensor(
         values.reshape(shape) if values.size == math.prod(shape) else values, op.value.type

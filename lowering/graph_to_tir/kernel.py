@@ -35,6 +35,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from graphcompiler.dialects import graph, tir
 from graphcompiler.dialects.tir.builder import TirBuilder
+from graphcompiler.ir.element_types import dense_values
 from graphcompiler.target.description import Target, get_target
 from graphcompiler.target.schedules import PARALLEL_MIN_ELEMENTS
 
@@ -52,10 +53,7 @@ def tir_tensor_type(type_: TensorType) -> tir.TirTensorType:
 
 def constant_values(attr: DenseIntOrFPElementsAttr, shape: Sequence[int]) -> np.ndarray:
     """A dense constant as an f32 array of `shape` (f32 data is read in place)."""
-    if isinstance(attr.get_element_type(), Float32Type):
-        values = np.frombuffer(attr.data.data, np.dtype("<f4"))
-    else:
-        values = np.asarray(attr.get_values(), np.float32)
+    values = dense_values(attr).astype(np.float32, copy=False)
     if values.size == 1:
         return np.full(shape, values[0], np.float32)
     return values.reshape(shape)

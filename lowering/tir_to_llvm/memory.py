@@ -9,10 +9,12 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IntegerAttr,
+    IntegerType,
     TensorType,
     i32,
     i64,
 )
+from xdsl.ir import Attribute
 
 from graphcompiler.dialects import tir
 from graphcompiler.lowering.tir_to_llvm.function import FunctionLowering
@@ -76,6 +78,14 @@ def _lower_global_ref(fl: FunctionLowering, op: tir.GlobalRefOp) -> None:
     fl.values[op.result] = fl.emit(llvm.AddressOfOp(op.global_name, _ptr)).result
 
 
+def _same_bits(element: Attribute, llvm_element: Attribute) -> bool:
+    """Whether values of `element` are stored as `llvm_element` unchanged
+    (ui8 weights as LLVM's signless i8 included)."""
+    if isinstance(element, IntegerType) and isinstance(llvm_element, IntegerType):
+        return element.width.data == llvm_element.width.data and element.width.data % 8 == 0
+    return element == llvm_element
+
+
 def convert_global(op: tir.GlobalOp) -> llvm.GlobalOp:
     """The llvm global of a tir global (zero-initialized without a value)."""
     type_ = op.type
@@ -86,7 +96,7 @@ def convert_global(op: tir.GlobalOp) -> llvm.GlobalOp:
         initial = op.initial_value
         if (
             isinstance(initial, DenseIntOrFPElementsAttr)
-            and initial.get_element_type() == element
+            and _same_bits(initial.get_element_type(), element)
             and len(initial) == type_.element_count()
         ):  # the same bytes, seen flat: no per-element Python work for big tensors
             value = DenseIntOrFPElementsAttr(flat, initial.data)
