@@ -43,9 +43,12 @@ class MatmulSchedule:
         return [(count, rows) for count, rows in ((full, self.kc), (1, rest)) if count and rows]
 
     @staticmethod
-    def register_tile(target: Target, n: int, m: int | None = None) -> tuple[int, int]:
-        """(rows, vectors) of the register tile: accumulators, B vectors and
-        the broadcast A fit the register file; the most useful FMAs per step
+    def register_tile(
+        target: Target, n: int, m: int | None = None, scratch_registers: int = 0
+    ) -> tuple[int, int]:
+        """(rows, vectors) of the register tile: accumulators, B vectors,
+        the broadcast A and `scratch_registers` (an integer product, which
+        cannot accumulate in place as an FMA does) fit the register file; the most useful FMAs per step
         win (measured: 6x4 or 8x3 vectors beat 4x4 by 5-10% on AVX-512),
         discounted when a step issues fewer than 1.5 FMAs per load (rows
         broadcasts + `vectors` B loads) and by the ragged tails left in M and
@@ -53,7 +56,8 @@ class MatmulSchedule:
         lanes, useful_vectors = target.f32_lanes, max(1, math.ceil(n / target.f32_lanes))
         best, best_score = (1, 1), None
         for vectors in range(1, min(4, useful_vectors) + 1):
-            most_rows = min(MAX_TILE_ROWS, (target.vector_registers - vectors - 1) // vectors)
+            free = target.vector_registers - vectors - 1 - scratch_registers
+            most_rows = min(MAX_TILE_ROWS, free // vectors)
             for rows in range(1, min(most_rows, m or most_rows) + 1):
                 fmas, loads = rows * vectors, rows + vectors
                 covered = n / (math.ceil(n / (vectors * lanes)) * vectors * lanes)
@@ -104,12 +108,18 @@ class MatmulSchedule:
 
     @staticmethod
     def for_shape(
-        target: Target, batch: int, m: int, n: int, k: int, column_multiple: int = 1
+        target: Target,
+        batch: int,
+        m: int,
+        n: int,
+        k: int,
+        column_multiple: int = 1,
+        scratch_registers: int = 0,
     ) -> MatmulSchedule:
         """`column_multiple`: nc is a multiple of it (and of nr), so every
         block's columns, the last one's too when it divides n, start and end
-        on its multiples."""
-        rows, vectors = MatmulSchedule.register_tile(target, n, m)
+        on its multiples; `scratch_registers`: as register_tile's."""
+        rows, vectors = MatmulSchedule.register_tile(target, n, m, scratch_registers)
         mr, nr = min(rows, m), vectors * target.f32_lanes
         # the B panel's K block (kc x nr) in 2/3 of L1 (1/2 and 4/5 measured
         # 1-2% slower on the bench's shapes), K cut evenly

@@ -478,7 +478,7 @@ class Int16PairsMatmul(PackedMatmul):
         self.k = math.ceil(self.k_values / 2)
         *batch, m, n = out.shape
         self.schedule = MatmulSchedule.for_shape(
-            kernel.target, math.prod(batch), m, n, self.k
+            kernel.target, math.prod(batch), m, n, self.k, scratch_registers=1
         )
 
     def reads_a_in_place(self) -> bool:
