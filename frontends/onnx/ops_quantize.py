@@ -18,6 +18,7 @@ points are per tensor, or per channel along `axis`; block-wise scales,
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -28,7 +29,15 @@ from xdsl.ir import Attribute, SSAValue
 from graphcompiler.dialects import graph
 from graphcompiler.frontends.onnx.importer import Node, element_type
 from graphcompiler.frontends.onnx.ops import converter, reshape
-from graphcompiler.frontends.onnx.ops_window import _pad_spatial, _slice_axis, _window, convolution
+from graphcompiler.frontends.onnx.ops_window import (
+    _kernel,
+    _pad_spatial,
+    _slice_axis,
+    _spatial_rank,
+    _window,
+    convolution,
+    pool,
+)
 
 MICROSOFT = "com.microsoft"
 f32 = Float32Type()
@@ -313,7 +322,7 @@ def _conv_integer(node: Node) -> list:
 @converter("QLinearConv")
 def _qlinear_conv(node: Node) -> list:
     acc = _integer_conv(node, 2, 5, 8)
-    w_scale = _along(node, node.value(4), 4, 0, "w_scale")
+    w_scale = _along(node, node.value(4), 4, 1, "w_scale")  # one per output channel
     multiplier = _product_scale(
         node, reshape(node, node.value(1), []), w_scale, divide=node.value(6)
     )
@@ -391,6 +400,23 @@ def _global_average(node: Node, values: list[SSAValue]) -> SSAValue:
     return node.make("reduce_mean", values, axes=list(range(2, rank)), keep_dims=True)
 
 
+def _average_pool(node: Node, values: list[SSAValue]) -> SSAValue:
+    node.require_attr("channels_last", [0], 0)
+    _spatial_rank(node, values[0])
+    return pool(node, values[0], "avg", _kernel(node), bool(node.attr("count_include_pad", 0)))
+
+
+def _softmax(node: Node, values: list[SSAValue]) -> SSAValue:
+    """opset < 13 (the `opset` attribute) flattens from `axis`; 13+ is one axis."""
+    axis = int(node.attr("axis", -1))
+    if int(node.attr("opset", 13)) >= 13:
+        return node.make("softmax", values, axis=axis)
+    shape = values[0].type.get_shape()
+    axis %= len(shape)
+    rows = reshape(node, values[0], [math.prod(shape[:axis]), math.prod(shape[axis:])])
+    return reshape(node, node.make("softmax", [rows], axis=1), shape)
+
+
 _CONTRIB = {
     "QLinearAdd": (lambda node, v: node.make("add", v), (0, 3), 6),
     "QLinearMul": (lambda node, v: node.make("mul", v), (0, 3), 6),
@@ -399,6 +425,48 @@ _CONTRIB = {
         lambda node, v: node.make("leaky_relu", v, alpha=float(node.attr("alpha", 0.01))), (0,), 3,
     ),
     "QLinearGlobalAveragePool": (_global_average, (0,), 3),
+    "QLinearAveragePool": (_average_pool, (0,), 3),
+    "QLinearSoftmax": (_softmax, (0,), 3),
 }  # fmt: skip
 for _name, (_op, _inputs, _out) in _CONTRIB.items():
     converter(_name, domain=MICROSOFT)(_qlinear(_op, _inputs, _out))
+
+
+@converter("QLinearConcat", domain=MICROSOFT)
+def _qlinear_concat(node: Node) -> list:
+    """Y_scale, Y_zero_point, then (X, X_scale, X_zero_point) per input."""
+    if node.num_inputs < 5 or (node.num_inputs - 2) % 3:
+        raise node.error("expects Y_scale, Y_zero_point and (X, scale, zero point) triples")
+    values = [_dequantized(node, index) for index in range(2, node.num_inputs, 3)]
+    joined = node.make("concat", values, axis=int(node.attr("axis")))
+    return [_requantized(node, joined, 0, 2)]
+
+
+@converter("QGemm", domain=MICROSOFT)
+def _qgemm(node: Node) -> list:
+    """alpha * A' B' (+ C, i32 at scale a_scale * b_scale), requantized with
+    y_scale and y_zero_point when given, else f32."""
+    a, b = _quantized_input(node, 0, "A"), _quantized_input(node, 3, "B")
+    if node.attr("transA", 0):
+        a = node.make("transpose", [a], perm=[1, 0])
+    transposed = bool(node.attr("transB", 0))
+    b_zero = node.value(5) if node.has_input(5) else None
+    if transposed:
+        b = node.make("transpose", [b], perm=[1, 0])
+    acc = integer_matmul(node, a, b, node.value(2) if node.has_input(2) else None, b_zero)
+    if node.has_input(6):
+        acc = node.make("add", [acc, _cast(node, node.value(6), i32)])
+    columns = acc.type.get_shape()[-1]
+    b_scale = node.value(4)
+    if b_scale.type.get_shape() and math.prod(b_scale.type.get_shape()) > 1:
+        b_scale = reshape(node, b_scale, [columns])
+    else:
+        b_scale = reshape(node, b_scale, [])
+    scale = _product_scale(node, reshape(node, node.value(1), []), b_scale)
+    scale = node.make("mul", [scale, node.scalar(float(node.attr("alpha", 1.0)), scale)])
+    if not node.has_input(7):
+        return [node.make("mul", [_cast(node, acc, f32), scale])]
+    multiplier = node.make("div", [scale, _cast(node, reshape(node, node.value(7), []), f32)])
+    zero = reshape(node, node.value(8), []) if node.has_input(8) else None
+    element = zero.type.element_type if zero else a.type.element_type
+    return [_requantize(node, acc, multiplier, zero, element)]

@@ -179,7 +179,9 @@ def test_conv_integer_is_exact(x_shape, w_shape, strides, pads, dilations, group
         numpy_helper.from_array(np.uint8(131), "x_zero"),
         numpy_helper.from_array(np.int8(-3), "w_zero"),
     ]
-    want = _conv_reference(x.astype(np.int64) - 131, w.astype(np.int64) + 3, strides, pads, dilations, groups)
+    want = _conv_reference(
+        x.astype(np.int64) - 131, w.astype(np.int64) + 3, strides, pads, dilations, groups
+    )
     model = node_model(
         "ConvInteger", [("x", TensorProto.UINT8, list(x_shape))],
         [("y", TensorProto.INT32, list(want.shape))], inits,
@@ -290,3 +292,92 @@ def test_quantized_matmuls_run_on_integers():
         matmuls = [op for op in module.walk() if op.name == "graph.matmul"]
         integer = [op for op in matmuls if str(op.result.type.element_type) == "i32"]
         assert len(integer) >= 12, f"{scheme}: {len(integer)} of {len(matmuls)} matmuls on integers"
+
+
+def _requantized(values, scale, zero, dtype=np.uint8):
+    info = np.iinfo(dtype)
+    return np.clip(np.rint(values / scale) + zero, info.min, info.max).astype(dtype)
+
+
+def test_qlinear_conv_per_channel_scales():
+    rng = np.random.default_rng(4)
+    x = rng.integers(0, 256, (1, 3, 6, 6)).astype(np.uint8)
+    w = rng.integers(-128, 128, (4, 3, 3, 3)).astype(np.int8)
+    w_scale = np.array([0.01, 0.02, 0.005, 0.04], np.float32)
+    bias = rng.integers(-500, 500, 4).astype(np.int32)
+    named = numpy_helper.from_array
+    inits = [
+        named(np.float32(0.05), "x_scale"), named(np.uint8(120), "x_zero"), named(w, "w"),
+        named(w_scale, "w_scale"), named(np.int8(0), "w_zero"), named(np.float32(0.3), "y_scale"),
+        named(np.uint8(100), "y_zero"), named(bias, "bias"),
+    ]  # fmt: skip
+    model = node_model(
+        "QLinearConv", [("x", TensorProto.UINT8, [1, 3, 6, 6])], [("y", TensorProto.UINT8, [1, 4, 6, 6])],
+        inits, pads=[1, 1, 1, 1],
+    )  # fmt: skip
+    acc = _conv_reference(
+        x.astype(np.int64) - 120, w.astype(np.int64), (1, 1), (1, 1, 1, 1), (1, 1), 1
+    )
+    acc = (acc + bias[:, None, None]).astype(np.float32)
+    multiplier = (np.float32(0.05) * w_scale / np.float32(0.3))[:, None, None]
+    want = np.clip(np.rint(acc * multiplier) + 100, 0, 255).astype(np.uint8)
+    assert np.array_equal(_run(model, x), want)
+
+
+def test_qgemm_with_and_without_output_quantization():
+    rng = np.random.default_rng(5)
+    a = rng.integers(0, 256, (5, 20)).astype(np.uint8)
+    b = rng.integers(-128, 128, (7, 20)).astype(np.int8)  # transB: [N, K]
+    bias = rng.integers(-300, 300, 7).astype(np.int32)
+    named = numpy_helper.from_array
+    weights = [
+        named(np.float32(0.02), "a_scale"), named(np.uint8(3), "a_zero"), named(b, "b"),
+        named(np.float32(0.01), "b_scale"), named(np.int8(0), "b_zero"), named(bias, "c"),
+    ]  # fmt: skip
+    acc = (a.astype(np.int64) - 3) @ b.astype(np.int64).T + bias
+    scale = np.float32(0.02) * np.float32(0.01) * np.float32(0.5)
+    floats = _contrib_model("QGemm", [("a", TensorProto.UINT8, [5, 20])], [("y", TensorProto.FLOAT, [5, 7])],
+                            weights, transB=1, alpha=0.5)  # fmt: skip
+    np.testing.assert_allclose(_run(floats, a), acc.astype(np.float32) * scale, rtol=1e-6)
+    out = [named(np.float32(0.04), "y_scale"), named(np.uint8(128), "y_zero")]
+    quantized = _contrib_model("QGemm", [("a", TensorProto.UINT8, [5, 20])], [("y", TensorProto.UINT8, [5, 7])],
+                               weights + out, transB=1, alpha=0.5)  # fmt: skip
+    want = np.clip(np.rint(acc.astype(np.float32) * (scale / np.float32(0.04))) + 128, 0, 255)
+    assert np.array_equal(_run(quantized, a), want.astype(np.uint8))
+
+
+def test_qlinear_concat_softmax_and_average_pool_requantize_the_float_result():
+    rng = np.random.default_rng(6)
+    x = rng.integers(0, 256, (1, 2, 4, 4)).astype(np.uint8)
+    y = rng.integers(0, 256, (1, 3, 4, 4)).astype(np.uint8)
+    named = numpy_helper.from_array
+    dq = lambda v, s, z: (v.astype(np.float32) - z) * np.float32(s)  # noqa: E731
+    concat = _contrib_model(
+        "QLinearConcat", [("ys", TensorProto.FLOAT, []), ("yz", TensorProto.UINT8, []),
+                          ("x", TensorProto.UINT8, [1, 2, 4, 4])],
+        [("out", TensorProto.UINT8, [1, 5, 4, 4])],
+        [named(np.float32(0.1), "xs"), named(np.uint8(10), "xz"), named(y, "y"),
+         named(np.float32(0.2), "ys2"), named(np.uint8(20), "yz2")], axis=1,
+    )  # fmt: skip
+    got = _run(concat, np.array(0.3, np.float32), np.array(7, np.uint8), x)
+    joined = np.concatenate([dq(x, 0.1, 10), dq(y, 0.2, 20)], axis=1)
+    assert np.array_equal(got, _requantized(joined, np.float32(0.3), 7))
+
+    scales = [named(np.float32(0.05), "xs"), named(np.uint8(100), "xz"),
+              named(np.float32(1 / 256), "ys"), named(np.uint8(0), "yz")]  # fmt: skip
+    softmax = _contrib_model("QLinearSoftmax", [("x", TensorProto.UINT8, [1, 2, 4, 4])],
+                             [("out", TensorProto.UINT8, [1, 2, 4, 4])], scales, axis=-1, opset=13)  # fmt: skip
+    values = dq(x, 0.05, 100)
+    probabilities = np.exp(values - values.max(-1, keepdims=True))
+    probabilities /= probabilities.sum(-1, keepdims=True)
+    got = _run(softmax, x).astype(np.int64)
+    assert (
+        np.abs(got - _requantized(probabilities, np.float32(1 / 256), 0)).max() <= 1
+    )  # exp's ulps
+
+    pool = _contrib_model("QLinearAveragePool", [("x", TensorProto.UINT8, [1, 2, 4, 4])],
+                          [("out", TensorProto.UINT8, [1, 2, 2, 2])], scales[:2] + [
+                              named(np.float32(0.05), "ys"), named(np.uint8(100), "yz")],
+                          kernel_shape=[2, 2], strides=[2, 2])  # fmt: skip
+    means = dq(x, 0.05, 100).reshape(1, 2, 2, 2, 2, 2).mean(axis=(3, 5))
+    assert np.array_equal(_run(pool, x), _requantized(means, np.float32(0.05), 100))
