@@ -70,7 +70,7 @@ def matmul_into(
     transposes = (op.a_transposed, op.b_transposed)
     if all(compute_type(o.element) == f32 for o in (a, b_, out)):
         PackedMatmul(kernel, a, b_, out, transposes, epilogue).emit()
-    elif op.widens and isinstance(b_.constant, DenseIntOrFPElementsAttr):
+    elif op.widens:
         Int16PairsMatmul(kernel, a, b_, out, transposes, epilogue).emit()
     else:
         _matmul_loops(kernel, a, b_, out, op)
@@ -467,8 +467,8 @@ class Int16PairsMatmul(PackedMatmul):
     one i32 (K padded to even with a zero), so the generated microkernels
     multiply and add pairs (`vpmaddwd`) into i32 tiles: exact, and twice the
     products per instruction of f32. The schedule is the f32 one over
-    ceil(K / 2) pair steps (the same 4-byte elements). B must be constant
-    (weights, packed at compile time)."""
+    ceil(K / 2) pair steps (the same 4-byte elements). A constant B
+    (weights) is packed at compile time, any other per call."""
 
     accumulator = i32
 
@@ -491,7 +491,48 @@ class Int16PairsMatmul(PackedMatmul):
         return False
 
     def _packed_b(self) -> tuple[SSAValue, list[int]]:
-        return self._packed_constant(math.ceil(self.n / self.schedule.nr)), self.b_in.shape[:-2]
+        """B as pair panels [*batch_b, panels, ceil(K / 2), nr]: packed at
+        compile time when constant, else per call (columns past N zero)."""
+        s, n, panels = self.schedule, self.n, math.ceil(self.n / self.schedule.nr)
+        batch_b = self.b_in.shape[:-2]
+        if isinstance(self.b_in.constant, DenseIntOrFPElementsAttr):
+            return self._packed_constant(panels), batch_b
+        kernel, b = self.kernel, self.b
+        packed = b.make_tensor([*batch_b, panels, self.k, s.nr], i32)
+        outer = [*batch_b, panels]
+        parallel = math.prod(outer) > 1 and math.prod(outer) * self.k * s.nr >= PARALLEL_MIN_ELEMENTS
+        with kernel.loop_nest([math.prod(outer)], parallel) as (flat,):
+            *batch_index, panel = unflatten(kernel, flat, outer)
+            with b.make_for(0, s.nr, 1) as j:
+                column = b.add(b.mul(panel, s.nr), j)
+                inside = b.binary(tir.LtOp, column, n)
+                safe = b.select(inside, column, 0)
+
+                def at(depth, safe=safe, batch_index=batch_index) -> list:
+                    inner = (safe, depth) if self.transpose_b else (depth, safe)
+                    return [*batch_index, *inner]
+
+                with b.make_for(0, self.k, 1) as pair:
+                    value = b.select(inside, self._pair(self.b_in, at, pair), 0)
+                    b.make_store(value, packed, [*batch_index, panel, pair, j])
+        return packed, batch_b
+
+    def _pair(self, source: Operand, at: Callable, pair: SSAValue) -> SSAValue:
+        """The i32 of K steps 2 pair (low half) and 2 pair + 1 (high half, 0
+        past K) of `source` at `at(depth)`."""
+        b, kernel = self.b, self.kernel
+
+        def half(depth) -> SSAValue:
+            return b.binary(tir.IntAndOp, b.cast(kernel.load(source, at(depth)), i32), 0xFFFF)
+
+        low = b.mul(pair, 2)
+        high = b.add(low, 1)
+        if self.k_values % 2:
+            inside = b.binary(tir.LtOp, high, self.k_values)
+            upper = b.select(inside, half(b.select(inside, high, low)), 0)
+        else:
+            upper = half(high)
+        return b.binary(tir.IntOrOp, half(low), b.binary(tir.ShlOp, upper, 16))
 
     def _packed_constant(self, panels: int) -> SSAValue:
         k_values, nr, transpose_b = self.k_values, self.schedule.nr, self.transpose_b
@@ -526,19 +567,8 @@ class Int16PairsMatmul(PackedMatmul):
                 inner = (depth, row) if self.transpose_a else (row, depth)
                 return [*batch_index, *inner]
 
-            def half(depth) -> SSAValue:
-                return b.binary(tir.IntAndOp, b.cast(kernel.load(source, at(depth)), i32), 0xFFFF)
-
             with b.make_for(0, pairs, 1) as pair:
-                low = b.mul(pair, 2)
-                high = b.add(low, 1)
-                if self.k_values % 2:
-                    inside = b.binary(tir.LtOp, high, self.k_values)
-                    upper = b.select(inside, half(b.select(inside, high, low)), 0)
-                else:
-                    upper = half(high)
-                value = b.binary(tir.IntOrOp, half(low), b.binary(tir.ShlOp, upper, 16))
-                b.make_store(value, packed, [*target, pair])
+                b.make_store(self._pair(source, at, pair), packed, [*target, pair])
         return packed
 
 

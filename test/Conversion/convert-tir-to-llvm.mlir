@@ -228,10 +228,27 @@ tir.func @division(%x: i32, %y: i32) -> i32 {
 // -----
 
 // Float -> integer conversions saturate (NaN -> 0), saturated_cast included.
+// Into 8 or 16 bits: clamped with compares and selects, NaN zeroed,
+// truncated, and read from the mantissa of x + 1.5 * 2**23 (0x4B400000),
+// all of it vector instructions (LLVM scalarizes fpto[su]i.sat on x86).
 // CHECK-LABEL: llvm.func @saturating(
+// CHECK-DAG:     %[[ZERO:.*]] = llvm.mlir.constant(0.000000e+00 : f32) : f32
+// CHECK-DAG:     %[[U8MAX:.*]] = llvm.mlir.constant(2.550000e+02 : f32) : f32
+// CHECK-DAG:     %[[MAGIC:.*]] = llvm.mlir.constant(0x4B400000 : f32) : f32
+// CHECK-DAG:     %[[BITS:.*]] = llvm.mlir.constant(1262485504 : i32) : i32
+// CHECK-DAG:     %[[I8MIN:.*]] = llvm.mlir.constant(-1.280000e+02 : f32) : f32
 // CHECK:         llvm.call_intrinsic "llvm.fptosi.sat.i64.f32"
-// CHECK:         llvm.call_intrinsic "llvm.fptoui.sat.i8.f32"
-// CHECK:         llvm.call_intrinsic "llvm.fptosi.sat.i8.f32"
+// CHECK:         %[[BELOW:.*]] = llvm.fcmp "olt" %{{.*}}, %[[ZERO]] : f32
+// CHECK:         %[[ABOVE:.*]] = llvm.fcmp "ogt" %{{.*}}, %[[U8MAX]] : f32
+// CHECK:         %[[NAN:.*]] = llvm.fcmp "uno"
+// CHECK:         %[[T:.*]] = llvm.call_intrinsic "llvm.trunc.f32"
+// CHECK-NEXT:    %[[S:.*]] = llvm.fadd %[[T]], %[[MAGIC]] : f32
+// CHECK-NEXT:    %[[B:.*]] = llvm.bitcast %[[S]] : f32 to i32
+// CHECK-NEXT:    %[[W:.*]] = llvm.sub %[[B]], %[[BITS]] : i32
+// CHECK-NEXT:    llvm.trunc %[[W]] : i32 to i8
+// CHECK:         llvm.fcmp "olt" %{{.*}}, %[[I8MIN]] : f32
+// CHECK-NOT:     fptoui.sat
+// CHECK-NOT:     fptosi.sat.i8
 tir.func @saturating(%x: f32) -> i64 {
   %i = tir.cast %x : f32 -> i64
   %u = tir.saturated_cast %x : f32 -> ui8

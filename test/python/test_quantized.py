@@ -81,6 +81,27 @@ def test_widening_matmul_is_exact(a_shape, b_shape, transposes):
     assert got.dtype == np.int32 and np.array_equal(got, want)
 
 
+@pytest.mark.parametrize(
+    "a_shape, b_shape, transpose_b",
+    [((5, 7), (7, 19), False), ((2, 9, 33), (2, 33, 17), False), ((12, 40), (30, 40), True)],
+)
+def test_widening_matmul_of_two_arguments_is_exact(a_shape, b_shape, transpose_b):
+    """B computed at run time: its pairs are packed per call."""
+    rng = np.random.default_rng(7)
+    a = rng.integers(-255, 256, a_shape).astype(np.int16)
+    b = rng.integers(-255, 256, b_shape).astype(np.int16)
+    b_ = np.swapaxes(b, -1, -2) if transpose_b else b
+    want = np.matmul(a.astype(np.int64), b_.astype(np.int64)).astype(np.int32)
+    text_a, text_b = ("x".join(map(str, shape)) for shape in (a_shape, b_shape))
+    text_y = "x".join(map(str, want.shape))
+    module = graphcompiler.parse(f"""
+func.func @main(%a: tensor<{text_a}xi16>, %b: tensor<{text_b}xi16>) -> tensor<{text_y}xi32> {{
+  %y = graph.matmul %a, %b {{transpose_b = {str(transpose_b).lower()}}} : (tensor<{text_a}xi16>, tensor<{text_b}xi16>) -> tensor<{text_y}xi32>
+  func.return %y : tensor<{text_y}xi32>
+}}""")
+    assert np.array_equal(_run(module, a, b), want)
+
+
 def test_widening_matmul_extremes_wrap_like_i32():
     """The largest i16 products: sums past i32 wrap as the reference's."""
     a = np.full((4, 64), -32768, np.int16)
