@@ -567,9 +567,26 @@ class Int16PairsMatmul(PackedMatmul):
                 inner = (depth, row) if self.transpose_a else (row, depth)
                 return [*batch_index, *inner]
 
-            with b.make_for(0, pairs, 1) as pair:
-                b.make_store(self._pair(source, at, pair), packed, [*target, pair])
+            scalar_from = 0
+            if self._pairs_in_place():  # the pairs are A's own bytes: vector copies
+                scalar_from = pairs // s.lanes * s.lanes
+                with b.make_for(0, scalar_from, s.lanes) as pair:
+                    halves = kernel.load(source, at(b.mul(pair, 2)), 2 * s.lanes)
+                    value = b.unary(tir.ReinterpretOp, halves, VectorType(i32, [s.lanes]))
+                    b.make_store(value, packed, [*target, pair], s.lanes)
+            if scalar_from < pairs:
+                with b.make_for(scalar_from, pairs, 1) as pair:
+                    b.make_store(self._pair(source, at, pair), packed, [*target, pair])
         return packed
+
+    def _pairs_in_place(self) -> bool:
+        """Whether A's rows already hold its pairs: i16, K contiguous and even."""
+        return (
+            self.a.element == IntegerType(16)
+            and not self.transpose_a
+            and not self.a.blocked
+            and self.k_values % 2 == 0
+        )
 
 
 def _matmul_loops(
