@@ -50,6 +50,7 @@ class TirBuilder:
         # dominates everything built after it there (the same block only: a
         # parallel body outlined later must not capture an outer constant)
         self._constants: dict[tuple[Block, Attribute], tir.ConstOp] = {}
+        self._globals: dict[str, tir.GlobalOp] = {}
 
     # --- placement ---------------------------------------------------------
 
@@ -91,7 +92,14 @@ class TirBuilder:
         properties = {"sym_name": StringAttr(name), "type": type_}
         if initial_value is not None:
             properties["initial_value"] = initial_value
-        return self.insert(tir.GlobalOp.create(properties=properties))
+        global_op = self.insert(tir.GlobalOp.create(properties=properties))
+        self._globals[name] = global_op
+        return global_op
+
+    def global_named(self, name: str) -> tir.GlobalOp | None:
+        """The global `name` this builder made (a dict lookup: a symbol
+        table walk of a module with hundreds of weights took seconds)."""
+        return self._globals.get(name)
 
     def global_ref(self, global_op: tir.GlobalOp) -> SSAValue:
         handle = (

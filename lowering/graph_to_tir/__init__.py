@@ -55,12 +55,13 @@ def _fail(op: Operation, message: str) -> DiagnosticError:
     return DiagnosticError(op_diagnostic(op, message))
 
 
-def _constant_value(value: SSAValue) -> Attribute | None:
+def _constant_value(builder: TirBuilder, value: SSAValue) -> Attribute | None:
     """The initial value of the global `value` refers to, if it is one."""
     owner = value.owner
     if not isinstance(owner, tir.GlobalRefOp):
         return None
-    target = SymbolTable.lookup_symbol(owner, owner.global_name)
+    name = owner.global_name.root_reference.data
+    target = builder.global_named(name) or SymbolTable.lookup_symbol(owner, owner.global_name)
     return target.initial_value if isinstance(target, tir.GlobalOp) else None
 
 
@@ -92,7 +93,7 @@ class _FunctionLowering:
             return
         b = self.builder
         params = [tir_tensor_type(t) for _, t in (*outputs, *inputs)]
-        constants = [_constant_value(v) for v, _ in inputs]
+        constants = [_constant_value(b, v) for v, _ in inputs]
         key = structure_key(template, op, params, constants)
         if self.reuse.call(key, [v for v, _ in (*outputs, *inputs)], constants):
             return
