@@ -289,24 +289,26 @@ def _integer_conv(node: Node, x_zero: int, w_zero: int, bias: int | None) -> SSA
 
 
 def _im2col_matmul(node: Node, x: SSAValue, weight: SSAValue, strides, dilations, pads):
-    """conv2d as columns [N, C*KH*KW, OH*OW] (one strided slice of the padded
-    input per filter tap) times the weights [O, C*KH*KW], a widening matmul."""
+    """conv2d as pixel rows [N, OH*OW, KH*KW*C] (one strided slice of the
+    padded input, channels last, per filter tap) times the weights
+    [O, KH*KW*C], a widening matmul. Channels go last once, on the input:
+    transposing the columns instead moved KH*KW times the data."""
     (n, c, h, w), (o, _, kh, kw) = x.type.get_shape(), weight.type.get_shape()
     x = _pad_spatial(node, x, pads[:2], pads[2:])
     out_h = (h + pads[0] + pads[2] - dilations[0] * (kh - 1) - 1) // strides[0] + 1
     out_w = (w + pads[1] + pads[3] - dilations[1] * (kw - 1) - 1) // strides[1] + 1
     if out_h <= 0 or out_w <= 0:
         raise node.error("the window does not fit the input")
+    x = node.make("transpose", [x], perm=[0, 2, 3, 1])  # [N, H, W, C]
     taps = []
     for i in range(kh):
-        rows = _slice_axis(node, x, 2, i * dilations[0], out_h, strides[0])
+        rows = _slice_axis(node, x, 1, i * dilations[0], out_h, strides[0])
         for j in range(kw):
-            tap = _slice_axis(node, rows, 3, j * dilations[1], out_w, strides[1])
-            taps.append(reshape(node, tap, [n, c, 1, out_h * out_w]))
-    columns = taps[0] if len(taps) == 1 else node.make("concat", taps, axis=2)
-    columns = reshape(node, columns, [n, c * kh * kw, out_h * out_w])
-    pixels = node.make("transpose", [columns], perm=[0, 2, 1])
-    weights = reshape(node, weight, [o, c * kh * kw])
+            taps.append(_slice_axis(node, rows, 2, j * dilations[1], out_w, strides[1]))
+    columns = taps[0] if len(taps) == 1 else node.make("concat", taps, axis=3)
+    pixels = reshape(node, columns, [n, out_h * out_w, kh * kw * c])
+    weights = node.make("transpose", [weight], perm=[0, 2, 3, 1])  # [O, KH, KW, C]
+    weights = reshape(node, weights, [o, kh * kw * c])
     product = node.make(
         "matmul", [pixels, weights], TensorType(i32, [n, out_h * out_w, o]), transpose_b=True
     )
