@@ -27,13 +27,8 @@ from graphcompiler.frontends.onnx import (  # noqa: F401 - register their conver
     ops_tensor,
     ops_window,
 )
-from graphcompiler.frontends.onnx.importer import (
-    NeedsConstantInput,
-    OnnxImportError,
-    graph_input_dims,
-    import_model,
-    load_model,
-)
+from graphcompiler.frontends.onnx.importer import NeedsConstantInput, OnnxImportError
+from graphcompiler.frontends.onnx.model import graph_input_dims, import_model, load_model
 from graphcompiler.frontends.onnx.ops import CONVERTERS
 
 __all__ = [

@@ -304,9 +304,9 @@ def test_group_normalization_per_channel_and_per_group(opset, compiled):
 def test_output_shapes_come_from_the_inputs_not_onnx_shape_inference(monkeypatch):
     """The importer propagates shapes itself: with onnx's shape inference
     withheld (the model as given, no value_info), every op still imports."""
-    from graphcompiler.frontends.onnx import importer
+    from graphcompiler.frontends.onnx import model as onnx_model
 
-    monkeypatch.setattr(importer.shape_inference, "infer_shapes", lambda model, **_: model)
+    monkeypatch.setattr(onnx_model.shape_inference, "infer_shapes", lambda model, **_: model)
     x1, x3 = _floats(1, 2, 9), _floats(1, 2, 4, 5, 6)
     sizes = [("", None), ("", None), ("sizes", np.array([1, 2, 9, 4, 3]))]
     cases = [

@@ -402,3 +402,27 @@ def test_qlinear_concat_softmax_and_average_pool_requantize_the_float_result():
                           kernel_shape=[2, 2], strides=[2, 2])  # fmt: skip
     means = dq(x, 0.05, 100).reshape(1, 2, 2, 2, 2, 2).mean(axis=(3, 5))
     assert np.array_equal(_run(pool, x), _requantized(means, np.float32(0.05), 100))
+
+
+def test_sixteen_lane_integer_matmul_selects_vpmaddwd_on_zmm(monkeypatch):
+    """The AVX-512 code of the i16-pair path is built and compiled to
+    assembly on every host (one without AVX-512 cannot run it; the tests
+    above run the host's): its product is vpmaddwd on 512-bit registers."""
+    import llvmlite.binding as llvm
+
+    from graphcompiler.runtime.microkernels import Microkernel, microkernel_module
+
+    monkeypatch.setenv("GC_TARGET", "avx512")
+    b = np.arange(40 * 48, dtype=np.int16).reshape(40, 48) % 7
+    module = _widening_matmul((33, 40), b)
+    graphcompiler.apply_pipeline(module, "builtin.module(gc-cpu-pipeline)", verify_each=True)
+    assert "gc_ukernel_i16x2_" in str(module) and "_l16_" in str(module)
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    kernel = Microkernel(m=4, n=32, lanes=16, a_row=40, a_k=1, ldb=32, ldc=48, int16_pairs=True)
+    parsed = llvm.parse_assembly(microkernel_module([kernel]))
+    parsed.verify()
+    machine = llvm.Target.from_default_triple().create_target_machine(
+        cpu="skylake-avx512", features="+avx512f,+avx512bw", opt=2
+    )
+    assert "vpmaddwd\t%zmm" in machine.emit_assembly(parsed)

@@ -1,0 +1,150 @@
+"""Widening integer matmuls on i16 pairs (`graph.matmul` with operands of
+at most 16 bits and an i32 result): PackedMatmul's blocking and loop nest,
+with operands packed two K steps to an i32 and the generated i16-pair
+microkernels (runtime/microkernels.py, `vpmaddwd`)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerType, VectorType
+from xdsl.ir import SSAValue
+
+from graphcompiler.dialects import tir
+from graphcompiler.lowering.graph_to_tir.kernel import PARALLEL_MIN_ELEMENTS, Operand
+from graphcompiler.lowering.graph_to_tir.matmul import PackedMatmul, _fill_panels, unflatten
+from graphcompiler.target.schedules import MatmulSchedule
+
+i32 = IntegerType(32)
+
+
+class Int16PairsMatmul(PackedMatmul):
+    """A widening integer matmul (operands of at most 16 bits, an i32
+    result) on i16 pairs: A and B are packed with K steps 2l and 2l + 1 in
+    one i32 (K padded to even with a zero), so the generated microkernels
+    multiply and add pairs (`vpmaddwd`) into i32 tiles: exact, and twice the
+    products per instruction of f32. The schedule is the f32 one over
+    ceil(K / 2) pair steps (the same 4-byte elements). A constant B
+    (weights) is packed at compile time, any other per call."""
+
+    accumulator = i32
+
+    def __init__(self, kernel, a, b_, out, transposes, epilogue):
+        self.k_values = a.shape[-2] if transposes[0] else a.shape[-1]
+        super().__init__(kernel, a, b_, out, transposes, epilogue)
+        self.k = math.ceil(self.k_values / 2)
+        *batch, m, n = out.shape
+        self.schedule = MatmulSchedule.for_shape(
+            kernel.target, math.prod(batch), m, n, self.k, scratch_registers=1
+        )
+
+    def reads_a_in_place(self) -> bool:
+        return False
+
+    def packs_a_at_compile_time(self) -> bool:
+        return False
+
+    def packs_a_in_groups(self) -> bool:
+        return False
+
+    def _packed_b(self) -> tuple[SSAValue, list[int]]:
+        """B as pair panels [*batch_b, panels, ceil(K / 2), nr]: packed at
+        compile time when constant, else per call (columns past N zero)."""
+        s, n, panels = self.schedule, self.n, math.ceil(self.n / self.schedule.nr)
+        batch_b = self.b_in.shape[:-2]
+        if isinstance(self.b_in.constant, DenseIntOrFPElementsAttr):
+            return self._packed_constant(panels), batch_b
+        kernel, b = self.kernel, self.b
+        packed = b.make_tensor([*batch_b, panels, self.k, s.nr], i32)
+        outer = [*batch_b, panels]
+        parallel = (
+            math.prod(outer) > 1 and math.prod(outer) * self.k * s.nr >= PARALLEL_MIN_ELEMENTS
+        )
+        with kernel.loop_nest([math.prod(outer)], parallel) as (flat,):
+            *batch_index, panel = unflatten(kernel, flat, outer)
+            with b.make_for(0, s.nr, 1) as j:
+                column = b.add(b.mul(panel, s.nr), j)
+                inside = b.binary(tir.LtOp, column, n)
+                safe = b.select(inside, column, 0)
+
+                def at(depth, safe=safe, batch_index=batch_index) -> list:
+                    inner = (safe, depth) if self.transpose_b else (depth, safe)
+                    return [*batch_index, *inner]
+
+                with b.make_for(0, self.k, 1) as pair:
+                    value = b.select(inside, self._pair(self.b_in, at, pair), 0)
+                    b.make_store(value, packed, [*batch_index, panel, pair, j])
+        return packed, batch_b
+
+    def _pair(self, source: Operand, at: Callable, pair: SSAValue) -> SSAValue:
+        """The i32 of K steps 2 pair (low half) and 2 pair + 1 (high half, 0
+        past K) of `source` at `at(depth)`."""
+        b, kernel = self.b, self.kernel
+
+        def half(depth) -> SSAValue:
+            return b.binary(tir.IntAndOp, b.cast(kernel.load(source, at(depth)), i32), 0xFFFF)
+
+        low = b.mul(pair, 2)
+        high = b.add(low, 1)
+        if self.k_values % 2:
+            inside = b.binary(tir.LtOp, high, self.k_values)
+            upper = b.select(inside, half(b.select(inside, high, low)), 0)
+        else:
+            upper = half(high)
+        return b.binary(tir.IntOrOp, half(low), b.binary(tir.ShlOp, upper, 16))
+
+    def _packed_constant(self, panels: int) -> SSAValue:
+        k_values, nr, transpose_b = self.k_values, self.schedule.nr, self.transpose_b
+
+        def pack(values: np.ndarray) -> np.ndarray:
+            if transpose_b:
+                values = np.swapaxes(values, -1, -2)
+            *batch, _, n = values.shape
+            even = np.zeros((*batch, 2 * math.ceil(k_values / 2), n), np.int16)
+            even[..., :k_values, :] = values
+            pairs = even.reshape(*batch, -1, 2, n).swapaxes(-1, -2).copy().view(np.int32)[..., 0]
+            packed = np.zeros((*batch, panels, pairs.shape[-2], nr), np.int32)
+            _fill_panels(np.swapaxes(packed, -3, -2), pairs)
+            return packed
+
+        return self.kernel.packed_constant(self.b_in, "packed_b", pack)
+
+    def _packed_a(self) -> SSAValue:
+        """A as [*batch_a, groups, mr, row stride] pairs: low half A[r, 2l],
+        high half A[r, 2l + 1] (0 past K)."""
+        s, m, pairs = self.schedule, self.m, self.k
+        kernel, b, source = self.kernel, self.b, self.a
+        batch_a = source.shape[:-2]
+        packed = b.make_tensor([*batch_a, math.ceil(m / s.mr), s.mr, self.a_row_stride()], i32)
+        rows = [*batch_a, m]
+        parallel = math.prod(rows) > 1 and math.prod(rows) * pairs >= PARALLEL_MIN_ELEMENTS * 2
+        with kernel.loop_nest([math.prod(rows)], parallel) as (flat,):
+            *batch_index, row = unflatten(kernel, flat, rows)
+            target = [*batch_index, b.div(row, s.mr), b.mod(row, s.mr)]
+
+            def at(depth) -> list:
+                inner = (depth, row) if self.transpose_a else (row, depth)
+                return [*batch_index, *inner]
+
+            scalar_from = 0
+            if self._pairs_in_place():  # the pairs are A's own bytes: vector copies
+                scalar_from = pairs // s.lanes * s.lanes
+                with b.make_for(0, scalar_from, s.lanes) as pair:
+                    halves = kernel.load(source, at(b.mul(pair, 2)), 2 * s.lanes)
+                    value = b.unary(tir.ReinterpretOp, halves, VectorType(i32, [s.lanes]))
+                    b.make_store(value, packed, [*target, pair], s.lanes)
+            if scalar_from < pairs:
+                with b.make_for(scalar_from, pairs, 1) as pair:
+                    b.make_store(self._pair(source, at, pair), packed, [*target, pair])
+        return packed
+
+    def _pairs_in_place(self) -> bool:
+        """Whether A's rows already hold its pairs: i16, K contiguous and even."""
+        return (
+            self.a.element == IntegerType(16)
+            and not self.transpose_a
+            and not self.a.blocked
+            and self.k_values % 2 == 0
+        )
