@@ -35,12 +35,11 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, SSAValue
 
-from graphcompiler.dialects import graph, tir
+from graphcompiler.dialects import tir
 from graphcompiler.lowering.graph_to_tir.kernel import (
     PARALLEL_MIN_ELEMENTS,
     Kernel,
     Operand,
-    compute_type,
 )
 from graphcompiler.target.schedules import MatmulSchedule
 
@@ -51,31 +50,6 @@ FLOATS_PER_LINE = 16
 Epilogue = Callable[[list, list[int]], None]
 """Called with a block's origin and sizes once that block of an anchor's
 output is computed (graph.fused applies its element-wise ops there)."""
-
-
-def matmul(kernel: Kernel, op: graph.MatmulOp) -> None:
-    matmul_into(kernel, op, kernel.inputs[0], kernel.inputs[1], kernel.out)
-
-
-def matmul_into(
-    kernel: Kernel,
-    op: graph.MatmulOp,
-    a: Operand,
-    b_: Operand,
-    out: Operand,
-    epilogue: Epilogue | None = None,
-) -> None:
-    transposes = (op.a_transposed, op.b_transposed)
-    if all(compute_type(o.element) == f32 for o in (a, b_, out)):
-        PackedMatmul(kernel, a, b_, out, transposes, epilogue).emit()
-    elif op.widens:
-        from graphcompiler.lowering.graph_to_tir.matmul_int16 import Int16PairsMatmul
-
-        Int16PairsMatmul(kernel, a, b_, out, transposes, epilogue).emit()
-    else:
-        _matmul_loops(kernel, a, b_, out, op)
-        if epilogue:
-            epilogue([0] * len(out.shape), out.shape)
 
 
 def _broadcast_batch(index: list[SSAValue], out_batch: list[int], batch: list[int]) -> list:
@@ -459,33 +433,3 @@ class PackedMatmul:
         self.kernel.for_each(self.out.shape, body)
         if self.epilogue:
             self.epilogue([0] * len(self.out.shape), self.out.shape)
-
-
-def _matmul_loops(
-    kernel: Kernel, a: Operand, b_: Operand, out: Operand, op: graph.MatmulOp
-) -> None:
-    """Integer matmuls: a dot product per output element (widened to the
-    result's type first where the op widens)."""
-    builder = kernel.b
-    transpose_a, transpose_b = op.a_transposed, op.b_transposed
-    *batch, m, n = out.shape
-    k = a.shape[-2] if transpose_a else a.shape[-1]
-    with kernel.loop_nest(out.shape) as index:
-        *batch_index, row, col = index
-        total = kernel.var(compute_type(out.element), 0)
-        with builder.make_for(0, k, 1) as depth:
-            a_index = [
-                *_broadcast_batch(batch_index, batch, a.shape[:-2]),
-                *((depth, row) if transpose_a else (row, depth)),
-            ]
-            b_index = [
-                *_broadcast_batch(batch_index, batch, b_.shape[:-2]),
-                *((col, depth) if transpose_b else (depth, col)),
-            ]
-            accumulated = compute_type(out.element)
-            lhs, rhs = (kernel.load(a, a_index), kernel.load(b_, b_index))
-            if op.widens:
-                lhs, rhs = builder.cast(lhs, accumulated), builder.cast(rhs, accumulated)
-            product = builder.mul(lhs, rhs)
-            builder.make_assign(total, builder.add(builder.read(total), product))
-        kernel.store(out, index, builder.read(total))

@@ -33,7 +33,7 @@ from graphcompiler.lowering.graph_to_tir.kernel import (
     compute_type,
     is_vectorizable,
 )
-from graphcompiler.lowering.graph_to_tir.matmul import matmul, matmul_into
+from graphcompiler.lowering.graph_to_tir.matmul_template import matmul, matmul_into
 from graphcompiler.lowering.graph_to_tir.normalization import (
     batch_norm,
     fused_row_anchor,
