@@ -39,10 +39,11 @@ def compile(
     progress=None,
     input_shapes=None,
     profile: bool = False,
+    precision: str = "f32",
 ):
     """JIT-compile a graph function; see graphcompiler.driver.compiler.compile."""
     default = pipeline is None and not plugins and registry is None and not cast_inputs
-    if default and not profile:
+    if default and not profile and precision == "f32":
         from graphcompiler.driver.warm_start import cached_graph
 
         def full_compile():
@@ -77,6 +78,7 @@ def compile(
         progress=progress,
         input_shapes=input_shapes,
         profile=profile,
+        precision=precision,
     )
 
 

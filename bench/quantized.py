@@ -1,13 +1,15 @@
-"""int8 rows beside f32: `python -m bench.quantized [--threads 1,2] [--markdown]`.
+"""int8 and bf16 rows beside f32: `python -m bench.quantized [--threads 1,2] [--markdown]`.
 
 Each workload (a 1024^3 matmul with constant weights, the bench's MLP and
 its transformer layer) is built as an f32 ONNX model, then quantized with
 onnxruntime's tools: `quantize_dynamic` (int8 weights, activations
 quantized per call) and `quantize_static` in the QDQ format (per-channel
-int8 weights, u8 activations calibrated on the inputs). graphcompiler and
+int8 weights, u8 activations calibrated on the inputs). The bf16 row is
+the f32 file compiled with `precision="bf16"` (onnxruntime's CPU provider
+has no such mode on x86: its column runs the f32 file). graphcompiler and
 onnxruntime run each file side by side in one process, medians; the table
-gives each engine's time, ours / onnxruntime, and our int8 speed-up over
-our f32. Needs onnxruntime (its quantization tools); never run by CI.
+gives each engine's time, ours / onnxruntime, and our speed-up over our
+f32. Needs onnxruntime (its quantization tools); never run by CI.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from bench.runner import measure
 from bench.workloads import WORKLOADS, mlp
 
 SCHEMES = ("f32", "int8 dynamic", "int8 QDQ")
+BF16 = "bf16 (fpmath)"
+"""The f32 model at precision="bf16"."""
 
 
 def _weighted_matmul(size: int):
@@ -84,8 +88,9 @@ def run(threads: list[int], seconds: float) -> list[dict]:
     with tempfile.TemporaryDirectory() as directory:
         for title, build in workloads():
             paths, feeds = _models(build, Path(directory))
-            for scheme, path in paths.items():
-                compiled = graphcompiler.compile(path, cache=False)
+            for scheme, path in [*paths.items(), (BF16, paths["f32"])]:
+                precision = "bf16" if scheme == BF16 else "f32"
+                compiled = graphcompiler.compile(path, cache=False, precision=precision)
                 inputs = list(feeds.values())
                 for count in threads:
                     compiled.set_num_threads(count)

@@ -64,6 +64,7 @@ class CompiledGraph:
         verify_each: bool = False,
         progress: Callable[[str], None] | None = None,
         profile: bool = False,
+        precision: str = "f32",
     ):
         from graphcompiler.driver.compile_cache import CachedCompile, cache_key
         from graphcompiler.driver.compile_cache import load as load_cached
@@ -93,6 +94,10 @@ class CompiledGraph:
         function = _find_entry(module, entry)
         if constants:
             bind_constants(function, constants)
+        if check_precision(precision) == "bf16":  # before the cache key: it is another graph
+            from graphcompiler.driver.registration import apply_pipeline
+
+            apply_pipeline(module, "builtin.module(graph-bf16-fpmath)", registry=self.registry)
         self.entry = entry
         self.input_types: list[TensorType] = list(function.function_type.inputs.data)
         self.output_types: list[TensorType] = list(function.function_type.outputs.data)
@@ -351,6 +356,18 @@ def cast_input(value: Any, type_: TensorType, label: str) -> Any:
     return np.ascontiguousarray(array, dtype=target)
 
 
+PRECISIONS = ("f32", "bf16")
+
+
+def check_precision(precision: str) -> str:
+    """`precision` if compile() knows it, else a ValueError naming the choices."""
+    if precision not in PRECISIONS:
+        raise ValueError(
+            f"unknown precision {precision!r} (expected one of {', '.join(PRECISIONS)})"
+        )
+    return precision
+
+
 def check_pipeline_ends_in_llvm(registry: Registry, pipeline: str) -> None:
     """A custom pipeline must leave the llvm dialect for the JIT: its last
     pass (after expanding named pipelines) is convert-tir-to-llvm. Checked
@@ -505,6 +522,7 @@ def compile(
     progress: Callable[[str], None] | None = None,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     profile: bool = False,
+    precision: str = "f32",
 ) -> CompiledGraph | SpecializingGraph:
     """Compile graph function `entry` of `source` (.mlir text, a path, or a
     module). `constants` binds arguments by name to arrays known at compile
@@ -525,9 +543,18 @@ def compile(
     ({name: shape}); those left symbolic give a SpecializingGraph, which
     compiles once per set of input shapes it is called with. `profile`
     times each kernel (`compiled.profile()`), without the cache and without
-    parallel regions (a little slower)."""
+    parallel regions (a little slower). `precision="bf16"` computes the
+    matmuls and convolutions with constant weights on bf16 operands with f32
+    sums (graph-bf16-fpmath; oneDNN's fpmath mode); "f32" (default) keeps
+    every op in its own type."""
+    check_precision(precision)
     default = (
-        pipeline is None and not plugins and registry is None and not cast_inputs and not profile
+        pipeline is None
+        and not plugins
+        and registry is None
+        and not cast_inputs
+        and not profile
+        and precision == "f32"
     )
     registry = registry or default_registry()
     for plugin in plugins:
@@ -536,7 +563,7 @@ def compile(
     def compile_module(module: ModuleOp) -> CompiledGraph:
         return CompiledGraph(
             module, entry, pipeline, num_threads, constants, registry, cast_inputs, cache,
-            verify_each, progress, profile,
+            verify_each, progress, profile, precision,
         )  # fmt: skip
 
     alias = None

@@ -31,6 +31,7 @@ DIALECTS = {
 PASSES = {
     "graph-rewrite-rules": ("graphcompiler.passes.graph.rewrite_rules", "GraphRewriteRulesPass"),
     "graph-integer-matmul": ("graphcompiler.passes.graph.integer_matmul", "GraphIntegerMatmulPass"),
+    "graph-bf16-fpmath": ("graphcompiler.passes.graph.bf16_fpmath", "GraphBf16FpmathPass"),
     "graph-merge-matmul": ("graphcompiler.passes.graph.merge_matmul", "GraphMergeMatmulPass"),
     "graph-fuse": ("graphcompiler.passes.graph.fuse", "GraphFusePass"),
     "graph-schedule-ops": ("graphcompiler.passes.graph.schedule_ops", "GraphScheduleOpsPass"),

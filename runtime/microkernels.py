@@ -14,11 +14,15 @@ accumulators (v = ceil(n / lanes)) stay in registers across every K loop;
 each step loads v vectors of B, broadcasts m elements of A and issues m * v
 fused multiply-adds. Lanes past n are masked on every B load and C access,
 so tails need no scalar code and never touch memory outside the tile.
-An integer kernel (`int16_pairs`) takes A, B and C of i32: each A and B
-element holds two i16 values, K steps 2l and 2l + 1 (the VNNI layout of
-16-bit data), and a step multiplies and adds the pairs into i32 sums
-(`vpmaddwd`, which LLVM selects from the sign-extended products), twice the
-products per instruction of an f32 FMA.
+A kernel on pairs takes A and B of i32, each element two 16-bit values,
+K steps 2l and 2l + 1 (the VNNI layout of 16-bit data), and a step
+multiplies and adds the pairs, twice the products per instruction of an f32
+FMA: i16 pairs into i32 sums (`vpmaddwd`, which LLVM selects from the
+sign-extended products), bf16 pairs into f32 sums (`vdpbf16ps` with
+`dot_instruction`, on AVX512-BF16; else each half widened to f32 by a shift
+and two FMAs, the same sums: a bf16 product is exact in f32, and the odd
+half is added first, as the instruction does; only its flushing of
+subnormals differs).
 A prefetching kernel (matmul tiles) also takes a pointer into the B block
 that the next tiles read and, at K step l, prefetches the line at
 pf + l * ldb into L2: the caller spreads the block's lines over consecutive
@@ -33,7 +37,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 PREFIX = "gc_ukernel_f32_"
-INT16_PAIRS_PREFIX = "gc_ukernel_i16x2_"
+PAIRS_PREFIXES = {"i16": "gc_ukernel_i16x2_", "bf16": "gc_ukernel_bf16x2_"}
 
 
 @dataclass(frozen=True)
@@ -55,15 +59,19 @@ class Microkernel:
     ldc: int
     taps: tuple[tuple[int, int, int], ...] = ()
     prefetch: bool = False
-    int16_pairs: bool = False
+    pairs: str = ""
+    """"" (f32), "i16" or "bf16": what each i32 element of A and B holds two of."""
+    dot_instruction: bool = False
+    """bf16 pairs: use `vdpbf16ps` (the target has AVX512-BF16)."""
 
     @property
     def name(self) -> str:
         taps = "".join(f"_t{count}x{a}x{b}" for count, a, b in self.taps)
-        prefix = INT16_PAIRS_PREFIX if self.int16_pairs else PREFIX
+        prefix = PAIRS_PREFIXES.get(self.pairs, PREFIX)
         return (
             f"{prefix}m{self.m}_n{self.n}_l{self.lanes}_ar{self.a_row}_ak{self.a_k}"
             f"_ldb{self.ldb}_ldc{self.ldc}{taps}{'_pf' if self.prefetch else ''}"
+            f"{'_dot' if self.dot_instruction else ''}"
         )
 
     def fields(self) -> dict[str, Any]:
@@ -84,13 +92,23 @@ class Microkernel:
 
     @property
     def scalar(self) -> str:
-        """The LLVM type of one element of A, B and C."""
-        return "i32" if self.int16_pairs else "float"
+        """The LLVM type of one element of A and B."""
+        return "i32" if self.pairs else "float"
+
+    @property
+    def sum_scalar(self) -> str:
+        """The LLVM type of one element of C (the sums)."""
+        return "i32" if self.pairs == "i16" else "float"
 
     @property
     def vec(self) -> str:
-        """The LLVM vector type of one register."""
+        """The LLVM vector type of one register of A or B."""
         return f"<{self.lanes} x {self.scalar}>"
+
+    @property
+    def sum_vec(self) -> str:
+        """The LLVM vector type of one accumulator."""
+        return f"<{self.lanes} x {self.sum_scalar}>"
 
     @property
     def vectors(self) -> int:
@@ -115,7 +133,7 @@ class Microkernel:
             lines += [f"  br label %{label}", f"{label}:",
                       f"  %i{depth} = phi i64 [ 0, %{previous} ], [ %i{depth}_next, %{latch} ]"]  # fmt: skip
             lines += [
-                f"  %acc{depth}_{r}_{v} = phi {self.vec} [ {carried[r, v]}, %{previous} ], [ {sums[r, v]}, %{latch} ]"
+                f"  %acc{depth}_{r}_{v} = phi {self.sum_vec} [ {carried[r, v]}, %{previous} ], [ {sums[r, v]}, %{latch} ]"
                 for r, v in tiles
             ]
             lines += [
@@ -146,7 +164,7 @@ class Microkernel:
         lanes, vec = self.lanes, self.vec
         lines = ["loop:", f"  %l = phi i64 [ 0, %{previous} ], [ %l_next, %loop ]"]
         lines += [
-            f"  %acc_{r}_{v} = phi {vec} [ {carried[r, v]}, %{previous} ], [ %fma_{r}_{v}, %loop ]"
+            f"  %acc_{r}_{v} = phi {self.sum_vec} [ {carried[r, v]}, %{previous} ], [ %fma_{r}_{v}, %loop ]"
             for r, v in carried
         ]
         lines += [f"  %brow = mul i64 %l, {self.ldb}", f"  %bbase = add i64 %brow, {b_base}"]
@@ -154,7 +172,7 @@ class Microkernel:
             lines += [
                 f"  %boff{v} = add i64 %bbase, {v * lanes}",
                 f"  %bptr{v} = getelementptr inbounds {self.scalar}, ptr %b, i64 %boff{v}",
-                f"  %b{v} = {self._load(v, f'%bptr{v}')}",
+                f"  %b{v} = {self._load(v, f'%bptr{v}', self.scalar)}",
             ]
         if self.prefetch:  # into L2 (locality 2), a read of data
             lines += [
@@ -179,11 +197,15 @@ class Microkernel:
         ]
 
     def _multiply_add(self, result: str, a: str, b: str, acc: str) -> list[str]:
-        """result = acc + a * b: one FMA, or the i16 pairs' dot products
-        (sign-extended products, even plus odd: LLVM selects `vpmaddwd`)."""
+        """result = acc + a * b: one FMA, or the pairs' dot products."""
         vec, lanes = self.vec, self.lanes
-        if not self.int16_pairs:
-            return [f"  {result} = call {vec} @llvm.fmuladd.v{lanes}f32({vec} {a}, {vec} {b}, {vec} {acc})"]
+        if self.pairs == "bf16":
+            return self._bf16_pairs_multiply_add(result, a, b, acc)
+        if not self.pairs:
+            return [
+                f"  {result} = call {vec} @llvm.fmuladd.v{lanes}f32({vec} {a}, {vec} {b}, {vec} {acc})"
+            ]
+        # i16 pairs: sign-extended products, even plus odd (LLVM selects `vpmaddwd`)
         wide, name = f"<{2 * lanes} x i32>", result[1:]
         halves = [", ".join(f"i32 {2 * i + odd}" for i in range(lanes)) for odd in (0, 1)]
         lines = []
@@ -202,16 +224,42 @@ class Microkernel:
             f"  {result} = add {vec} %{name}_s, {acc}",
         ]
 
+    def _bf16_pairs_multiply_add(self, result: str, a: str, b: str, acc: str) -> list[str]:
+        """acc + the dot products of bf16 pairs in f32: `vdpbf16ps`, or each
+        half widened (the high half masked, the low one shifted up) and two
+        FMAs, the odd half first as the instruction adds them."""
+        vec, sums, lanes, name = self.vec, self.sum_vec, self.lanes, result[1:]
+        if self.dot_instruction:
+            halves = f"<{2 * lanes} x bfloat>"
+            return [
+                f"  %{name}_a = bitcast {vec} {a} to {halves}",
+                f"  %{name}_b = bitcast {vec} {b} to {halves}",
+                f"  {result} = call {sums} @{_dpbf16ps(lanes)}({sums} {acc}, {halves} %{name}_a, {halves} %{name}_b)",
+            ]
+        lines = []
+        for side, value in (("a", a), ("b", b)):
+            lines += [
+                f"  %{name}_{side}hi_bits = and {vec} {value}, splat (i32 -65536)",
+                f"  %{name}_{side}lo_bits = shl {vec} {value}, splat (i32 16)",
+                f"  %{name}_{side}hi = bitcast {vec} %{name}_{side}hi_bits to {sums}",
+                f"  %{name}_{side}lo = bitcast {vec} %{name}_{side}lo_bits to {sums}",
+            ]
+        fmuladd = f"@llvm.fmuladd.v{lanes}f32"
+        return lines + [
+            f"  %{name}_odd = call {sums} {fmuladd}({sums} %{name}_ahi, {sums} %{name}_bhi, {sums} {acc})",
+            f"  {result} = call {sums} {fmuladd}({sums} %{name}_alo, {sums} %{name}_blo, {sums} %{name}_odd)",
+        ]
+
     def _write(self, sums: dict) -> list[str]:
         """C = sums, or C += sums when accumulating (masked past n)."""
-        vec = self.vec
+        vec, scalar = self.sum_vec, self.sum_scalar
         lines = ["  br i1 %accumulate, label %add, label %write", "add:"]
         for r, v in sums:
             pointer = f"%cptr_a{r}_{v}"
             lines += [
-                f"  {pointer} = getelementptr inbounds {self.scalar}, ptr %c, i64 {r * self.ldc + v * self.lanes}",
-                f"  %old{r}_{v} = {self._load(v, pointer)}",
-                f"  %new{r}_{v} = {'add' if self.int16_pairs else 'fadd'} {vec} {sums[r, v]}, %old{r}_{v}",
+                f"  {pointer} = getelementptr inbounds {scalar}, ptr %c, i64 {r * self.ldc + v * self.lanes}",
+                f"  %old{r}_{v} = {self._load(v, pointer, scalar)}",
+                f"  %new{r}_{v} = {'add' if scalar == 'i32' else 'fadd'} {vec} {sums[r, v]}, %old{r}_{v}",
             ]
         lines += ["  br label %write", "write:"]
         for r, v in sums:
@@ -221,15 +269,10 @@ class Microkernel:
         for r, v in sums:
             pointer = f"%cptr_w{r}_{v}"
             lines += [
-                f"  {pointer} = getelementptr inbounds {self.scalar}, ptr %c, i64 {r * self.ldc + v * self.lanes}",
-                f"  {self._store(v, f'%out{r}_{v}', pointer)}",
+                f"  {pointer} = getelementptr inbounds {scalar}, ptr %c, i64 {r * self.ldc + v * self.lanes}",
+                f"  {self._store(v, f'%out{r}_{v}', pointer, scalar)}",
             ]
         return lines
-
-    @property
-    def _suffix(self) -> str:
-        """The element part of intrinsic names."""
-        return "i32" if self.int16_pairs else "f32"
 
     def _mask(self, v: int) -> str | None:
         """The lane mask of vector v of a row, or None when all lanes are in C."""
@@ -239,30 +282,43 @@ class Microkernel:
         bits = ", ".join("i1 true" if lane < valid else "i1 false" for lane in range(self.lanes))
         return f"<{bits}>"
 
-    def _load(self, v: int, pointer: str) -> str:
-        vec, mask = self.vec, self._mask(v)
+    def _load(self, v: int, pointer: str, scalar: str) -> str:
+        """Vector v of a row of `scalar` (float or i32) elements, masked past n."""
+        vec, mask = f"<{self.lanes} x {scalar}>", self._mask(v)
         if mask is None:
             return f"load {vec}, ptr {pointer}, align 4"
         return (
-            f"call {vec} @llvm.masked.load.v{self.lanes}{self._suffix}.p0(ptr {pointer}, i32 4, "
+            f"call {vec} @llvm.masked.load.v{self.lanes}{_SUFFIXES[scalar]}.p0(ptr {pointer}, i32 4, "
             f"<{self.lanes} x i1> {mask}, {vec} zeroinitializer)"
         )
 
-    def _store(self, v: int, value: str, pointer: str) -> str:
-        vec, mask = self.vec, self._mask(v)
+    def _store(self, v: int, value: str, pointer: str, scalar: str) -> str:
+        vec, mask = f"<{self.lanes} x {scalar}>", self._mask(v)
         if mask is None:
             return f"store {vec} {value}, ptr {pointer}, align 4"
         return (
-            f"call void @llvm.masked.store.v{self.lanes}{self._suffix}.p0({vec} {value}, ptr {pointer}, "
+            f"call void @llvm.masked.store.v{self.lanes}{_SUFFIXES[scalar]}.p0({vec} {value}, ptr {pointer}, "
             f"i32 4, <{self.lanes} x i1> {mask})"
         )
 
 
-def _intrinsic_declarations(lanes: set[int]) -> str:
+_SUFFIXES = {"float": "f32", "i32": "i32"}
+"""The element part of intrinsic names."""
+
+
+def _dpbf16ps(lanes: int) -> str:
+    """The AVX512-BF16 dot product of bf16 pairs into f32 for `lanes` sums."""
+    return f"llvm.x86.avx512bf16.dpbf16ps.{32 * lanes}"
+
+
+def _intrinsic_declarations(lanes: set[int], dot_lanes: set[int]) -> str:
     text = (
         "declare void @llvm.prefetch.p0(ptr, i32, i32, i32)\n"
         "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)\n"
     )
+    for n in sorted(dot_lanes):
+        sums, halves = f"<{n} x float>", f"<{2 * n} x bfloat>"
+        text += f"declare {sums} @{_dpbf16ps(n)}({sums}, {halves}, {halves})\n"
     for n in sorted(lanes):
         mask = f"<{n} x i1>"
         text += f"declare <{n} x float> @llvm.fmuladd.v{n}f32(<{n} x float>, <{n} x float>, <{n} x float>)\n"
@@ -300,7 +356,10 @@ def microkernel_module(kernels: Sequence[GeneratedKernel]) -> str:
     # noinline: a kernel calls its microkernels once per register tile; inlined
     # into every call site they multiplied the JIT's time for no speed
     return (
-        _intrinsic_declarations({k.lanes for k in defined.values()})
+        _intrinsic_declarations(
+            {k.lanes for k in defined.values()},
+            {k.lanes for k in defined.values() if isinstance(k, Microkernel) and k.dot_instruction},
+        )
         + body
         + 'attributes #0 = { noinline nounwind "frame-pointer"="none" }\n'
     )

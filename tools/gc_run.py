@@ -68,6 +68,8 @@ def _argument_parser() -> argparse.ArgumentParser:
     )
     add_flag(parser, "profile", action="store_true",
              help="time each kernel over the --bench calls (else one more call) and print them: share, ms per call, calls, shapes")  # fmt: skip
+    add_flag(parser, "precision", choices=("f32", "bf16"), default="f32",
+             help="bf16: matmuls and convolutions with constant weights on bf16 operands, f32 sums (oneDNN's fpmath mode; default: f32)")  # fmt: skip
     add_flag(parser, "print-output", action="store_true", help="print the outputs")
     add_flag(parser, "graph-svg", metavar="FILE",
              help="draw the graph after the graph passes to FILE (needs Graphviz's dot)")  # fmt: skip
@@ -206,6 +208,7 @@ def _run_graph(module, registry, args: argparse.Namespace) -> int:
             registry=registry,
             progress=progress,
             profile=args.profile,
+            precision=args.precision,
         )
     finally:
         progress.done()

@@ -448,3 +448,11 @@ def _require_same_element_type(cls: type[GraphOp], types: Sequence[TensorType]) 
                 f"{cls.operand_role(index)} has element type {type_.element_type}, expected "
                 f"{types[0].element_type} like {cls.operand_role(0)}"
             )
+
+
+def widens_to(operand: Attribute, result: Attribute) -> bool:
+    """Whether products of `operand` values may accumulate into `result`:
+    integers of at most 16 bits into i32, f16 and bf16 into f32."""
+    if isinstance(operand, IntegerType):
+        return 1 < operand.width.data <= 16 and result == IntegerType(32)
+    return isinstance(operand, Float16Type | BFloat16Type) and isinstance(result, Float32Type)

@@ -18,6 +18,7 @@ from graphcompiler.dialects.graph.base import (
     i64_array,
     int_list,
     int_value,
+    widens_to,
 )
 
 
@@ -90,7 +91,9 @@ class Conv2dOp(HasWindow, GraphOp):
     (likewise OW). `strides` and `dilations` are [h, w]; `padding` is
     [top, left, bottom, right] (zeros; ONNX `pads` order [h_begin, w_begin,
     h_end, w_end], unlike PyTorch's symmetric [h, w]); `groups` splits the
-    channels (groups = C = O is depthwise). Accumulates in f32.
+    channels (groups = C = O is depthwise). Accumulates in f32; f16 and bf16
+    operands may give an f32 result (the sum not rounded back, as
+    graph.matmul's `widens`).
 
     Example:
 
@@ -136,7 +139,10 @@ class Conv2dOp(HasWindow, GraphOp):
             )
         dilations = _window_params(properties, "dilations", 2, 1)
         h, w = window_output_shape(properties, _shape(operand_types[0]), [kh, kw], dilations)
-        return TensorType(operand_types[0].element_type, [n, o, h, w])
+        element = operand_types[0].element_type
+        if result_type is not None and widens_to(element, result_type.element_type):
+            element = result_type.element_type
+        return TensorType(element, [n, o, h, w])
 
 
 class PoolOp(HasWindow, GraphOp):

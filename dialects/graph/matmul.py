@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import BoolAttr, IntegerType, TensorType
-from xdsl.ir import Attribute
+from xdsl.dialects.builtin import BoolAttr, TensorType
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
@@ -14,6 +13,7 @@ from graphcompiler.dialects.graph.base import (
     _shape,
     bool_value,
     broadcast_shapes,
+    widens_to,
 )
 
 
@@ -25,15 +25,18 @@ class MatmulOp(GraphOp):
     a is [..., M, K] ([..., K, M] with `transpose_a`), b is [..., K, N]
     ([..., N, K] with `transpose_b`, e.g. a PyTorch Linear weight), the
     result [..., M, N] (numpy.matmul; both operands have rank >= 2 and one
-    element type). f16 and bf16 accumulate in f32; integers wrap. Integer
-    operands of at most 16 bits may give an i32 result (`widens`: each
-    product and the sum in i32, as ONNX MatMulInteger computes; 8-bit
-    operands minus their zero points fit in i16).
+    element type). f16 and bf16 accumulate in f32; integers wrap. The
+    result may be wider than the operands (`widens`): integer operands of
+    at most 16 bits give an i32 result (each product and the sum in i32, as
+    ONNX MatMulInteger computes; 8-bit operands minus their zero points fit
+    in i16), f16 and bf16 operands an f32 one (the f32 sum not rounded
+    back: oneDNN's bf16 fpmath mode, `graph-bf16-fpmath`).
 
     Example:
 
         %y = graph.matmul %x, %w {transpose_b = true} : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
         %acc = graph.matmul %q, %wq : (tensor<4x8xi16>, tensor<8x16xi16>) -> tensor<4x16xi32>
+        %z = graph.matmul %xb, %wb : (tensor<4x8xbf16>, tensor<8x16xbf16>) -> tensor<4x16xf32>
     """
 
     name = "graph.matmul"
@@ -61,7 +64,7 @@ class MatmulOp(GraphOp):
 
     @property
     def widens(self) -> bool:
-        """Narrow integer operands, an i32 result (see the op's doc)."""
+        """A result wider than the operands (see the op's doc)."""
         return self.result.type.element_type != self.a.type.element_type
 
     @classmethod
@@ -88,15 +91,6 @@ class MatmulOp(GraphOp):
             [shapes[0][:-2], shapes[1][:-2]], [cls.operand_role(0), cls.operand_role(1)]
         )
         element = operand_types[0].element_type
-        if result_type is not None and _widens_to(element, result_type.element_type):
+        if result_type is not None and widens_to(element, result_type.element_type):
             element = result_type.element_type
         return TensorType(element, [*batch, m, n])
-
-
-def _widens_to(operand: Attribute, result: Attribute) -> bool:
-    """Whether `operand` integers may accumulate into `result` (i32)."""
-    return (
-        isinstance(operand, IntegerType)
-        and 1 < operand.width.data <= 16
-        and result == IntegerType(32)
-    )

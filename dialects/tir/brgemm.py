@@ -219,8 +219,9 @@ class BrgemmTileOp(StatementOp):
     loops in the microkernel, not a list that grows with the filter. Lowered to a
     microkernel generated for the target (runtime/microkernels.py): m x
     ceil(n / lanes) vector accumulators, broadcast-A/FMA, lanes past n masked.
-    With i32 operands each A and B element is a pair of i16 (K steps 2l and
-    2l + 1, low half first) and C accumulates the pairs' dot products in i32.
+    With i32 operands each A and B element is a pair (K steps 2l and 2l + 1,
+    low half first): of i16 with an i32 C, which accumulates the pairs' dot
+    products in i32; of bf16 with an f32 C, which accumulates them in f32.
     With `prefetch_b`, K step l also asks for prefetch_b[l * ldb] to be
     brought into L2: the caller points it at the B block the next tiles read
     (a matmul's next panel), which then arrives while this tile computes.
@@ -312,10 +313,15 @@ class BrgemmTileOp(StatementOp):
             element in (Float32Type(), i32),
             f"brgemm_tile computes in f32 or on i16 pairs in i32, got {self.c.type}",
         )
-        for operand in (self.a, self.b, *prefetched):
+        operand_element = self.a.type.element_type
+        _require(
+            operand_element in (element, i32),
+            f"{self.a.type} is neither C's element type {element} nor i32 pairs",
+        )
+        for operand in (self.b, *prefetched):
             _require(
-                operand.type.element_type == element,
-                f"{operand.type} differs from C's element type {element}",
+                operand.type.element_type == operand_element,
+                f"{operand.type} differs from A's element type {operand_element}",
             )
         for name, footprint, tensor in (
             ("A", last_a + (m - 1) * a_row + (k - 1) * a_k + 1, self.a),

@@ -1,8 +1,12 @@
 """`graph.matmul`'s template: which implementation computes an op, the
-packed f32 GEMM (matmul.py), the i16-pair GEMM of a widening integer matmul
-(matmul_int16.py), or a dot product per element for other integers."""
+packed f32 GEMM (matmul.py), a GEMM on pairs of 16-bit values for a
+widening integer matmul, and a widening bf16 one on a target with
+AVX512-BF16 (matmul_pairs.py), or a dot product per element for other
+integers."""
 
 from __future__ import annotations
+
+from xdsl.dialects.builtin import BFloat16Type
 
 from graphcompiler.dialects import graph
 from graphcompiler.lowering.graph_to_tir.kernel import Kernel, Operand, compute_type
@@ -12,7 +16,10 @@ from graphcompiler.lowering.graph_to_tir.matmul import (
     _broadcast_batch,
     f32,
 )
-from graphcompiler.lowering.graph_to_tir.matmul_int16 import Int16PairsMatmul
+from graphcompiler.lowering.graph_to_tir.matmul_pairs import Bf16PairsMatmul, Int16PairsMatmul
+from graphcompiler.target.description import Target
+
+bf16 = BFloat16Type()
 
 
 def matmul(kernel: Kernel, op: graph.MatmulOp) -> None:
@@ -28,7 +35,9 @@ def matmul_into(
     epilogue: Epilogue | None = None,
 ) -> None:
     transposes = (op.a_transposed, op.b_transposed)
-    if all(compute_type(o.element) == f32 for o in (a, b_, out)):
+    if op.widens and a.element == bf16 and bf16_pairs(kernel.target):
+        Bf16PairsMatmul(kernel, a, b_, out, transposes, epilogue).emit()
+    elif all(compute_type(o.element) == f32 for o in (a, b_, out)):
         PackedMatmul(kernel, a, b_, out, transposes, epilogue).emit()
     elif op.widens:
         Int16PairsMatmul(kernel, a, b_, out, transposes, epilogue).emit()
@@ -36,6 +45,12 @@ def matmul_into(
         _matmul_loops(kernel, a, b_, out, op)
         if epilogue:
             epilogue([0] * len(out.shape), out.shape)
+
+
+def bf16_pairs(target: Target) -> bool:
+    """Whether bf16 matmuls run on bf16 pairs (`vdpbf16ps`); elsewhere the
+    f32 kernels convert their operands as they pack them."""
+    return "avx512bf16" in target.extensions
 
 
 def _matmul_loops(

@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import (
     DictionaryAttr,
     IntegerAttr,
     ModuleOp,
+    StringAttr,
     i1,
     i64,
 )
@@ -47,6 +48,8 @@ def _attribute(value: Any) -> Attribute:
         return BoolAttr.from_bool(value)
     if isinstance(value, int):
         return IntegerAttr(value, i64)
+    if isinstance(value, str):
+        return StringAttr(value)
     return DenseArrayBase.from_list(i64, list(value))
 
 
@@ -57,6 +60,8 @@ def _value(attribute: Attribute) -> Any:
         return bool(attribute.value.data)
     if isinstance(attribute, IntegerAttr):
         return attribute.value.data
+    if isinstance(attribute, StringAttr):
+        return attribute.data
     raise TypeError(f"unexpected {attribute}")
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IntegerAttr,
@@ -80,7 +81,10 @@ def _lower_global_ref(fl: FunctionLowering, op: tir.GlobalRefOp) -> None:
 
 def _same_bits(element: Attribute, llvm_element: Attribute) -> bool:
     """Whether values of `element` are stored as `llvm_element` unchanged
-    (ui8 weights as LLVM's signless i8 included)."""
+    (ui8 weights as LLVM's signless i8 included, bf16 as the i16 of its bits,
+    which is how a dense attribute holds it too)."""
+    if isinstance(element, BFloat16Type):
+        return llvm_element == IntegerType(16)
     if isinstance(element, IntegerType) and isinstance(llvm_element, IntegerType):
         return element.width.data == llvm_element.width.data and element.width.data % 8 == 0
     return element == llvm_element

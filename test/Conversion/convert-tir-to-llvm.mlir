@@ -154,6 +154,22 @@ tir.func @packed(%A: !tir.tensor<8xf32>, %P: !tir.tensor<64xf32>, %C: !tir.tenso
 
 // -----
 
+// i32 A and B hold pairs of 16-bit values: i16 pairs for an i32 C, bf16
+// pairs for an f32 C (with `vdpbf16ps` where the target has AVX512-BF16:
+// the host may; the named targets do not).
+// CHECK-LABEL: llvm.func @pairs(
+// CHECK:         llvm.call @gc_ukernel_i16x2_m2_n3_l4_ar4_ak1_ldb16_ldc4(
+// CHECK:         llvm.call @gc_ukernel_bf16x2_m2_n3_l4_ar4_ak1_ldb16_ldc4{{(_dot)?}}(
+// AVX512-LABEL: llvm.func @pairs(
+// AVX512:         llvm.call @gc_ukernel_bf16x2_m2_n3_l4_ar4_ak1_ldb16_ldc4(
+tir.func @pairs(%A: !tir.tensor<8xi32>, %P: !tir.tensor<64xi32>, %C: !tir.tensor<8xi32>, %F: !tir.tensor<8xf32>) {
+  tir.brgemm_tile %A, %P, %C {m = 2 : i64, n = 3 : i64, k = 4 : i64, lanes = 4 : i64, a_row = 4 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 4 : i64} : !tir.tensor<8xi32>, !tir.tensor<64xi32>, !tir.tensor<8xi32>
+  tir.brgemm_tile %A, %P, %F {m = 2 : i64, n = 3 : i64, k = 4 : i64, lanes = 4 : i64, a_row = 4 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 4 : i64} : !tir.tensor<8xi32>, !tir.tensor<64xi32>, !tir.tensor<8xf32>
+  tir.return
+}
+
+// -----
+
 // With a prefetch operand the microkernel (name ending _pf) takes one more
 // pointer; tir.prefetch is llvm.prefetch (rw, locality, data).
 // A function's constants are made once each, at the top of its entry

@@ -419,7 +419,7 @@ def test_sixteen_lane_integer_matmul_selects_vpmaddwd_on_zmm(monkeypatch):
     assert "gc_ukernel_i16x2_" in str(module) and "_l16_" in str(module)
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
-    kernel = Microkernel(m=4, n=32, lanes=16, a_row=40, a_k=1, ldb=32, ldc=48, int16_pairs=True)
+    kernel = Microkernel(m=4, n=32, lanes=16, a_row=40, a_k=1, ldb=32, ldc=48, pairs="i16")
     parsed = llvm.parse_assembly(microkernel_module([kernel]))
     parsed.verify()
     machine = llvm.Target.from_default_triple().create_target_machine(

@@ -1,7 +1,8 @@
-"""Widening integer matmuls on i16 pairs (`graph.matmul` with operands of
-at most 16 bits and an i32 result): PackedMatmul's blocking and loop nest,
-with operands packed two K steps to an i32 and the generated i16-pair
-microkernels (runtime/microkernels.py, `vpmaddwd`)."""
+"""Widening matmuls on pairs of 16-bit values: PackedMatmul's blocking and
+loop nest, with operands packed two K steps to an i32 and the generated
+pair microkernels (runtime/microkernels.py): integers of at most 16 bits
+into i32 (`vpmaddwd`), and bf16 into f32 where the target has AVX512-BF16
+(`vdpbf16ps`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,13 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerType, VectorType
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    DenseIntOrFPElementsAttr,
+    Float32Type,
+    IntegerType,
+    VectorType,
+)
 from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import tir
@@ -30,6 +37,8 @@ class Int16PairsMatmul(PackedMatmul):
     (weights) is packed at compile time, any other per call."""
 
     accumulator = i32
+    scratch_registers = 1
+    """The register the product needs: `vpmaddwd` cannot add to its operand."""
 
     def __init__(self, kernel, a, b_, out, transposes, epilogue):
         self.k_values = a.shape[-2] if transposes[0] else a.shape[-1]
@@ -37,7 +46,7 @@ class Int16PairsMatmul(PackedMatmul):
         self.k = math.ceil(self.k_values / 2)
         *batch, m, n = out.shape
         self.schedule = MatmulSchedule.for_shape(
-            kernel.target, math.prod(batch), m, n, self.k, scratch_registers=1
+            kernel.target, math.prod(batch), m, n, self.k, scratch_registers=self.scratch_registers
         )
 
     def reads_a_in_place(self) -> bool:
@@ -78,13 +87,22 @@ class Int16PairsMatmul(PackedMatmul):
                     b.make_store(value, packed, [*batch_index, panel, pair, j])
         return packed, batch_b
 
+    def _bits(self, value: SSAValue) -> SSAValue:
+        """The 16 bits of an element (as loaded, in its compute type) in the
+        low half of an i32."""
+        return self.b.binary(tir.IntAndOp, self.b.cast(value, i32), 0xFFFF)
+
+    def _constant_bits(self, values: np.ndarray) -> np.ndarray:
+        """A constant's elements as int16 (their bits)."""
+        return values.astype(np.int16)
+
     def _pair(self, source: Operand, at: Callable, pair: SSAValue) -> SSAValue:
         """The i32 of K steps 2 pair (low half) and 2 pair + 1 (high half, 0
         past K) of `source` at `at(depth)`."""
         b, kernel = self.b, self.kernel
 
         def half(depth) -> SSAValue:
-            return b.binary(tir.IntAndOp, b.cast(kernel.load(source, at(depth)), i32), 0xFFFF)
+            return self._bits(kernel.load(source, at(depth)))
 
         low = b.mul(pair, 2)
         high = b.add(low, 1)
@@ -103,7 +121,7 @@ class Int16PairsMatmul(PackedMatmul):
                 values = np.swapaxes(values, -1, -2)
             *batch, _, n = values.shape
             even = np.zeros((*batch, 2 * math.ceil(k_values / 2), n), np.int16)
-            even[..., :k_values, :] = values
+            even[..., :k_values, :] = self._constant_bits(values)
             pairs = even.reshape(*batch, -1, 2, n).swapaxes(-1, -2).copy().view(np.int32)[..., 0]
             packed = np.zeros((*batch, panels, pairs.shape[-2], nr), np.int32)
             _fill_panels(np.swapaxes(packed, -3, -2), pairs)
@@ -132,7 +150,8 @@ class Int16PairsMatmul(PackedMatmul):
             if self._pairs_in_place():  # the pairs are A's own bytes: vector copies
                 scalar_from = pairs // s.lanes * s.lanes
                 with b.make_for(0, scalar_from, s.lanes) as pair:
-                    halves = kernel.load(source, at(b.mul(pair, 2)), 2 * s.lanes)
+                    indices = kernel.physical(source, at(b.mul(pair, 2)))
+                    halves = b.make_load(source.value, indices, 2 * s.lanes)  # the bits as stored
                     value = b.unary(tir.ReinterpretOp, halves, VectorType(i32, [s.lanes]))
                     b.make_store(value, packed, [*target, pair], s.lanes)
             if scalar_from < pairs:
@@ -141,10 +160,34 @@ class Int16PairsMatmul(PackedMatmul):
         return packed
 
     def _pairs_in_place(self) -> bool:
-        """Whether A's rows already hold its pairs: i16, K contiguous and even."""
+        """Whether A's rows already hold its pairs: 16-bit, K contiguous and even."""
         return (
-            self.a.element == IntegerType(16)
+            self.a.element in (IntegerType(16), BFloat16Type())
             and not self.transpose_a
             and not self.a.blocked
             and self.k_values % 2 == 0
+        )
+
+
+class Bf16PairsMatmul(Int16PairsMatmul):
+    """A widening bf16 matmul (bf16 operands, an f32 result) on bf16 pairs
+    for targets with AVX512-BF16: the layout of the i16 pairs, multiplied
+    and added into f32 tiles by `vdpbf16ps` (twice the products per
+    instruction of an f32 FMA, the sums in f32)."""
+
+    accumulator = Float32Type()
+    scratch_registers = 0  # vdpbf16ps adds to its accumulator, as an FMA
+
+    def _bits(self, value: SSAValue) -> SSAValue:
+        """A bf16 value (loaded as the f32 it widens to exactly) is the high
+        half of that f32's bits."""
+        bits = self.b.unary(tir.ReinterpretOp, value, i32)
+        return self.b.binary(tir.IntAndOp, self.b.binary(tir.ShrOp, bits, 16), 0xFFFF)
+
+    def _constant_bits(self, values: np.ndarray) -> np.ndarray:
+        """bf16 values (exact in f32) as their 16 bits."""
+        return (
+            (np.ascontiguousarray(values, np.float32).view(np.uint32) >> 16)
+            .astype(np.uint16)
+            .view(np.int16)
         )

@@ -1,0 +1,106 @@
+"""graph-bf16-fpmath: the layers of an f32 model computed on bf16 operands
+with f32 sums, what oneDNN calls the bf16 fpmath mode (and
+`compile(precision="bf16")` / `gc-run --precision bf16` ask for):
+
+    %y = graph.matmul %x, %w : (f32, f32) -> f32          (%w constant)
+ -> %y = graph.matmul (cast %x -> bf16), (cast %w -> bf16) : (bf16, bf16) -> f32
+
+and the same for graph.conv2d. A layer is a matmul or convolution whose
+weight (B, the filter) is a constant expression: folding then stores the
+weight in bf16, the activation is rounded by a cast the fusion pass puts in
+its producer's loop, and each product of two bf16 values is exact in f32,
+so the only error is the operands' rounding (8 significant bits: a relative
+error of about 2^-9 per operand, which sums over K mostly cancel).
+Products of two activations (attention's scores and context) and every
+normalization, softmax and reduction stay f32, as in oneDNN: rounding both
+operands of a product computed at run time loses more and saves nothing
+when neither side is stored.
+
+On a target with AVX512-BF16 the widening matmul runs on `vdpbf16ps`
+microkernels (bf16 pairs, twice the products of an f32 FMA); elsewhere it
+runs on the f32 kernels, which convert the operands as they pack them.
+
+Runs before the other graph passes, so that constant folding makes the
+weights' bf16 constants and matmul merging sees the activation casts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import BFloat16Type, Float32Type, TensorType
+from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from graphcompiler.dialects import graph
+from graphcompiler.passes.function_pass import FunctionPass
+
+f32, bf16 = Float32Type(), BFloat16Type()
+
+_LAYERS = (graph.MatmulOp, graph.Conv2dOp)
+
+
+def _depends_on_arguments(value: SSAValue, known: dict[SSAValue, bool]) -> bool:
+    """Whether `value` is computed from a function argument (else it is a
+    constant expression: a weight, maybe transposed or reshaped)."""
+    pending = [value]
+    while pending:
+        current = pending[-1]
+        if current in known:
+            pending.pop()
+            continue
+        if isinstance(current, BlockArgument):
+            known[current] = True
+            pending.pop()
+            continue
+        operands = list(current.owner.operands)
+        unknown = [o for o in operands if o not in known]
+        if unknown:
+            pending += unknown
+            continue
+        known[current] = any(known[o] for o in operands)
+        pending.pop()
+    return known[value]
+
+
+@dataclass(frozen=True)
+class GraphBf16FpmathPass(FunctionPass):
+    """Matmuls and convolutions with constant weights on bf16 operands (module doc)."""
+
+    name = "graph-bf16-fpmath"
+    STATISTICS = {"bf16-layers": "matmuls and convolutions given bf16 operands"}
+
+    def run_on_function(self, function: func.FuncOp) -> dict[str, int]:
+        known: dict[SSAValue, bool] = {}
+        casts: dict[SSAValue, SSAValue] = {}  # one cast per value, shared by its layers
+
+        def rounded(value: SSAValue) -> SSAValue:
+            if value not in casts:
+                cast = graph.CastOp.build_from([value], TensorType(bf16, value.type.get_shape()))
+                where = (
+                    InsertPoint.after(value.owner)
+                    if isinstance(value.owner, Operation)
+                    else InsertPoint.at_start(function.body.block)
+                )
+                Rewriter.insert_op(cast, where)
+                casts[value] = cast.result
+            return casts[value]
+
+        count = 0
+        for op in list(function.body.block.ops):
+            if not isinstance(op, _LAYERS) or op.result.type.element_type != f32:
+                continue
+            activation, weight = op.operands
+            if activation.type.element_type != f32 or _depends_on_arguments(weight, known):
+                continue
+            operands = [rounded(activation), rounded(weight)]
+            layer = type(op).create(
+                operands=operands,
+                result_types=[op.result.type],
+                properties=dict(op.properties),
+                attributes=dict(op.attributes),
+            )
+            Rewriter.replace_op(op, layer)
+            count += 1
+        return {"bf16-layers": count}
