@@ -138,14 +138,14 @@ def _machine_parts() -> tuple[str, ...]:
     """The compiler and the target a key depends on besides the graph."""
     import llvmlite.binding as llvm
 
-    from graphcompiler.runtime.jit.engine import _machine_features
+    from graphcompiler.runtime.jit.engine import machine_features
     from graphcompiler.target.description import get_target
 
     return (
         compiler_fingerprint(),
         get_target().name,
         llvm.get_host_cpu_name(),
-        _machine_features(),
+        machine_features(),
     )
 
 

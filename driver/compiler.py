@@ -11,6 +11,7 @@ text is kept; a custom `pipeline` must end in the llvm dialect.
 from __future__ import annotations
 
 import functools
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -299,6 +300,32 @@ class CompiledGraph:
     def set_num_threads(self, count: int) -> None:
         """Threads for parallel loops: 1..4096, or 0 for all cores (ValueError otherwise)."""
         self.engine.set_num_threads(count)
+
+    def save(self, path: str | Path) -> Path:
+        """Save as an ahead-of-time artifact: one shared library at `path`
+        that `graphcompiler.runtime.artifact.load` (numpy only) or C (the
+        header written beside it) runs without the compiler; see
+        driver/artifact.py. Needs a C compiler to link it."""
+        from graphcompiler.driver import artifact
+
+        return artifact.save(self, path)
+
+    def to_bytes(self) -> bytes:
+        """The artifact's bytes (see `save`; built once, in a temporary
+        directory): `graphcompiler.runtime.loads` runs them."""
+        data = self.__dict__.get("_artifact_bytes")
+        if data is None:
+            with tempfile.TemporaryDirectory(prefix="gc-artifact-bytes-") as directory:
+                data = self.save(Path(directory) / "graph.so").read_bytes()
+            self.__dict__["_artifact_bytes"] = data
+        return data
+
+    def __reduce__(self) -> tuple:
+        """Pickles to its artifact's bytes: unpickled, a LoadedGraph that
+        runs without compiling."""
+        from graphcompiler.runtime.artifact import loads
+
+        return loads, (self.to_bytes(),)
 
     def profile(self, reset: bool = False) -> list[KernelTime]:
         """With `compile(profile=True)`: each kernel's calls and seconds over

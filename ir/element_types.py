@@ -26,6 +26,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
+from graphcompiler.ir.bf16 import round_to_bf16
+
 
 @dataclass(frozen=True)
 class ElementType:
@@ -130,15 +132,6 @@ def buffer_dtype(element: Attribute) -> np.dtype:
     if dtype == np.dtype(object):
         raise ValueError(f"no numpy dtype for {element}")
     return dtype
-
-
-def round_to_bf16(values: np.ndarray) -> np.ndarray:
-    """Round float32 values to the nearest bf16 (ties to even), keeping NaN
-    and the shape (rank 0 included)."""
-    single = np.array(values, dtype=np.float32, order="C")  # ascontiguousarray makes 0-d 1-d
-    bits = single.view(np.uint32)
-    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
-    return np.where(np.isnan(single), single, rounded.view(np.float32)).astype(np.float32)
 
 
 def dense_elements(

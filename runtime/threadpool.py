@@ -44,6 +44,12 @@ def available_cpus() -> int:
         return os.cpu_count() or 1
 
 
+def pool_source() -> str:
+    """The pool's LLVM IR for this machine (its spin-wait hint filled in)."""
+    source = resources.files("graphcompiler.runtime").joinpath("threadpool.ll").read_text()
+    return source.replace("SPIN_HINT", _SPIN_HINT.get(platform.machine().lower(), ""))
+
+
 _pool: _ThreadPool | None = None
 _pool_lock = threading.Lock()
 
@@ -69,8 +75,7 @@ def thread_pool() -> _ThreadPool:
 class _ThreadPool:
     def __init__(self):
         machine = platform.machine().lower()
-        source = resources.files("graphcompiler.runtime").joinpath("threadpool.ll").read_text()
-        source = source.replace("SPIN_HINT", _SPIN_HINT.get(machine, ""))
+        source = pool_source()
         cpu, features = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
         target = llvm.Target.from_default_triple()
         target_machine = target.create_target_machine(cpu=cpu, features=features, opt=2)

@@ -3,11 +3,15 @@
     gc-translate kernel.mlir --mlir-to-llvmir     # LLVM IR
     gc-translate kernel.mlir --emit-asm           # optimized host assembly
     gc-translate --import-onnx model.onnx -o model.mlir   # an ONNX model as a graph
+    gc-translate model.onnx --emit-shared -o model.so     # an ahead-of-time artifact
 
 The input is a graph (lowered with gc-cpu-pipeline first), Tensor IR
 (lowered with tir-to-llvm first) or already the `llvm` dialect; an `.onnx`
 input is imported first (graphcompiler.frontends.onnx; `--input-shape` fixes symbolic
-dims).
+dims). `--emit-shared` compiles a graph as `graphcompiler.compile` does and
+saves the artifact (driver/artifact.py): a shared library that
+`graphcompiler.runtime.load` or C (the header written beside it) runs
+without the compiler.
 """
 
 from __future__ import annotations
@@ -42,6 +46,9 @@ def _argument_parser() -> argparse.ArgumentParser:
     add_flag(
         mode, "import-onnx", action="store_true", help="print an .onnx model as a graph module"
     )
+    add_flag(mode, "emit-shared", action="store_true",
+             help="write the compiled graph as a shared library (-o FILE.so; FILE.h beside it)")  # fmt: skip
+    add_flag(parser, "entry", default="main", help="--emit-shared: the graph function (default: main)")
     add_flag(parser, "output", "-o", dest="output", default="-", metavar="FILE", help="output file")
     add_input_shape_flag(parser)
     add_flag(parser, "mlir-print-debuginfo", action="store_true",
@@ -65,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
             )
             write_output(args.output, options.text(module) + "\n")
             return 0
+        if args.emit_shared:
+            return _emit_shared(module, registry, args)
         dialects = {op.dialect_name() for op in module.walk()}
         pipeline = (
             GRAPH_TO_LLVM if "graph" in dialects else TIR_TO_LLVM if "tir" in dialects else None
@@ -81,6 +90,20 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     return run_on_input(TOOL, args, translate)
+
+
+def _emit_shared(module, registry, args) -> int:
+    if args.output == "-":
+        raise ToolError("--emit-shared writes a library: give its path with -o FILE.so")
+    import graphcompiler
+    from graphcompiler.runtime.artifact import ArtifactError
+
+    try:
+        compiled = graphcompiler.compile(module, entry=args.entry, registry=registry, cache=False)
+        compiled.save(args.output)
+    except (ArtifactError, ValueError) as error:
+        raise ToolError(str(error)) from None
+    return 0
 
 
 if __name__ == "__main__":

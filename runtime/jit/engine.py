@@ -83,7 +83,7 @@ def prepare_in_background(helpers: int | None = None) -> None:
     _preparing.start()
 
 
-def _machine_features() -> str:
+def machine_features() -> str:
     """The host's features, narrowed to GC_TARGET's ISA when one is set.
     With AVX-512, 512-bit vectors are legal everywhere: some CPUs' tuning
     (prefer-256-bit) would otherwise split the kernels' 16-lane vectors."""
@@ -103,7 +103,7 @@ def _target_machine() -> llvm.TargetMachine:
     target = llvm.Target.from_default_triple()
     return target.create_target_machine(
         cpu=llvm.get_host_cpu_name(),
-        features=_machine_features(),
+        features=machine_features(),
         opt=OPT_LEVEL,
         codemodel="jitdefault",
     )
@@ -173,7 +173,7 @@ def program_parts() -> int:
     return max(1, min(available_cpus(), MAX_PROGRAM_PARTS))
 
 
-def _program_and_runtime(
+def program_and_runtime(
     llvm_ir: str,
     context,
     entry: str | None,
@@ -271,9 +271,9 @@ class JitEngine:
             if object_code is None:
                 if program is not None:
                     microkernels = program.microkernels
-                modules = _program_and_runtime(llvm_ir, self.context, entry, program, microkernels)
+                modules = program_and_runtime(llvm_ir, self.context, entry, program, microkernels)
                 jobs = [Job(module, to_object=True) for module in modules]
-                cpu, features = llvm.get_host_cpu_name(), _machine_features()
+                cpu, features = llvm.get_host_cpu_name(), machine_features()
                 objects = build(jobs, machine, cpu, features, self.context)
                 for module in modules:
                     module.close()
@@ -288,7 +288,10 @@ class JitEngine:
                 module.close()  # before the context it lives in (a segfault otherwise)
             self.close()
             raise
-        self._data = shared_data.bind(external_data or {})  # before linking: the code refers to it
+        external_data = external_data or {}  # bound before linking: the code refers to it
+        buffers = shared_data.bind(external_data)
+        self.external_data = dict(zip(external_data, buffers, strict=True))
+        """The external constants' buffers by name (kept alive while the code may read them)."""
         for code in objects:
             self.engine.add_object_file(llvm.ObjectFileRef.from_data(code))
         self.engine.finalize_object()

@@ -65,7 +65,7 @@ def _compile_slowly() -> None:
     machine = jit._target_machine()
     module = jit.parse_llvm_ir(_slow_ir())
     jobs = [optimizer.Job(llvm.parse_bitcode(module.as_bitcode())) for _ in range(2)]
-    optimizer.build(jobs, machine, llvm.get_host_cpu_name(), jit._machine_features(), None)
+    optimizer.build(jobs, machine, llvm.get_host_cpu_name(), jit.machine_features(), None)
 
 
 def _running(pid: int) -> bool:
@@ -116,7 +116,7 @@ def test_a_helper_started_on_a_thread_that_ended_lives_on(monkeypatch):
     time.sleep(0.3)  # the thread is gone for the kernel too
     jobs = [optimizer.Job(jit.parse_llvm_ir("define i32 @f() {\n  ret i32 1\n}"))]
     machine = jit._target_machine()
-    optimizer.build(jobs, machine, llvm.get_host_cpu_name(), jit._machine_features(), None)
+    optimizer.build(jobs, machine, llvm.get_host_cpu_name(), jit.machine_features(), None)
     assert optimizer._helpers.idle == [helper] and helper.requests == 1
     optimizer._helpers.stop_all()
 

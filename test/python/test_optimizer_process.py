@@ -58,7 +58,7 @@ def test_the_helper_optimizes_as_this_process_does():
     optimizer.optimize_here(here, machine)
     jobs = [optimizer.Job(jit.parse_llvm_ir(compiled.llvm_ir))]
     jobs.append(optimizer.Job(jit.parse_llvm_ir(compiled.llvm_ir), to_object=True))
-    cpu, features = llvm.get_host_cpu_name(), jit._machine_features()
+    cpu, features = llvm.get_host_cpu_name(), jit.machine_features()
     by_helper, object_code = optimizer.build(jobs, machine, cpu, features, context=None)
     assert _definitions(by_helper) == _definitions(here)
     assert object_code[:4] in (b"\x7fELF", b"\xcf\xfa\xed\xfe")  # ELF, Mach-O
@@ -181,7 +181,7 @@ def test_loops_of_known_trip_count_are_not_unrolled_into_hundreds_of_copies():
     stays a loop, in a helper as in this process (LLVM alone unrolls it
     fully: 48 multiplies; LLVM_OPTIONS leave 16)."""
     machine = jit._target_machine()
-    cpu, features = llvm.get_host_cpu_name(), jit._machine_features()
+    cpu, features = llvm.get_host_cpu_name(), jit.machine_features()
     jobs = [optimizer.Job(jit.parse_llvm_ir(RECURRENCE))]
     (by_helper,) = optimizer.build(jobs, machine, cpu, features, context=None)
     here = jit.parse_llvm_ir(RECURRENCE)
