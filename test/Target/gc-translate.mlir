@@ -16,7 +16,7 @@
 // LLVM: declare void @"sc_parallel_call_cpu"(ptr %".1", i64 %".2", i64 %".3", i64 %".4", ptr %".5", i64 %".6")
 // ASM: fill:
 // ASM: sc_parallel_call_cpu
-// MODE: error: one of the arguments --mlir-to-llvmir/-mlir-to-llvmir --emit-asm/-emit-asm --import-onnx/-import-onnx is required
+// MODE: error: one of the arguments --mlir-to-llvmir/-mlir-to-llvmir --emit-asm/-emit-asm --import-onnx/-import-onnx --emit-shared/-emit-shared is required
 // ERROR: convert-tir-to-llvm-invalid.mlir:19:8: error: 'arith.constant' op cannot be converted to the llvm dialect
 tir.func @fill(%A: !tir.tensor<64xf32>) {
   %c0 = tir.const 0 : index
