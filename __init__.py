@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from graphcompiler.ir.registry import Registry
 
-__all__ = ["apply_pipeline", "compile", "parse"]
+__all__ = ["apply_pipeline", "compile", "parse", "tune"]
 
 __version__ = "0.1.0"
 
@@ -101,6 +101,17 @@ def apply_pipeline(
     from graphcompiler.driver.registration import apply_pipeline as run
 
     return run(module, pipeline, registry=registry, verify_each=verify_each)
+
+
+def tune(
+    source, *, input_shapes=None, num_threads: int | None = None, seconds: float = 0.3, log=None
+):
+    """Time the candidate kernels of `source`'s convolutions on this machine
+    and keep the fastest for later compiles; see graphcompiler.driver.tuning.tune."""
+    from graphcompiler.driver.tuning import tune as measure
+
+    return measure(source, input_shapes=input_shapes, num_threads=num_threads, seconds=seconds,
+                   log=log)  # fmt: skip
 
 
 class _OnnxAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):

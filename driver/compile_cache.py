@@ -6,7 +6,8 @@ the arena size and the machine code) in memory and in a directory
 (`~/.cache/graphcompiler`, or `$GC_CACHE_DIR`; `GC_DISABLE_CACHE=1` or
 `compile(cache=False)` turn it off). Entries are keyed by everything the
 result depends on: the graph with its bound constants, the entry, the
-target (ISA, CPU, LLVM features), and a fingerprint of the compiler's own
+target (ISA, CPU, LLVM features, the kernel choices measured on this
+machine: runtime/tuning.py), and a fingerprint of the compiler's own
 source files (so an edited or upgraded compiler never reads an old entry).
 A hit skips the pass pipeline, LLVM's optimization and code generation:
 the machine code is loaded as it was made. A source alias
@@ -139,13 +140,16 @@ def _machine_parts() -> tuple[str, ...]:
     import llvmlite.binding as llvm
 
     from graphcompiler.runtime.jit.engine import machine_features
+    from graphcompiler.runtime.tuning import tuning_digest
     from graphcompiler.target.description import get_target
 
+    target = get_target().name
     return (
         compiler_fingerprint(),
-        get_target().name,
+        target,
         llvm.get_host_cpu_name(),
         machine_features(),
+        tuning_digest() if target == "host" else "",  # the choices measured here
     )
 
 

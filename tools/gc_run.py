@@ -70,6 +70,8 @@ def _argument_parser() -> argparse.ArgumentParser:
              help="time each kernel over the --bench calls (else one more call) and print them: share, ms per call, calls, shapes")  # fmt: skip
     add_flag(parser, "precision", choices=("f32", "bf16"), default="f32",
              help="bf16: matmuls and convolutions with constant weights on bf16 operands, f32 sums (oneDNN's fpmath mode; default: f32)")  # fmt: skip
+    add_flag(parser, "tune", action="store_true",
+             help="first time the candidate kernels of the graph's convolutions on this machine and keep the fastest (in the cache directory; measured once per machine and shape)")  # fmt: skip
     add_flag(parser, "print-output", action="store_true", help="print the outputs")
     add_flag(parser, "graph-svg", metavar="FILE",
              help="draw the graph after the graph passes to FILE (needs Graphviz's dot)")  # fmt: skip
@@ -173,6 +175,20 @@ def _graph_inputs(function: func.FuncOp, args: argparse.Namespace) -> list[np.nd
     return inputs
 
 
+def _tune(module, args: argparse.Namespace) -> None:
+    """--tune: measure what this machine's table lacks, saying what it chose."""
+    from graphcompiler.driver.tuning import tune
+
+    try:
+        rows = tune(module, num_threads=_threads(args),
+                    log=lambda line: print(f"{TOOL}: tune: {line}", file=sys.stderr))  # fmt: skip
+    except ValueError as error:
+        raise ToolError(str(error)) from None
+    known = sum(not row["measured"] for row in rows)
+    print(f"{TOOL}: tune: {len(rows)} convolutions, {len(rows) - known} measured now, "
+          f"{known} known", file=sys.stderr)  # fmt: skip
+
+
 def _run_graph(module, registry, args: argparse.Namespace) -> int:
     import graphcompiler
     from graphcompiler.driver.compiler import check_pipeline_ends_in_llvm
@@ -197,6 +213,8 @@ def _run_graph(module, registry, args: argparse.Namespace) -> int:
             dot_executable()
     except (ValueError, FileNotFoundError, PipelineError) as error:
         raise ToolError(str(error)) from None
+    if args.tune:
+        _tune(module, args)
     # then compile: what cannot be compiled is a located diagnostic
     progress = CompileProgress()
     try:

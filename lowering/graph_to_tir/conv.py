@@ -36,7 +36,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float32Type, IndexTy
 from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import graph, tir
-from graphcompiler.lowering.graph_to_tir.conv_gemm import GemmConv, prefers_gemm
+from graphcompiler.lowering.graph_to_tir.conv_gemm import GemmConv, conv_path
 from graphcompiler.lowering.graph_to_tir.depthwise import DepthwiseConv, is_depthwise
 from graphcompiler.lowering.graph_to_tir.kernel import (
     Kernel,
@@ -91,10 +91,10 @@ def conv2d_into(
         if 0 not in (*x.shape, *w.shape, *out.shape):
             if is_depthwise(x, w, op.group_count):
                 DepthwiseConv(kernel, op, x, w, out, epilogue).emit()
-            elif prefers_gemm(kernel, op, w, out):
-                GemmConv(kernel, op, x, w, out, epilogue).emit()
-            else:
+            elif (path := conv_path(kernel, op, x, w, out)) == "rows":
                 BrgemmConv(kernel, op, x, w, out, epilogue).emit()
+            else:
+                GemmConv(kernel, op, x, w, out, epilogue, path == "transposed").emit()
             return
     _direct_conv2d(kernel, op, x, w, out)
     if epilogue:

@@ -28,6 +28,8 @@ and 14x14 were 1.5-2.1x onnxruntime's time as rows.
 from __future__ import annotations
 
 import math
+from contextvars import ContextVar
+from dataclasses import dataclass
 
 from xdsl.dialects.builtin import Float32Type, TensorType
 
@@ -35,9 +37,63 @@ from graphcompiler.dialects import tir
 from graphcompiler.lowering.graph_to_tir.kernel import Kernel, Operand, worth_parallel_work
 from graphcompiler.lowering.graph_to_tir.matmul import Epilogue, PackedMatmul, unflatten
 from graphcompiler.lowering.graph_to_tir.padded_rows import copy_input_row, fill_zeros
+from graphcompiler.runtime.tuning import tuned_choice
 from graphcompiler.target.schedules import MatmulSchedule
 
 f32 = Float32Type()
+
+CONV_PATHS = ("rows", "gemm", "transposed")
+"""conv.py's brgemm rows, this module's GEMM, and its transposed GEMM."""
+
+
+@dataclass(frozen=True)
+class ConvCase:
+    """A convolution as lowering sees it: what tuning times candidates on."""
+
+    input_shape: tuple[int, ...]
+    weight_shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    padding: tuple[int, ...]
+    dilations: tuple[int, ...]
+    groups: int
+
+    @property
+    def signature(self) -> str:
+        def dims(values: tuple[int, ...]) -> str:
+            return "x".join(map(str, values))
+
+        return (
+            f"in{dims(self.input_shape)}_w{dims(self.weight_shape)}_s{dims(self.strides)}"
+            f"_p{dims(self.padding)}_d{dims(self.dilations)}_g{self.groups}"
+        )
+
+    @property
+    def candidates(self) -> tuple[str, ...]:
+        """The paths that can compute it (the GEMMs take one group)."""
+        return CONV_PATHS if self.groups == 1 else ("rows",)
+
+
+forced_conv_path: ContextVar[str | None] = ContextVar("forced_conv_path", default=None)
+"""Tuning's override: every convolution that can takes this path."""
+seen_convs: ContextVar[list[ConvCase] | None] = ContextVar("seen_convs", default=None)
+"""Tuning's record: a list collects the convolutions lowered meanwhile."""
+
+
+def conv_path(kernel: Kernel, op, x: Operand, w: Operand, out: Operand) -> str:
+    """The path of an f32 convolution that is not depthwise: forced (by
+    tuning), else measured on this machine (runtime/tuning.py), else
+    derived from the target (prefers_gemm, computes_transposed)."""
+    case = ConvCase(tuple(x.shape), tuple(w.shape), tuple(op.window_strides),
+                    tuple(op.window_padding), tuple(op.window_dilations), op.group_count)  # fmt: skip
+    seen = seen_convs.get()
+    if seen is not None:
+        seen.append(case)
+    for choice in (forced_conv_path.get(), tuned_choice(kernel.target, "conv2d", case.signature)):
+        if choice in case.candidates:
+            return choice
+    if not prefers_gemm(kernel, op, w, out):
+        return "rows"
+    return "transposed" if computes_transposed(kernel, w, out) else "gemm"
 
 
 def is_pointwise(op, w: Operand) -> bool:
@@ -89,9 +145,16 @@ def _view(kernel: Kernel, operand: Operand, shape: list[int]) -> Operand:
 
 class GemmConv:
     def __init__(
-        self, kernel: Kernel, op, x: Operand, w: Operand, out: Operand, epilogue: Epilogue | None
+        self,
+        kernel: Kernel,
+        op,
+        x: Operand,
+        w: Operand,
+        out: Operand,
+        epilogue: Epilogue | None,
+        transposed: bool,
     ):
-        self.kernel, self.b = kernel, kernel.b
+        self.kernel, self.b, self.transposed = kernel, kernel.b, transposed
         self.op, self.x, self.w, self.out, self.epilogue = op, x, w, out, epilogue
         self.n, self.c, self.h, _ = x.shape
         self.o, _, self.kh, self.kw = w.shape
@@ -107,7 +170,7 @@ class GemmConv:
             columns = _view(kernel, self._im2col(), [self.n, self.depth, plane])
         weights = _view(kernel, self.w, [self.o, self.depth])
         out = _view(kernel, self.out, [self.n, self.o, plane])
-        if computes_transposed(kernel, self.w, self.out):
+        if self.transposed:
             self._emit_transposed(columns, weights, out)
             return
         epilogue = self._row_epilogue() if self.epilogue else None
@@ -117,21 +180,29 @@ class GemmConv:
         """out[n]ᵀ = columns[n]ᵀ x weightsᵀ into a scratch [n, plane, O]
         (PackedMatmul packs the transposed columns into row groups at run
         time, the weights into panels at compile time), then out[n, o, :] =
-        scratch[n, :, o] with the epilogue on each finished channel."""
+        scratch[n, :, o] with the epilogue on each finished block of channels.
+        The transpose takes a vector's worth of channels per pixel (one cache
+        line of a scratch row) into as many output rows: a channel at a time,
+        every load touched a new line, which cost ResNet-50's 1x1 layers at
+        14x14 a third of their time on AVX-512."""
         kernel, b = self.kernel, self.b
         plane = self.oh * self.ow
         shape = [self.n, plane, self.o]
         product = Operand(b.make_tensor(shape, f32), TensorType(f32, shape))
         PackedMatmul(kernel, columns, weights, product, (True, True), None).emit()
-        outer = [self.n, self.o]
+        block = math.gcd(self.o, kernel.target.f32_lanes)
+        outer = [self.n, self.o // block]
         parallel = worth_parallel_work(math.prod(outer), math.prod(shape))
         with kernel.loop_nest([math.prod(outer)], parallel) as (flat,):
-            image, channel = unflatten(kernel, flat, outer)
+            image, channel_block = unflatten(kernel, flat, outer)
+            first = b.mul(channel_block, block)
             with b.make_for(0, plane, 1) as pixel:
-                value = kernel.load(product, [image, pixel, channel])
-                kernel.store(out, [image, channel, pixel], value)
+                for offset in range(block):
+                    channel = b.add(first, offset)
+                    value = kernel.load(product, [image, pixel, channel])
+                    kernel.store(out, [image, channel, pixel], value)
             if self.epilogue:
-                self.epilogue([image, channel, 0, 0], [1, 1, self.oh, self.ow])
+                self.epilogue([image, first, 0, 0], [1, block, self.oh, self.ow])
 
     def _row_epilogue(self) -> Epilogue:
         """The convolution's epilogue on a GEMM block: its columns are whole
