@@ -131,7 +131,13 @@ class BrgemmConv:
         re-reading: a cut of the rows reads every weight once more, a cut of
         the channel strips the block's input (as matmul blocks cut N and M)."""
         self.planes = self._tiles_across_rows()
-        row_bytes = self.c_per_group * self.kw * self.ow * 4
+        # a row of the shifted input starts on a vector boundary: every B
+        # load of the microkernel is then aligned (a 16-lane load off a
+        # 64-byte boundary splits two cache lines); planes keep their rows
+        # back to back
+        lanes = self.lanes
+        self.row_length = self.ow if self.planes else -(-self.ow // lanes) * lanes
+        row_bytes = self.c_per_group * self.kw * self.row_length * 4
         halo = (self.kh - 1) * self.dilations[0]
         most_rows = target.l2_bytes * 3 // 4 // row_bytes - halo if self.planes else 1
         work = math.prod(self.out.shape) * self.c_per_group * self.kh * self.kw
@@ -171,7 +177,7 @@ class BrgemmConv:
         filter width."""
         kernel, b = self.kernel, self.b
         channel_and_row = [self.c, self.hp] if self.planes else [self.hp, self.c]
-        shifted = b.make_tensor([self.n, self.kw, *channel_and_row, self.ow], f32)
+        shifted = b.make_tensor([self.n, self.kw, *channel_and_row, self.row_length], f32)
         pt = self.pads[0]
         outer = [self.n, self.hp, self.c]
         parallel = worth_parallel_work(math.prod(outer), math.prod(outer) * self.kw * self.ow)
@@ -222,11 +228,12 @@ class BrgemmConv:
         shifted = self._shifted_input()
         weights = self._packed_weights()
         sh, dh = self.strides[0], self.dilations[0]
+        length = self.row_length
         if self.planes:
-            row_stride, channel_stride = self.ow, self.hp * self.ow
+            row_stride, channel_stride = length, self.hp * length
         else:
-            row_stride, channel_stride = self.c * self.ow, self.ow
-        kx_stride = self.c * self.hp * self.ow
+            row_stride, channel_stride = self.c * length, length
+        kx_stride = self.c * self.hp * length
         tap_block = self.c_per_group * self.mr
         # filter rows outside columns: the microkernel's two tap loops
         taps = [
