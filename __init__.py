@@ -103,9 +103,7 @@ def apply_pipeline(
     return run(module, pipeline, registry=registry, verify_each=verify_each)
 
 
-def tune(
-    source, *, input_shapes=None, num_threads: int | None = None, seconds: float = 0.3, log=None
-):
+def tune(source, *, input_shapes=None, num_threads: int = 1, seconds: float = 0.3, log=None):
     """Time the candidate kernels of `source`'s convolutions on this machine
     and keep the fastest for later compiles; see graphcompiler.driver.tuning.tune."""
     from graphcompiler.driver.tuning import tune as measure

@@ -25,14 +25,16 @@ def tune(
     source,
     *,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
-    num_threads: int | None = None,
+    num_threads: int = 1,
     seconds: float = 0.3,
     log: Callable[[str], None] | None = None,
 ) -> list[dict]:
     """Measure the candidate kernels of `source`'s convolutions (.mlir
     text or path, .onnx path or ModelProto; `input_shapes` fixes symbolic
     dims) on `num_threads` threads, each for about `seconds`, and record
-    the fastest. One row per convolution: its signature, the milliseconds
+    the fastest. One thread by default: the kernels' own speed, which the
+    thread pool's noise hid (ResNet-50 on the 2-core AVX-512 host: tuned on
+    2 threads, 1-4% faster than untuned; on 1, 10-12% at 1 and 2 threads). One row per convolution: its signature, the milliseconds
     of each candidate ({} when it was known or had one candidate), the
     choice, and whether it was measured now."""
     path = table_path()
@@ -107,7 +109,7 @@ def convolution_text(case: ConvCase) -> str:
     )
 
 
-def time_convolution(case: ConvCase, path: str, num_threads: int | None, seconds: float) -> float:
+def time_convolution(case: ConvCase, path: str, num_threads: int, seconds: float) -> float:
     """Median milliseconds of `case` computed by `path` (weights constant)."""
     from graphcompiler.driver.compiler import compile as compile_graph
 

@@ -176,12 +176,12 @@ def _graph_inputs(function: func.FuncOp, args: argparse.Namespace) -> list[np.nd
 
 
 def _tune(module, args: argparse.Namespace) -> None:
-    """--tune: measure what this machine's table lacks, saying what it chose."""
+    """--tune: measure what this machine's table lacks (on one thread, as
+    tune does by default), saying what it chose."""
     from graphcompiler.driver.tuning import tune
 
     try:
-        rows = tune(module, num_threads=_threads(args),
-                    log=lambda line: print(f"{TOOL}: tune: {line}", file=sys.stderr))  # fmt: skip
+        rows = tune(module, log=lambda line: print(f"{TOOL}: tune: {line}", file=sys.stderr))
     except ValueError as error:
         raise ToolError(str(error)) from None
     known = sum(not row["measured"] for row in rows)
