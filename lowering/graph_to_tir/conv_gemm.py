@@ -123,16 +123,26 @@ def prefers_gemm(kernel: Kernel, op, w: Operand, out: Operand) -> bool:
     return ow <= row_tile and w.shape[2] <= 2 * op.window_strides[0]
 
 
+TRANSPOSED_BELOW_FILL = 0.85
+"""A GEMM over a plane that fills less of its tiles' lanes is transposed.
+The measurements it sits between: 7x7 planes (77% filled with 8 lanes and
+with 16) ran 1.6x faster transposed on an AVX2 Zen 3 and up to 1.1x on an
+AVX-512 Skylake; 14x14 planes with 16 lanes (88%) ran 1.1-2.1x slower
+transposed on that Skylake (every 1x1 and 3x3 layer of ResNet-50,
+MobileNet-v2 and EfficientNet-B0 with that output; 0.9 had taken them)."""
+
+
 def computes_transposed(kernel: Kernel, w: Operand, out: Operand) -> bool:
-    """Whether the output plane (oh * ow pixels) fills under 90% of the
-    lanes of the register tile a GEMM over it would use (7x7 with 8 or 16
-    lanes, 14x14 with 16), with output channels enough to fill vectors
-    instead (at least two): those layers are computed transposed."""
+    """Whether the output plane (oh * ow pixels) fills under
+    TRANSPOSED_BELOW_FILL of the lanes of the register tile a GEMM over it
+    would use (7x7 with 8 or 16 lanes), with output channels enough to fill
+    vectors instead (at least two): those layers are computed transposed."""
     plane = out.shape[2] * out.shape[3]
     lanes = kernel.target.f32_lanes
     _, vectors = MatmulSchedule.register_tile(kernel.target, plane)
     width = vectors * lanes
-    return plane / (math.ceil(plane / width) * width) < 0.9 and w.shape[0] >= 2 * lanes
+    filled = plane / (math.ceil(plane / width) * width)
+    return filled < TRANSPOSED_BELOW_FILL and w.shape[0] >= 2 * lanes
 
 
 def _view(kernel: Kernel, operand: Operand, shape: list[int]) -> Operand:
