@@ -19,12 +19,20 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import BFloat16Type, Float32Type, IntegerType, ModuleOp, TensorType
+from xdsl.dialects.builtin import Float32Type, IntegerType, ModuleOp, TensorType
 from xdsl.ir import Block, Region
 
 from graphcompiler.dialects import tir
 from graphcompiler.driver.compile_cache import module_text
 from graphcompiler.driver.loading import load_module, onnx_source
+from graphcompiler.driver.native_values import (
+    cast_input,
+    from_native,
+    is_bf16,
+    native_dtype,
+    native_view,
+    to_native,
+)
 from graphcompiler.driver.registration import (
     COMPILE_TIR_STAGE,
     GRAPH_STAGE,
@@ -33,11 +41,10 @@ from graphcompiler.driver.registration import (
     default_registry,
 )
 from graphcompiler.driver.specializing import SpecializingGraph
-from graphcompiler.ir.element_types import round_to_bf16
 from graphcompiler.ir.registry import Registry
 from graphcompiler.lowering.graph_to_tir.kernel import tir_tensor_type
 from graphcompiler.passes.tir.plan_memory import arena_argument_bytes
-from graphcompiler.runtime.direct_call import DirectCall, aligned_empty
+from graphcompiler.runtime.direct_call import DirectCall, aligned_empty, inputs_in_order
 
 if TYPE_CHECKING:
     from graphcompiler.driver.warm_start import SourceAlias
@@ -201,13 +208,13 @@ class CompiledGraph:
                 f"@{self.entry} takes {len(self.input_types)} inputs, got {len(inputs)}"
             )
         native_inputs = [
-            _to_native(array, type_, self._function.label(index))
+            to_native(array, type_, self._function.label(index))
             for index, (array, type_) in enumerate(zip(inputs, self.input_types, strict=True))
         ]
         given = self._checked_out(out)
         outputs = [
-            _native_view(array, t) if array is not None and not _is_bf16(t)
-            else aligned_empty(tir_tensor_type(t).get_shape(), _native_dtype(t))
+            native_view(array, t) if array is not None and not is_bf16(t)
+            else aligned_empty(tir_tensor_type(t).get_shape(), native_dtype(t))
             for array, t in zip(given, self.output_types, strict=True)
         ]  # fmt: skip
         if self.arena_bytes is None:
@@ -218,10 +225,10 @@ class CompiledGraph:
                 self._function(*native_inputs, *outputs, arena)
             finally:
                 self._direct.give_arena(arena)
-        results = [_from_native(o, t) for o, t in zip(outputs, self.output_types, strict=True)]
+        results = [from_native(o, t) for o, t in zip(outputs, self.output_types, strict=True)]
         if out is not None:
             for result, array, type_ in zip(results, given, self.output_types, strict=True):
-                if _is_bf16(type_):
+                if is_bf16(type_):
                     np.copyto(array, result)
             results = given
         return results[0] if len(results) == 1 else tuple(results)
@@ -231,9 +238,9 @@ class CompiledGraph:
         """((shape, dtype) of each input, of each output) when every tensor
         travels as is (no bf16 bits, no rank 0): what DirectCall checks."""
         types = [*self.input_types, *self.output_types]
-        if any(_is_bf16(t) or not t.get_shape() for t in types):
+        if any(is_bf16(t) or not t.get_shape() for t in types):
             return None
-        specs = [(tuple(t.get_shape()), _native_dtype(t)) for t in types]
+        specs = [(tuple(t.get_shape()), native_dtype(t)) for t in types]
         return specs[: len(self.input_types)], specs[len(self.input_types) :]
 
     def _checked_out(self, out: Any) -> list[Any]:
@@ -251,7 +258,7 @@ class CompiledGraph:
             )
         for index, (array, type_) in enumerate(zip(arrays, self.output_types, strict=True)):
             label = f"out= array #{index} of @{self.entry}"
-            element = Float32Type() if _is_bf16(type_) else type_.element_type
+            element = Float32Type() if is_bf16(type_) else type_.element_type
             shape = tuple(type_.get_shape())
             expected = tir.TirTensorType(shape or (1,), element)
             if not isinstance(array, np.ndarray) or array.shape != shape:
@@ -264,21 +271,7 @@ class CompiledGraph:
         """The inputs in argument order: positional ones first, then those
         given by argument name (`compiled(x=..., b=...)`); with
         `cast_inputs`, each converted as the signature's docstring says."""
-        inputs = list(positional)
-        if named:
-            unknown = sorted(set(named) - set(self.input_names))
-            if unknown:
-                raise ValueError(
-                    f"@{self.entry} has no input {', '.join(map(repr, unknown))} "
-                    f"(inputs: {', '.join(self.input_names)})"
-                )
-            twice = [n for n in self.input_names[: len(inputs)] if n in named]
-            if twice:
-                raise ValueError(f"input {twice[0]!r} is given both by position and by name")
-            missing = [n for n in self.input_names[len(inputs) :] if n not in named]
-            if missing:
-                raise ValueError(f"@{self.entry} is missing inputs: {', '.join(missing)}")
-            inputs += [named[n] for n in self.input_names[len(inputs) :]]
+        inputs = inputs_in_order(self.entry, self.input_names, positional, named)
         if self.cast_inputs and len(inputs) == len(self.input_types):  # else: __call__ says
             inputs = [
                 cast_input(value, type_, self._function.label(index))
@@ -362,25 +355,6 @@ class Signature:
             f"{n}: {t}" for n, t in zip(self.input_names, self.input_types, strict=True)
         )
         return f"{self.entry}({inputs}) -> ({', '.join(map(str, self.output_types))})"
-
-
-def cast_input(value: Any, type_: TensorType, label: str) -> Any:
-    """`compile(..., cast_inputs=True)`: an array (or nested list, or
-    scalar) of another dtype is converted, in one copy, when numpy's
-    "same_kind" rule allows it (float64 -> float32, int64 -> int32,
-    int -> float, bool -> any); a float array for an integer input is
-    refused (that would truncate silently). bf16 inputs take float32."""
-    array = value if isinstance(value, np.ndarray) else np.asarray(value)
-    bf16 = isinstance(type_.element_type, BFloat16Type)
-    target = np.dtype(np.float32) if bf16 else _native_dtype(type_)
-    if array.dtype == target or (bf16 and array.dtype == np.uint16):
-        return array
-    if not np.can_cast(array.dtype, target, casting="same_kind"):
-        raise ValueError(
-            f"{label} has dtype {array.dtype}, which does not convert to {target} for {type_} "
-            "without changing kind (numpy's same_kind rule); convert it explicitly"
-        )
-    return np.ascontiguousarray(array, dtype=target)
 
 
 PRECISIONS = ("f32", "bf16")
@@ -487,15 +461,6 @@ def _dot(module: ModuleOp) -> str:
     return graph_dot(module)
 
 
-def _is_bf16(type_: TensorType) -> bool:
-    return isinstance(type_.element_type, BFloat16Type)
-
-
-def _native_view(array: np.ndarray, type_: TensorType) -> np.ndarray:
-    """A user's out= array as the native buffer (a rank-0 array as one element)."""
-    return array.reshape(1) if not type_.get_shape() else array
-
-
 def _arena_bytes(module: ModuleOp, entry: str) -> int | None:
     """The size of the arena argument tir-plan-memory gave the tir entry,
     None if it has none."""
@@ -503,35 +468,6 @@ def _arena_bytes(module: ModuleOp, entry: str) -> int | None:
         if isinstance(op, tir.FuncOp) and op.sym_name.data == entry:
             return arena_argument_bytes(op)
     return None
-
-
-def _native_dtype(type_: TensorType) -> np.dtype:
-    from graphcompiler.driver.program import buffer_dtype
-
-    return buffer_dtype(type_.element_type)
-
-
-def _to_native(array: Any, type_: TensorType, label: str) -> Any:
-    """bf16 tensors travel as float32 (as in the reference), rounded to bf16
-    and stored as bf16 bits (uint16 arrays are taken as such bits); a rank-0
-    tensor is a buffer of one element."""
-    if not isinstance(array, np.ndarray):
-        return array
-    if isinstance(type_.element_type, BFloat16Type):
-        if array.dtype == np.float32:
-            array = (round_to_bf16(array).view(np.uint32) >> 16).astype(np.uint16)
-        elif array.dtype != np.uint16:
-            raise ValueError(
-                f"{label} has dtype {array.dtype}; a {type_} input takes float32 values "
-                "(rounded to bf16) or uint16 arrays of bf16 bit patterns"
-            )
-    return array.reshape(1) if array.ndim == 0 and not type_.get_shape() else array
-
-
-def _from_native(array: np.ndarray, type_: TensorType) -> np.ndarray:
-    if isinstance(type_.element_type, BFloat16Type):
-        array = (array.astype(np.uint32) << 16).view(np.float32)
-    return array.reshape(()) if not type_.get_shape() else array
 
 
 def compile(

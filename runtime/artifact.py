@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from graphcompiler.ir.bf16 import bf16_bits, from_bf16_bits
-from graphcompiler.runtime.direct_call import DirectCall, aligned_empty
+from graphcompiler.runtime.direct_call import DirectCall, aligned_empty, inputs_in_order
 
 FORMAT = "graphcompiler-artifact/1"
 MAGIC = b"\x7fGCARTIFACT\x00v1\x00\x00"
@@ -201,17 +201,7 @@ class LoadedGraph:
         return results[0] if len(results) == 1 else tuple(results)
 
     def _bind(self, positional: tuple, named: Mapping[str, Any]) -> list[Any]:
-        inputs = list(positional)
-        unknown = sorted(set(named) - set(self.input_names))
-        if unknown:
-            raise ValueError(
-                f"@{self.entry} has no input {', '.join(map(repr, unknown))} "
-                f"(inputs: {', '.join(self.input_names)})"
-            )
-        twice = [n for n in self.input_names[: len(inputs)] if n in named]
-        if twice:
-            raise ValueError(f"input {twice[0]!r} is given both by position and by name")
-        inputs += [named[n] for n in self.input_names[len(inputs) :] if n in named]
+        inputs = inputs_in_order(self.entry, self.input_names, positional, named)
         if len(inputs) != len(self._inputs):
             raise ValueError(f"@{self.entry} takes {len(self._inputs)} inputs, got {len(inputs)}")
         return inputs

@@ -15,6 +15,7 @@ import functools
 import math
 import sys
 import threading
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -149,3 +150,27 @@ def aligned_bytes(count: int) -> np.ndarray:
     raw = np.empty(count + 64, np.int8)
     offset = -raw.ctypes.data % 64
     return raw[offset : offset + count]
+
+
+def inputs_in_order(
+    entry: str, input_names: Sequence[str], positional: tuple, named: Mapping[str, Any]
+) -> list[Any]:
+    """A call's inputs in argument order: positional ones first, then those
+    given by argument name; an unknown name, an input given twice or one
+    missing after a name is a ValueError (the count is the caller's check)."""
+    inputs = list(positional)
+    if not named:
+        return inputs
+    unknown = sorted(set(named) - set(input_names))
+    if unknown:
+        raise ValueError(
+            f"@{entry} has no input {', '.join(map(repr, unknown))} "
+            f"(inputs: {', '.join(input_names)})"
+        )
+    twice = [n for n in input_names[: len(inputs)] if n in named]
+    if twice:
+        raise ValueError(f"input {twice[0]!r} is given both by position and by name")
+    missing = [n for n in input_names[len(inputs) :] if n not in named]
+    if missing:
+        raise ValueError(f"@{entry} is missing inputs: {', '.join(missing)}")
+    return inputs + [named[n] for n in input_names[len(inputs) :]]
