@@ -22,7 +22,14 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scoring import Model, ModelInput, configure_ray_data, engine_payloads, ship_by_value  # noqa: E402
+from scoring import (  # noqa: E402
+    Model,
+    ModelInput,
+    configure_ray_data,
+    engine_payloads,
+    random_rows,
+    start_ray,
+)
 
 
 class Scorer:
@@ -66,15 +73,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
 
     import ray
 
-    ship_by_value("scoring", __name__)
-    if not ray.is_initialized():
-        ray.init(num_cpus=args.actors * args.threads, include_dashboard=False,
-                 logging_level="warning")  # fmt: skip
+    start_ray(args.actors * args.threads, __name__)
     configure_ray_data()
     payloads, model_input = engine_payloads(args.model, args.batch)
-    rows = np.random.default_rng(0).standard_normal(
-        (args.rows, *model_input.row_shape), dtype=np.float32
-    )
+    rows = random_rows(model_input, args.rows)
     # blocks of whole map_batches calls, several per actor, so that every actor is busy
     blocks = max(args.actors, args.rows // (args.batch * args.batches_per_call))
     dataset = ray.data.from_numpy(rows).repartition(blocks).materialize()

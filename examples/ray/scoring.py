@@ -98,15 +98,25 @@ def engine_payloads(model: Path, batch: int) -> tuple[dict, ModelInput]:
     return {engine: ray.put(payload) for engine, payload in payloads.items()}, model_input
 
 
-def ship_by_value(*modules: str) -> None:
-    """Ray's workers do not have the examples on their path: their classes
-    and functions travel pickled by value instead of by module name."""
+def start_ray(cpus: int, *modules: str) -> None:
+    """A local Ray with `cpus` CPUs (unless one is running). Ray's workers
+    do not have the examples on their path: the classes and functions of
+    `modules` travel pickled by value instead of by module name."""
+    import ray
     from ray import cloudpickle
 
-    for name in modules:
+    for name in ("scoring", *modules):
         module = sys.modules.get(name)
         if module is not None and name != "__main__":
             cloudpickle.register_pickle_by_value(module)
+    if not ray.is_initialized():
+        ray.init(num_cpus=cpus, include_dashboard=False, logging_level="warning")
+
+
+def random_rows(model_input: ModelInput, count: int) -> np.ndarray:
+    """`count` rows of standard normal values, the same in every run."""
+    shape = (count, *model_input.row_shape)
+    return np.random.default_rng(0).standard_normal(shape, dtype=np.float32)
 
 
 def configure_ray_data() -> None:

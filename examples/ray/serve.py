@@ -26,12 +26,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-import ray
 from ray import serve
 from starlette.responses import Response
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scoring import Model, ModelInput, engine_payloads, ship_by_value  # noqa: E402
+from scoring import Model, ModelInput, engine_payloads, random_rows, start_ray  # noqa: E402
 
 
 class Endpoint:
@@ -131,19 +130,14 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--port", type=int, default=0, help="HTTP port (default: a free one)")
     args = parser.parse_args(argv)
 
-    ship_by_value("scoring", __name__)
-    if not ray.is_initialized():
-        ray.init(num_cpus=args.replicas * args.threads, include_dashboard=False,
-                 logging_level="warning")  # fmt: skip
+    start_ray(args.replicas * args.threads, __name__)
     port = args.port or free_port()
     serve.start(
         http_options={"host": "127.0.0.1", "port": port},
         logging_config={"log_level": "WARNING", "enable_access_log": False},
     )
     payloads, model_input = engine_payloads(args.model, args.batch)
-    rows = np.random.default_rng(0).standard_normal(
-        (args.requests, *model_input.row_shape), dtype=np.float32
-    )
+    rows = random_rows(model_input, args.requests)
     endpoint = serve.deployment(
         Endpoint,
         num_replicas=args.replicas,
