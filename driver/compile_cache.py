@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from graphcompiler.runtime.brgemm_routines import KERNEL_KINDS, kind_of
+from graphcompiler.runtime.content_digest import content_digest, content_digests
 from graphcompiler.runtime.microkernels import GeneratedKernel
 from graphcompiler.runtime.object_cache import (
     map_verified,
@@ -125,13 +126,14 @@ def cache_key(module: ModuleOp, entry: str) -> str:
     for part in (*_machine_parts(), entry, module_text(module)):
         digest.update(part.encode())
         digest.update(b"\0")
-    for op in module.walk():
-        for attribute in (*op.properties.values(), *op.attributes.values()):
-            if (
-                isinstance(attribute, DenseIntOrFPElementsAttr)
-                and len(attribute) > TEXT_ELIDE_ABOVE
-            ):
-                digest.update(hashlib.sha256(attribute.data.data).digest())
+    elided = [
+        attribute.data.data
+        for op in module.walk()
+        for attribute in (*op.properties.values(), *op.attributes.values())
+        if isinstance(attribute, DenseIntOrFPElementsAttr) and len(attribute) > TEXT_ELIDE_ABOVE
+    ]
+    for constant_digest in content_digests(elided):
+        digest.update(constant_digest)
     return digest.hexdigest()
 
 
@@ -165,7 +167,7 @@ def source_key(text: str, entry: str, constants: Mapping[str, Any] | None) -> st
     for name, value in sorted((constants or {}).items()):
         array = np.ascontiguousarray(value)
         digest.update(f"{name}:{array.dtype.str}:{array.shape}\0".encode())
-        digest.update(hashlib.sha256(array.view(np.uint8).reshape(-1)).digest())
+        digest.update(content_digest(array.view(np.uint8).reshape(-1)))
     return digest.hexdigest()
 
 

@@ -4,7 +4,8 @@ turns it off), machine code that depends on no graph (the thread pool's:
 `cached_object`), and the blob a compiled graph's objects are packed into.
 
 Every file is a header, then its payload: a magic naming the layout, the
-payload's length and a SHA-256 of the file's name and payload.
+payload's length and a SHA-256 digest of the file's name and payload
+(content_digest.py: pieces hashed on every core).
 `read_verified` checks it before JSON, NumPy or LLVM see a byte: LLVM's
 object loader trusts its input (one zeroed block of the pool's object
 crashed every later process), and a valid file copied over another name
@@ -32,6 +33,8 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+
+from graphcompiler.runtime.content_digest import content_digest
 
 DEFAULT_DIRECTORY = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "graphcompiler"
 
@@ -102,20 +105,17 @@ def cached_object(name: str, key: Sequence[str], build: Callable[[], bytes]) -> 
     return code
 
 
-_FILE_MAGIC = b"GCFILE1\0"
+_FILE_MAGIC = b"GCFILE2\0"
 """The layout of a cache file's header; a file of another layout is damaged."""
 
 _HEADER = struct.Struct("<8sQ32s")
-"""Magic, payload length, SHA-256 of the file's name and payload."""
+"""Magic, payload length, content_digest of the file's name and payload."""
 
 
 def _digest(path: Path, *payload: bytes | memoryview) -> bytes:
     """The name is hashed too: a valid file under another name (another
     graph's entry, another kind of file) does not verify."""
-    digest = hashlib.sha256(path.name.encode() + b"\0")
-    for chunk in payload:
-        digest.update(chunk)
-    return digest.digest()
+    return content_digest(path.name.encode() + b"\0", *payload)
 
 
 def write_verified(path: Path, payload: bytes | memoryview) -> None:
@@ -191,7 +191,7 @@ def map_verified(path: Path) -> memoryview | None:
 
 
 def file_digest(path: Path, memo_directory: Path) -> str:
-    """The SHA-256 (hex) of a file's bytes (an ONNX model a compile was
+    """The content_digest (hex) of a file's bytes (an ONNX model a compile was
     given), remembered in `memo_directory` by the file's identity: a later
     process stats the file instead of reading it. OSError if unreadable."""
     with open(path, "rb") as file:
@@ -200,10 +200,11 @@ def file_digest(path: Path, memo_directory: Path) -> str:
         if known is not None:
             return known
         if before.st_size == 0:
-            digest = hashlib.sha256().hexdigest()
+            digest = content_digest(b"").hex()
         else:
             with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-                digest = hashlib.sha256(mapped).hexdigest()
+                with memoryview(mapped) as view:
+                    digest = content_digest(view).hex()
         after = os.fstat(file.fileno())
     if _identity(after) == _identity(before):  # not written to while it was read
         _remember_digest(memo_directory, "content", path, before, digest)

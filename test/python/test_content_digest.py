@@ -1,0 +1,55 @@
+"""runtime/content_digest.py: the digest depends on the bytes only (not on
+how they are cut into buffers), is SHA-256 up to one piece, and differs
+for any changed byte."""
+
+import hashlib
+
+import numpy as np
+import pytest
+
+from graphcompiler.runtime import content_digest as digest_module
+from graphcompiler.runtime.content_digest import PIECE_BYTES, content_digest, content_digests
+
+
+@pytest.fixture(scope="module")
+def data():
+    return np.random.default_rng(0).bytes(2 * PIECE_BYTES + 12345)
+
+
+def test_one_piece_is_sha256():
+    small = b"x" * 1000
+    assert content_digest(small) == hashlib.sha256(small).digest()
+    assert content_digest(b"ab", b"c") == hashlib.sha256(b"abc").digest()
+    assert content_digest(b"") == hashlib.sha256(b"").digest()
+
+
+def test_the_digest_of_the_concatenation_however_cut(data):
+    whole = content_digest(data)
+    assert whole == content_digest(memoryview(data)[:7], memoryview(data)[7:])
+    cut = PIECE_BYTES - 3
+    assert whole == content_digest(data[:cut], b"", data[cut : cut + 10], data[cut + 10 :])
+    array = np.frombuffer(data[: len(data) // 16 * 16], np.float32).reshape(-1, 4)
+    assert content_digest(array) == content_digest(array.tobytes())
+
+
+def test_pieces_are_hashed_and_then_their_digests(data):
+    pieces = [data[i : i + PIECE_BYTES] for i in range(0, len(data), PIECE_BYTES)]
+    expected = hashlib.sha256(b"".join(hashlib.sha256(p).digest() for p in pieces)).digest()
+    assert content_digest(data) == expected
+
+
+def test_a_changed_byte_changes_the_digest(data):
+    changed = bytearray(data)
+    changed[PIECE_BYTES + 5] ^= 1
+    assert content_digest(changed) != content_digest(data)
+    assert content_digest(data[:-1]) != content_digest(data)
+
+
+def test_many_buffers_at_once_as_one_by_one(data, monkeypatch):
+    buffers = [data[:100], data, b"", data[5:PIECE_BYTES], data[:100]]
+    assert content_digests(buffers) == [content_digest(b) for b in buffers]
+    monkeypatch.setattr(digest_module, "PIECE_BYTES", 64)  # every buffer spread over pieces
+    assert content_digests([b"a" * 100, b"b" * 10]) == [
+        content_digest(b"a" * 100),
+        content_digest(b"b" * 10),
+    ]
