@@ -36,7 +36,7 @@ from graphcompiler.driver.native_values import (
 from graphcompiler.driver.registration import (
     COMPILE_TIR_STAGE,
     GRAPH_STAGE,
-    LLVM_STAGE,
+    LLVM_TIR_PASSES,
     PROFILE_LLVM_STAGE,
     default_registry,
 )
@@ -155,6 +155,7 @@ class CompiledGraph:
         """Run the pipeline (the default one in stages, keeping each stage's
         text) and translate to LLVM IR; returns it in pieces, and the
         constants set aside."""
+        from graphcompiler.driver.parallel_lowering import lower_in_parallel
         from graphcompiler.driver.registration import apply_pipeline
         from graphcompiler.ir.verifier import verify_module
         from graphcompiler.lowering.llvm.translate import translate_program
@@ -172,6 +173,8 @@ class CompiledGraph:
             if verify and not verify_each:
                 verify_module(module)
 
+        external_data: dict[str, bytes] = {}
+        program = None  # translated already, by workers (parallel_lowering.py)
         if pipeline is None:
             self._progress("graph passes")
             stage(GRAPH_STAGE, verify=True)
@@ -181,14 +184,20 @@ class CompiledGraph:
             self.tir = module_text(module)
             self.arena_bytes = _arena_bytes(module, self.entry)
             self._progress("lowering to the llvm dialect")
-            stage(PROFILE_LLVM_STAGE if self._profiled else LLVM_STAGE)
+            if self._profiled:
+                stage(PROFILE_LLVM_STAGE)
+            else:
+                stage(LLVM_TIR_PASSES)
+                program = lower_in_parallel(module, external_data)
+                if program is None:
+                    stage("convert-tir-to-llvm")
         else:  # a user's pipeline (plugin passes, maybe): verified after each pass
             self._progress("the pass pipeline")
             self.graph, self._graph_dot = module_text(module), _dot(module)
             apply_pipeline(module, pipeline, registry=self.registry)
-        external_data: dict[str, bytes] = {}
-        self._progress("translating to LLVM IR")
-        program = translate_program(module, external_data)
+        if program is None:
+            self._progress("translating to LLVM IR")
+            program = translate_program(module, external_data)
         self.llvm_ir, self.microkernels = program.text, program.microkernels
         return program, external_data
 

@@ -14,7 +14,9 @@ per kernel.
 
 from __future__ import annotations
 
+import copy
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import llvmlite.ir as ir
@@ -79,6 +81,27 @@ class LlvmProgram:
         self._pieces: dict[str, _Piece] = {
             value.name: _piece(value) for value in module.globals.values()
         }
+
+    @classmethod
+    def merged(cls, programs: Sequence[LlvmProgram]) -> LlvmProgram:
+        """One program of the parts of one module translated apart (each
+        defining some functions and declaring the rest: driver/
+        parallel_lowering.py): each global's definition wherever one is,
+        else its declaration; the header lines and microkernels of all, once each."""
+        merged = copy.copy(programs[0])
+        merged._prologue = list(dict.fromkeys(line for p in programs for line in p._prologue))
+        merged._pieces = {}
+        for program in programs:
+            for name, piece in program._pieces.items():
+                known = merged._pieces.get(name)
+                if known is None or (piece.defined and not known.defined):
+                    merged._pieces[name] = piece
+        kernels: dict[str, GeneratedKernel] = {}
+        for program in programs:
+            for kernel in program.microkernels:
+                kernels.setdefault(kernel.name, kernel)
+        merged.microkernels = tuple(kernels.values())
+        return merged
 
     @property
     def text(self) -> str:

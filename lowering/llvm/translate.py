@@ -20,7 +20,7 @@ runs xDSL's translation with our op conversion wrapped around xDSL's):
 
 from __future__ import annotations
 
-import hashlib
+from collections.abc import Sequence
 
 import llvmlite.binding as llvm_binding
 import llvmlite.ir as ir
@@ -39,6 +39,7 @@ from graphcompiler.dialects.llvm import VectorFCmpOp, VectorSelectOp
 from graphcompiler.ir.diagnostics import Diagnostic, DiagnosticError, Severity
 from graphcompiler.lowering.llvm.microkernels import declared_kernels
 from graphcompiler.lowering.llvm.split import LlvmProgram
+from graphcompiler.runtime.content_digest import content_digests
 
 
 class _IndirectCall(ir.instructions.Instruction):
@@ -149,24 +150,45 @@ def set_data_aside(module: ModuleOp, external_data: dict[str, bytes]) -> None:
     (`gc.data.<digest>`), which the JIT binds to one copy of the bytes per
     process (runtime/jit/shared_data.py): two compiles of one model (a new
     input shape) and two equal tensors of one model share their memory."""
-    renamed: dict[str, str] = {}
-    for op in list(module.ops):
-        value = op.value if isinstance(op, llvm.GlobalOp) else None
-        if not isinstance(value, DenseIntOrFPElementsAttr):
-            continue
-        data = value.data.data
-        if len(data) < EXTERNAL_DATA_MIN_BYTES:
-            continue
-        name = f"gc.data.{hashlib.sha256(data).hexdigest()[:32]}"
-        renamed[op.sym_name.data] = name
-        if name in external_data:  # the same bytes again: one global serves both
+    globals_ = [op for op in module.ops if isinstance(op, llvm.GlobalOp)]
+    renamed = set_globals_aside(globals_, external_data)
+    declared = set(renamed.values())
+    seen: set[str] = set()
+    for op in globals_:
+        name = op.sym_name.data
+        if name in declared and name in seen:  # the same bytes again: one global serves both
             op.detach()
             op.erase()
-            continue
-        external_data[name] = bytes(data)
+        seen.add(name)
+    rename_addresses(module, renamed)
+
+
+def set_globals_aside(
+    globals_: Sequence[llvm.GlobalOp], external_data: dict[str, bytes]
+) -> dict[str, str]:
+    """`set_data_aside` for the globals themselves: each big one becomes an
+    external declaration, its bytes in `external_data`. Returns the new
+    name of each, by old name (globals of equal bytes get one name: keep
+    one of them)."""
+    big = [
+        op
+        for op in globals_
+        if isinstance(op.value, DenseIntOrFPElementsAttr)
+        and len(op.value.data.data) >= EXTERNAL_DATA_MIN_BYTES
+    ]
+    renamed: dict[str, str] = {}
+    for op, digest in zip(big, content_digests([op.value.data.data for op in big]), strict=True):
+        name = f"gc.data.{digest.hex()[:32]}"
+        renamed[op.sym_name.data] = name
+        external_data.setdefault(name, bytes(op.value.data.data))
         op.sym_name = StringAttr(name)
         del op.properties["value"]
         op.linkage = llvm.LinkageAttr("external")
+    return renamed
+
+
+def rename_addresses(module: ModuleOp, renamed: dict[str, str]) -> None:
+    """Point the module's global addresses at the globals' new names."""
     if not renamed:
         return
     for op in module.walk():

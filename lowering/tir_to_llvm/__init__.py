@@ -32,7 +32,7 @@ The first op without a pattern stops the conversion with a diagnostic.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -52,7 +52,11 @@ from graphcompiler.lowering.tir_to_llvm import (
 )
 from graphcompiler.lowering.tir_to_llvm.brgemm import KernelDeclarations
 from graphcompiler.lowering.tir_to_llvm.calls import CAPTURE_SLOT_BYTES
-from graphcompiler.lowering.tir_to_llvm.function import FunctionLowering, Pattern
+from graphcompiler.lowering.tir_to_llvm.function import (
+    FunctionLowering,
+    Pattern,
+    declare_function,
+)
 from graphcompiler.lowering.tir_to_llvm.memory import HEAP_THRESHOLD_BYTES, convert_global
 from graphcompiler.lowering.tir_to_llvm.types import LEGAL_DIALECTS, _fail, convert_type
 from graphcompiler.passes.tir.expand_math import expand_math, is_llvm_intrinsic
@@ -90,6 +94,12 @@ class ModuleLowering(KernelDeclarations):
     declared: set[str] = field(default_factory=set)
     wrappers: dict[str, str] = field(default_factory=dict)
     patterns: Mapping[type[Operation], Pattern] = field(default_factory=lambda: PATTERNS)
+    only: Collection[str] | None = None
+    """The functions whose bodies to convert; the module's other functions
+    are declared (another process converts them: driver/parallel_lowering.py).
+    None: all."""
+    lower_global: Callable[[tir.GlobalOp], llvm.GlobalOp | None] = convert_global
+    """The llvm global of a tir global, or None to leave it out."""
 
     def require_runtime(self, name: str) -> None:
         """Declare runtime function `name` unless the module already does."""
@@ -113,9 +123,13 @@ class ModuleLowering(KernelDeclarations):
                 self.check_declaration(op)
                 self.require_runtime(op.sym_name.data)
             elif isinstance(op, tir.FuncOp):
-                converted.append(FunctionLowering(self, op).build())
+                if self.only is None or op.sym_name.data in self.only:
+                    converted.append(FunctionLowering(self, op).build())
+                else:
+                    converted.append(declare_function(op))
             elif isinstance(op, tir.GlobalOp):
-                converted.append(convert_global(op))
+                if (value := self.lower_global(op)) is not None:
+                    converted.append(value)
             elif op.dialect_name() in LEGAL_DIALECTS:
                 converted.append(op.clone())
             else:

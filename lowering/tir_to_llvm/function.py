@@ -28,7 +28,7 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from graphcompiler.dialects import tir
 from graphcompiler.dialects.llvm import VectorFCmpOp, VectorSelectOp
@@ -288,7 +288,9 @@ class FunctionLowering:
         value is a whole number below 2**16 in magnitude; adding 1.5 * 2**23
         puts it in the low mantissa bits of the sum, read by a bitcast."""
         bits = (target.element_type if isinstance(target, VectorType) else target).width.data
-        low, high = (0, (1 << bits) - 1) if unsigned else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+        low, high = (
+            (0, (1 << bits) - 1) if unsigned else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+        )
         for bound, predicate in ((low, "olt"), (high, "ogt")):
             limit = self.constant(float(bound), source)
             outside = self.emit_value(VectorFCmpOp(value, limit, predicate))
@@ -351,19 +353,8 @@ class FunctionLowering:
 
     def build(self) -> llvm.FuncOp:
         function = self.function
-        inputs = [convert_type(t) for t in function.function_type.inputs.data]
-        result = convert_type(function.return_type)
-        function_type = llvm.LLVMFunctionType(
-            inputs, None if isinstance(result, llvm.LLVMVoidType) else result
-        )
-        arg_attrs = ArrayAttr(
-            [
-                DictionaryAttr(
-                    {"llvm.noalias": UnitAttr()} if isinstance(t, tir.TirTensorType) else {}
-                )
-                for t in function.function_type.inputs.data
-            ]
-        )
+        declaration = declare_function(function)
+        inputs = declaration.function_type.inputs.data
         self.entry = Block(arg_types=inputs)
         self.blocks = [self.entry]
         self.current = self.entry
@@ -374,14 +365,32 @@ class FunctionLowering:
                 self.emit(llvm.ReturnOp())
             else:
                 self.emit(llvm.UnreachableOp())
-        region = Region(self.blocks)
-        return llvm.FuncOp(
-            function.sym_name,
-            function_type,
-            llvm.LinkageAttr("external"),
-            body=region,
-            other_props={"arg_attrs": arg_attrs},
-        )
+        for block in self.blocks:  # the entry first
+            declaration.body.add_block(block)
+        return declaration
+
+
+def declare_function(function: tir.FuncOp) -> llvm.FuncOp:
+    """The llvm.func of `function`'s signature, without a body: what a
+    definition starts from, and how a module converted in parts declares
+    the functions another part defines (driver/parallel_lowering.py)."""
+    inputs = [convert_type(t) for t in function.function_type.inputs.data]
+    result = convert_type(function.return_type)
+    function_type = llvm.LLVMFunctionType(
+        inputs, None if isinstance(result, llvm.LLVMVoidType) else result
+    )
+    arg_attrs = ArrayAttr(
+        [
+            DictionaryAttr({"llvm.noalias": UnitAttr()} if isinstance(t, tir.TirTensorType) else {})
+            for t in function.function_type.inputs.data
+        ]
+    )
+    return llvm.FuncOp(
+        function.sym_name,
+        function_type,
+        llvm.LinkageAttr("external"),
+        other_props={"arg_attrs": arg_attrs},
+    )
 
 
 def _terminated(block: Block | None) -> bool:
