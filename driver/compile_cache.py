@@ -33,6 +33,7 @@ import hashlib
 import io
 import json
 import os
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -230,20 +231,41 @@ def _remember(directory: Path, key: str, entry: CachedCompile) -> None:
         _memory.popitem(last=False)
 
 
-def store(directory: Path, key: str, entry: CachedCompile) -> None:
-    """Write the entry (best effort: a read-only or full disk only loses the
-    cache): the .data file and the machine code first, the JSON that
-    makes it an entry last."""
-    _remember(directory, key, entry)
-    names = sorted(entry.external_data)
-    archive = io.BytesIO()
-    np.savez(archive, **{OBJECT_CODE: np.frombuffer(entry.object_code, np.uint8)})
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        offsets = (
-            write_mapped(directory / f"{key}.data", [entry.external_data[n] for n in names])
-            if names else []
-        )  # fmt: skip
+class EntryWriter:
+    """Writes a compile's entry (best effort: a read-only or full disk only
+    loses the cache). The .data file of its big constants is written on a
+    thread from the moment they are known, while LLVM builds the machine
+    code in its helper processes (BERT-base's: 1.2 s of hashing and writing
+    440 MB, which compile() spent after LLVM). `finish` writes the machine
+    code, then the JSON that makes it an entry: the entry is complete
+    when compile() returns."""
+
+    def __init__(self, directory: Path, key: str, external_data: dict[str, bytes | memoryview]):
+        self.directory, self.key = directory, key
+        self.names = sorted(external_data)
+        self._offsets: list[int] | None = None  # None: the .data file could not be written
+        blobs = [external_data[name] for name in self.names]
+        self._thread = threading.Thread(
+            target=self._write_data, args=(blobs,), name="gc-cache-data"
+        )
+        self._thread.start()
+
+    def _write_data(self, blobs: list[bytes | memoryview]) -> None:
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            path = self.directory / f"{self.key}.data"
+            self._offsets = write_mapped(path, blobs) if blobs else []
+        except OSError:
+            pass
+
+    def finish(self, entry: CachedCompile) -> None:
+        """Keep `entry` (of the constants given) in memory and on disk."""
+        self._thread.join()
+        _remember(self.directory, self.key, entry)
+        if self._offsets is None:
+            return
+        archive = io.BytesIO()
+        np.savez(archive, **{OBJECT_CODE: np.frombuffer(entry.object_code, np.uint8)})
         meta = {
             "graph": entry.graph,
             "graph_dot": entry.graph_dot,
@@ -253,10 +275,11 @@ def store(directory: Path, key: str, entry: CachedCompile) -> None:
             "arena_bytes": entry.arena_bytes,
             "external": {
                 name: [offset, len(entry.external_data[name])]
-                for name, offset in zip(names, offsets, strict=True)
+                for name, offset in zip(self.names, self._offsets, strict=True)
             },
         }
-        write_verified(directory / f"{key}.npz", archive.getbuffer())
-        write_verified(directory / f"{key}.json", json.dumps(meta).encode())
-    except OSError:
-        pass
+        try:
+            write_verified(self.directory / f"{self.key}.npz", archive.getbuffer())
+            write_verified(self.directory / f"{self.key}.json", json.dumps(meta).encode())
+        except OSError:
+            pass

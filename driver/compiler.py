@@ -74,9 +74,8 @@ class CompiledGraph:
         profile: bool = False,
         precision: str = "f32",
     ):
-        from graphcompiler.driver.compile_cache import CachedCompile, cache_key
+        from graphcompiler.driver.compile_cache import CachedCompile, EntryWriter, cache_key
         from graphcompiler.driver.compile_cache import load as load_cached
-        from graphcompiler.driver.compile_cache import store as store_cached
         from graphcompiler.driver.program import TirFunction
         from graphcompiler.runtime.jit.engine import (
             JitEngine,
@@ -131,16 +130,18 @@ class CompiledGraph:
         else:
             prepare_in_background()  # while the graph is lowered (begun already, usually)
             program, external_data = self._lower(module, pipeline, verify_each)
+            writer = EntryWriter(directory, key, external_data) if directory else None
             self._progress("generating machine code (LLVM)")
             self.engine = JitEngine(
                 self.llvm_ir, num_threads, external_data, entry=entry, program=program
             )
-            if directory and self.engine.object_code:
-                entry_ = CachedCompile(
-                    self.graph, self._graph_dot, self.tir, self.llvm_ir, self.microkernels,
-                    self.arena_bytes, external_data, self.engine.object_code,
-                )  # fmt: skip
-                store_cached(directory, key, entry_)
+            if writer is not None and self.engine.object_code:
+                writer.finish(
+                    CachedCompile(
+                        self.graph, self._graph_dot, self.tir, self.llvm_ir, self.microkernels,
+                        self.arena_bytes, external_data, self.engine.object_code,
+                    )  # fmt: skip
+                )
         self._function = TirFunction(
             self.engine,
             _signature(entry, names, self.input_types, self.output_types, self.arena_bytes),
