@@ -96,6 +96,16 @@ class ElidingPrinter(Printer):
         super().__init__(*args, **kwargs)
         self.elide_elements_above = elide_elements_above
 
+    def print_string(self, text: str, *, indent: int | None = None) -> None:
+        """xDSL's, its common case (a token, no newline) written straight to
+        the stream: a print() call per token was a quarter of printing a
+        compiled module's Tensor IR."""
+        if "\n" in text or self.stream is None:
+            super().print_string(text, indent=indent)
+        else:
+            self._current_column += len(text)
+            self.stream.write(text)
+
     def print_attribute(self, attribute: Attribute) -> None:
         limit = self.elide_elements_above
         if (
