@@ -24,7 +24,7 @@ from xdsl.ir import Block, Region
 
 from graphcompiler.dialects import tir
 from graphcompiler.driver.compile_cache import module_text
-from graphcompiler.driver.loading import load_module, onnx_source
+from graphcompiler.driver.loading import bind_constants, load_module, onnx_source
 from graphcompiler.driver.native_values import (
     cast_input,
     from_native,
@@ -138,8 +138,14 @@ class CompiledGraph:
             if writer is not None and self.engine.object_code:
                 writer.finish(
                     CachedCompile(
-                        self.graph, self._graph_dot, self.tir, self.llvm_ir, self.microkernels,
-                        self.arena_bytes, external_data, self.engine.object_code,
+                        self.graph,
+                        self._graph_dot,
+                        self.tir,
+                        self.llvm_ir,
+                        self.microkernels,
+                        self.arena_bytes,
+                        external_data,
+                        self.engine.object_code,
                     )  # fmt: skip
                 )
         self._function = TirFunction(
@@ -156,7 +162,11 @@ class CompiledGraph:
         """Run the pipeline (the default one in stages, keeping each stage's
         text) and translate to LLVM IR; returns it in pieces, and the
         constants set aside."""
-        from graphcompiler.driver.parallel_lowering import lower_in_parallel
+        from graphcompiler.driver.parallel_lowering import (
+            Forked,
+            lower_in_parallel,
+            worth_forking,
+        )
         from graphcompiler.driver.registration import apply_pipeline
         from graphcompiler.ir.verifier import verify_module
         from graphcompiler.lowering.llvm.translate import translate_program
@@ -182,14 +192,24 @@ class CompiledGraph:
             self.graph, self._graph_dot = module_text(module), _dot(module)
             self._progress("lowering to Tensor IR")
             stage(COMPILE_TIR_STAGE)
-            self.tir = module_text(module)
+            printer = None  # a big module's text is printed in a child meanwhile
+            if not self._profiled and worth_forking(module):
+                printer = Forked.start(lambda: module_text(module))
+            if printer is None:
+                self.tir = module_text(module)
             self.arena_bytes = _arena_bytes(module, self.entry)
             self._progress("lowering to the llvm dialect")
             if self._profiled:
                 stage(PROFILE_LLVM_STAGE)
             else:
-                stage(LLVM_TIR_PASSES)
-                program = lower_in_parallel(module, external_data)
+                try:
+                    stage(LLVM_TIR_PASSES)
+                    program = lower_in_parallel(module, external_data)
+                    if printer is not None:  # if it failed: the text after the tir passes
+                        self.tir = printer.result() or module_text(module)
+                finally:
+                    if printer is not None:
+                        printer.cancel()
                 if program is None:
                     stage("convert-tir-to-llvm")
         else:  # a user's pipeline (plugin passes, maybe): verified after each pass
@@ -408,41 +428,6 @@ def _find_entry(module: ModuleOp, entry: str) -> func.FuncOp:
 
         emit_error(functions[entry], "a graph function needs a body of exactly one block")
     return functions[entry]
-
-
-def bind_constants(function: func.FuncOp, constants: Mapping[str, Any]) -> None:
-    """Turn the named arguments of `function` into graph.constant ops holding
-    the given arrays (weights known at compile time: matmul and conv pack
-    them once); the function no longer takes them."""
-    from xdsl.dialects.builtin import FunctionType
-
-    from graphcompiler.dialects import graph
-    from graphcompiler.ir.element_types import dense_elements
-
-    block = function.body.block
-    arguments = {a.name_hint: a for a in block.args if a.name_hint}
-    unknown = sorted(set(constants) - set(arguments))
-    if unknown:
-        raise ValueError(
-            f"constants name no argument of @{function.sym_name.data}: {', '.join(unknown)} "
-            f"(arguments: {', '.join(arguments) or 'none'})"
-        )
-    for name, values in constants.items():
-        argument = arguments[name]
-        type_ = argument.type
-        array = np.asarray(values)
-        if array.shape != tuple(type_.get_shape()):
-            raise ValueError(
-                f"constant '{name}' has shape {list(array.shape)}, expected {list(type_.get_shape())}"
-            )
-        value = dense_elements(array, type_.element_type)
-        constant = graph.ConstantOp.create(properties={"value": value}, result_types=[type_])
-        constant.result.name_hint = name
-        block.insert_op_before(constant, block.first_op)
-        argument.replace_all_uses_with(constant.result)
-        block.erase_arg(argument)
-    inputs = [a.type for a in block.args]
-    function.function_type = FunctionType.from_lists(inputs, function.function_type.outputs.data)
 
 
 def _signature(

@@ -6,8 +6,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from graphcompiler.driver.registration import default_registry
@@ -64,3 +66,38 @@ def parse(text: str, *, filename: str = "<string>", registry: Registry | None = 
     module = parse_module(ctx, SourceFile(filename, text))
     verify_module(module)
     return module
+
+
+def bind_constants(function: func.FuncOp, constants: Mapping[str, Any]) -> None:
+    """Turn the named arguments of `function` into graph.constant ops holding
+    the given arrays (weights known at compile time: matmul and conv pack
+    them once); the function no longer takes them."""
+    from xdsl.dialects.builtin import FunctionType
+
+    from graphcompiler.dialects import graph
+    from graphcompiler.ir.element_types import dense_elements
+
+    block = function.body.block
+    arguments = {a.name_hint: a for a in block.args if a.name_hint}
+    unknown = sorted(set(constants) - set(arguments))
+    if unknown:
+        raise ValueError(
+            f"constants name no argument of @{function.sym_name.data}: {', '.join(unknown)} "
+            f"(arguments: {', '.join(arguments) or 'none'})"
+        )
+    for name, values in constants.items():
+        argument = arguments[name]
+        type_ = argument.type
+        array = np.asarray(values)
+        if array.shape != tuple(type_.get_shape()):
+            raise ValueError(
+                f"constant '{name}' has shape {list(array.shape)}, expected {list(type_.get_shape())}"
+            )
+        value = dense_elements(array, type_.element_type)
+        constant = graph.ConstantOp.create(properties={"value": value}, result_types=[type_])
+        constant.result.name_hint = name
+        block.insert_op_before(constant, block.first_op)
+        argument.replace_all_uses_with(constant.result)
+        block.erase_arg(argument)
+    inputs = [a.type for a in block.args]
+    function.function_type = FunctionType.from_lists(inputs, function.function_type.outputs.data)

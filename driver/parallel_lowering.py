@@ -60,6 +60,14 @@ def lowering_workers() -> int:
     return min(MAX_WORKERS, len(os.sched_getaffinity(0)))
 
 
+def worth_forking(module: ModuleOp, workers: int | None = None) -> bool:
+    """Whether lower_in_parallel will convert `module` in workers (its
+    workers and defined functions are enough)."""
+    workers = lowering_workers() if workers is None else workers
+    functions = sum(isinstance(op, tir.FuncOp) and not op.is_declaration for op in module.ops)
+    return workers >= 2 and functions >= MIN_FUNCTIONS and hasattr(os, "fork")
+
+
 def lower_in_parallel(
     module: ModuleOp,
     external_data: dict[str, bytes],
@@ -158,31 +166,67 @@ def _convert_share(
 
 def _run_forked(tasks: Sequence[Callable[[], Any]]) -> list[Any] | None:
     """Each task's result, computed in a forked child; None if any failed."""
-    children: list[tuple[int, int]] = []
+    children: list[Forked] = []
     try:
         for task in tasks:
-            read_end, write_end = os.pipe()
-            with warnings.catch_warnings():  # 3.12+ warns of forking with threads: see above
-                warnings.simplefilter("ignore", DeprecationWarning)
-                pid = os.fork()
-            if pid == 0:
-                _child(task, read_end, write_end)
-            os.close(write_end)
-            children.append((pid, read_end))
-        results = []
-        while children:
-            pid, read_end = children[0]
-            with os.fdopen(read_end, "rb") as pipe:
-                payload = pipe.read()
-            children.pop(0)
-            _, status = os.waitpid(pid, 0)
-            results.append(pickle.loads(payload) if status == 0 and payload else None)
+            child = Forked.start(task)
+            if child is None:
+                return None
+            children.append(child)
+        results = [child.result() for child in children]
         return None if any(result is None for result in results) else results
     finally:
-        for pid, read_end in children:  # after an error here: leave no worker behind
-            os.close(read_end)
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
+        for child in children:  # after an error here: leave no worker behind
+            child.cancel()
+
+
+class Forked:
+    """A task computed in a forked child, its result read back when wanted
+    (the Tensor IR's text is printed so while the compile goes on)."""
+
+    def __init__(self, pid: int, read_end: int):
+        self.pid: int | None = pid
+        self.read_end = read_end
+
+    @classmethod
+    def start(cls, task: Callable[[], Any]) -> Forked | None:
+        """The child computing `task`, or None where none could be forked."""
+        if not hasattr(os, "fork"):
+            return None
+        try:
+            read_end, write_end = os.pipe()
+            try:
+                with warnings.catch_warnings():  # 3.12+ warns of forking with threads: see above
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    pid = os.fork()
+            except OSError:
+                os.close(read_end)
+                os.close(write_end)
+                raise
+        except OSError:  # out of processes or memory: the caller does the work
+            return None
+        if pid == 0:
+            _child(task, read_end, write_end)
+        os.close(write_end)
+        return cls(pid, read_end)
+
+    def result(self) -> Any | None:
+        """The task's value (waiting for it), or None if the child failed."""
+        if self.pid is None:
+            return None
+        with os.fdopen(self.read_end, "rb") as pipe:
+            payload = pipe.read()
+        _, status = os.waitpid(self.pid, 0)
+        self.pid = None
+        return pickle.loads(payload) if status == 0 and payload else None
+
+    def cancel(self) -> None:
+        """Stop the child unless its result was read."""
+        if self.pid is not None:
+            os.close(self.read_end)
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+            self.pid = None
 
 
 def _child(task: Callable[[], Any], read_end: int, write_end: int) -> None:

@@ -10,8 +10,7 @@ import pytest
 
 import graphcompiler
 from graphcompiler.driver import parallel_lowering
-from graphcompiler.driver.compiler import bind_constants
-from graphcompiler.driver.loading import parse
+from graphcompiler.driver.loading import bind_constants, parse
 from graphcompiler.driver.parallel_lowering import lower_in_parallel
 from graphcompiler.driver.registration import (
     COMPILE_TIR_STAGE,
@@ -106,13 +105,17 @@ def test_compile_gives_the_same_bits_with_workers(weights, monkeypatch):
         parallel_lowering, "_run_forked", lambda tasks: forked.append(1) or run_forked(tasks)
     )
     x = np.random.default_rng(1).standard_normal((512, 96), np.float32)
-    results = []
+    results, texts = [], []
     for workers in ("1", "2"):
         monkeypatch.setenv("GC_LOWERING_WORKERS", workers)
-        results.append(graphcompiler.compile(GRAPH, constants=weights, cache=False)(x))
+        compiled = graphcompiler.compile(GRAPH, constants=weights, cache=False)
+        results.append(compiled(x))
+        texts.append((compiled.tir, compiled.llvm_ir))
         assert bool(forked) == (workers == "2")
     for one, two in zip(*results, strict=True):
         np.testing.assert_array_equal(one, two)
+    assert texts[0][0] == texts[1][0]  # the Tensor IR, printed in a child
+    assert _definitions(texts[0][1]) == _definitions(texts[1][1])
     top, tanh = results[1]
     m = x @ weights["w"] + weights["b"]
     softmax = np.exp(m - m.max(1, keepdims=True))
@@ -121,3 +124,14 @@ def test_compile_gives_the_same_bits_with_workers(weights, monkeypatch):
     expected = np.exp(-np.logaddexp(0, -(np.exp(softmax) * t.sum(1, keepdims=True) - t)))
     np.testing.assert_allclose(tanh, t, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(top, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_a_failed_printer_gives_the_tensor_ir_after_its_passes(weights, monkeypatch):
+    monkeypatch.setattr(parallel_lowering, "MIN_FUNCTIONS", 1)
+    monkeypatch.setenv("GC_LOWERING_WORKERS", "2")
+    monkeypatch.setattr(parallel_lowering.Forked, "result", lambda self: None)
+    monkeypatch.setattr(parallel_lowering, "_run_forked", lambda tasks: None)
+    compiled = graphcompiler.compile(GRAPH, constants=weights, cache=False)
+    assert "tir.func @main" in compiled.tir and "@for_body" in compiled.tir  # outlined
+    x = np.random.default_rng(1).standard_normal((512, 96), np.float32)
+    np.testing.assert_allclose(compiled(x)[1], np.tanh(x @ weights["v"]), rtol=1e-5, atol=1e-5)
