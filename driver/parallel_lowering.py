@@ -60,28 +60,31 @@ def lowering_workers() -> int:
     return min(MAX_WORKERS, len(os.sched_getaffinity(0)))
 
 
-def worth_forking(module: ModuleOp, workers: int | None = None) -> bool:
+def worth_forking(
+    module: ModuleOp, workers: int | None = None, min_functions: int | None = None
+) -> bool:
     """Whether lower_in_parallel will convert `module` in workers (its
     workers and defined functions are enough)."""
     workers = lowering_workers() if workers is None else workers
+    least = MIN_FUNCTIONS if min_functions is None else min_functions
     functions = sum(isinstance(op, tir.FuncOp) and not op.is_declaration for op in module.ops)
-    return workers >= 2 and functions >= MIN_FUNCTIONS and hasattr(os, "fork")
+    return workers >= 2 and functions >= least and hasattr(os, "fork")
 
 
 def lower_in_parallel(
     module: ModuleOp,
     external_data: dict[str, bytes],
     workers: int | None = None,
-    min_functions: int = MIN_FUNCTIONS,
+    min_functions: int | None = None,
 ) -> LlvmProgram | None:
     """The LLVM IR of a tir `module` (after the tir passes of LLVM_STAGE) as
     translate_program gives it for the module converted by
     convert-tir-to-llvm, its big constants added to `external_data`;
     None (and `module` unchanged) where it was not done in workers."""
     workers = lowering_workers() if workers is None else workers
-    functions = [op for op in module.ops if isinstance(op, tir.FuncOp) and not op.is_declaration]
-    if workers < 2 or len(functions) < min_functions or not hasattr(os, "fork"):
+    if not worth_forking(module, workers, min_functions):
         return None
+    functions = [op for op in module.ops if isinstance(op, tir.FuncOp) and not op.is_declaration]
     try:
         converted = {
             op.sym_name.data: convert_global(op)
