@@ -350,6 +350,23 @@ def _conv2d(op: graph.Conv2dOp, x: Array, weight: Array) -> Array:
     return out.reshape(n, weight.shape[0], oh, ow)
 
 
+def to_blocked_array(x: Array, block: int) -> Array:
+    """[N, C, *spatial] -> [N, C / block, *spatial, block] (graph.to_blocked)."""
+    n, c, *spatial = x.shape
+    split = x.reshape(n, c // block, block, *spatial)
+    return np.ascontiguousarray(np.moveaxis(split, 2, -1))
+
+
+def from_blocked_array(x: Array) -> Array:
+    """[N, C / b, *spatial, b] -> [N, C, *spatial] (graph.from_blocked)."""
+    n, blocks, *spatial, block = x.shape
+    return np.ascontiguousarray(np.moveaxis(x, -1, 2)).reshape(n, blocks * block, *spatial)
+
+
+def _blocked_conv2d(op: graph.BlockedConv2dOp, x: Array, weight: Array) -> Array:
+    return to_blocked_array(_conv2d(op, from_blocked_array(x), weight), x.shape[-1])
+
+
 def _max_pool2d(op: graph.MaxPool2dOp, x: Array) -> Array:
     """Padding counts as -inf; a NaN in a window gives NaN."""
     lowest = _lowest(x.dtype)
@@ -439,6 +456,9 @@ IMPLEMENTATIONS: dict[type[Operation], Callable[..., Array]] = {
     graph.PadOp: _pad,
     graph.ConstantOp: _constant,
     graph.Conv2dOp: _conv2d,
+    graph.ToBlockedOp: lambda op, x: to_blocked_array(x, op.block_size),
+    graph.FromBlockedOp: lambda op, x: from_blocked_array(x),
+    graph.BlockedConv2dOp: _blocked_conv2d,
     graph.MaxPool2dOp: _max_pool2d,
     graph.AvgPool2dOp: _avg_pool2d,
 }

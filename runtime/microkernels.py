@@ -44,7 +44,9 @@ PAIRS_PREFIXES = {"i16": "gc_ukernel_i16x2_", "bf16": "gc_ukernel_bf16x2_"}
 class Microkernel:
     """A register tile C[m, n] (+)= sum over the tap grid of A_t x B_t, where
     A_t[i, l] = A[a_t + i * a_row + l * a_k] and B_t[l, j] = B[b_t + l * ldb + j];
-    C[i, j] at C + i * ldc + j; vectors of `lanes` floats. `taps` nests loops,
+    C[i, j] at C + i * ldc + j; vectors of `lanes` floats (vector v of a C
+    row `c_vector` elements after vector v - 1 when set: a channel-blocked
+    output keeps each block of channels a plane apart). `taps` nests loops,
     outer first, each (count, a_step, b_step): tap (i_0, i_1, ...) has offsets
     a_t = sum i_d * a_step_d and b_t = sum i_d * b_step_d. A matmul tile has no
     taps (one (0, 0) pair); a convolution loops over its filter rows and
@@ -58,6 +60,8 @@ class Microkernel:
     ldb: int
     ldc: int
     taps: tuple[tuple[int, int, int], ...] = ()
+    c_vector: int = 0
+    """Elements between consecutive vectors of a C row; 0: `lanes` (contiguous)."""
     prefetch: bool = False
     pairs: str = ""
     """"" (f32), "i16" or "bf16": what each i32 element of A and B holds two of."""
@@ -70,7 +74,8 @@ class Microkernel:
         prefix = PAIRS_PREFIXES.get(self.pairs, PREFIX)
         return (
             f"{prefix}m{self.m}_n{self.n}_l{self.lanes}_ar{self.a_row}_ak{self.a_k}"
-            f"_ldb{self.ldb}_ldc{self.ldc}{taps}{'_pf' if self.prefetch else ''}"
+            f"_ldb{self.ldb}_ldc{self.ldc}{taps}{f'_cv{self.c_vector}' if self.c_vector else ''}"
+            f"{'_pf' if self.prefetch else ''}"
             f"{'_dot' if self.dot_instruction else ''}"
         )
 
@@ -250,6 +255,10 @@ class Microkernel:
             f"  {result} = call {sums} {fmuladd}({sums} %{name}_alo, {sums} %{name}_blo, {sums} %{name}_odd)",
         ]
 
+    def _c_offset(self, r: int, v: int) -> int:
+        """Where vector v of C row r starts."""
+        return r * self.ldc + v * (self.c_vector or self.lanes)
+
     def _write(self, sums: dict) -> list[str]:
         """C = sums, or C += sums when accumulating (masked past n)."""
         vec, scalar = self.sum_vec, self.sum_scalar
@@ -257,7 +266,7 @@ class Microkernel:
         for r, v in sums:
             pointer = f"%cptr_a{r}_{v}"
             lines += [
-                f"  {pointer} = getelementptr inbounds {scalar}, ptr %c, i64 {r * self.ldc + v * self.lanes}",
+                f"  {pointer} = getelementptr inbounds {scalar}, ptr %c, i64 {self._c_offset(r, v)}",
                 f"  %old{r}_{v} = {self._load(v, pointer, scalar)}",
                 f"  %new{r}_{v} = {'add' if scalar == 'i32' else 'fadd'} {vec} {sums[r, v]}, %old{r}_{v}",
             ]
@@ -269,7 +278,7 @@ class Microkernel:
         for r, v in sums:
             pointer = f"%cptr_w{r}_{v}"
             lines += [
-                f"  {pointer} = getelementptr inbounds {scalar}, ptr %c, i64 {r * self.ldc + v * self.lanes}",
+                f"  {pointer} = getelementptr inbounds {scalar}, ptr %c, i64 {self._c_offset(r, v)}",
                 f"  {self._store(v, f'%out{r}_{v}', pointer, scalar)}",
             ]
         return lines

@@ -61,6 +61,7 @@ from graphcompiler.dialects.graph.elementwise import (
     SubOp,
     TanhOp,
 )
+from graphcompiler.dialects.graph.layout import BlockedConv2dOp
 from graphcompiler.dialects.graph.matmul import MatmulOp
 from graphcompiler.dialects.graph.normalization import LayerNormOp
 from graphcompiler.dialects.graph.reductions import LogSoftmaxOp, SoftmaxOp
@@ -81,7 +82,7 @@ ROW_ANCHORS = (SoftmaxOp, LogSoftmaxOp, LayerNormOp)
 """Anchors over the innermost axis: element-wise producers of their first
 operand run before them in the group (on each load), consumers after."""
 
-FUSION_ANCHORS = (MatmulOp, Conv2dOp, *ROW_ANCHORS)
+FUSION_ANCHORS = (MatmulOp, Conv2dOp, BlockedConv2dOp, *ROW_ANCHORS)
 """Ops a fused group is built around, their result feeding element-wise ops
 after them (matmul and conv2d come first in the region)."""
 

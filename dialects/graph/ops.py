@@ -117,6 +117,13 @@ from graphcompiler.dialects.graph.indexing import (
     ScatterElementsOp,
     ScatterNDOp,
 )
+from graphcompiler.dialects.graph.layout import (
+    BlockedConv2dOp,
+    FromBlockedOp,
+    ToBlockedOp,
+    blocked_shape,
+    plain_shape,
+)
 from graphcompiler.dialects.graph.matmul import MatmulOp
 from graphcompiler.dialects.graph.normalization import (
     AttentionOp,
@@ -167,7 +174,7 @@ GRAPH_OPS: tuple[type[GraphOp], ...] = (
     SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp, InstanceNormOp, BatchNormOp, AttentionOp,
     TransposeOp, ReshapeOp, BroadcastToOp, ConcatOp, SliceOp, GatherOp, PadOp, ConstantOp,
     GatherElementsOp, GatherNDOp, ScatterElementsOp, ScatterNDOp,
-    Conv2dOp, MaxPool2dOp, AvgPool2dOp,
+    Conv2dOp, MaxPool2dOp, AvgPool2dOp, ToBlockedOp, FromBlockedOp, BlockedConv2dOp,
     SinOp, CosOp, SignOp, RoundOp, FloorOp, CeilOp, ModOp,
     ArgMaxOp, ArgMinOp, CumSumOp, TopKIndicesOp,
 )  # fmt: skip
@@ -178,12 +185,12 @@ Graph = Dialect("graph", [*GRAPH_OPS, FusedOp, YieldOp], [FormatAttr])
 
 # `graph.X`: the ops, attribute and helpers of the modules above.
 __all__ = [
-    "AbsOp", "AddOp", "ArgMaxOp", "ArgMinOp", "ArgReduceOp", "AttentionOp", "AvgPool2dOp", "BatchNormOp", "BinaryOp", "BroadcastToOp",
+    "AbsOp", "AddOp", "ArgMaxOp", "ArgMinOp", "ArgReduceOp", "AttentionOp", "AvgPool2dOp", "BatchNormOp", "BinaryOp", "BlockedConv2dOp", "BroadcastToOp",
     "CastOp", "CeilOp", "ClampOp", "ComparisonOp", "ConcatOp", "ConstantOp", "Conv2dOp",
     "CosOp", "CumSumOp",
     "DefinedAttributesOnly", "DivOp", "ELEMENTWISE_OPS", "EluOp", "EqualOp", "ErfOp", "ExpOp",
     "FLOAT_TYPES", "FUSION_ANCHORS", "FloatBinaryOp", "FloatPoolOp", "FloatReduceOp",
-    "FloatUnaryOp", "FloorOp", "FormatAttr", "FusedOp", "GRAPH_OPS", "GatherElementsOp", "GatherNDOp",
+    "FloatUnaryOp", "FloorOp", "FormatAttr", "FromBlockedOp", "FusedOp", "GRAPH_OPS", "GatherElementsOp", "GatherNDOp",
     "GatherOp", "GeluOp", "Graph",
     "GraphCanonicalization", "GraphOp", "GreaterEqualOp", "GreaterOp", "HardSigmoidOp",
     "HasAxis", "HasEpsilon", "HasReduction", "HasWindow",
@@ -196,8 +203,8 @@ __all__ = [
     "ResultShapedOp", "RmsNormOp", "RsqrtOp", "SCATTER_REDUCTIONS", "ScatterElementsOp",
     "ScatterNDOp", "SelectOp", "SeluOp", "SigmoidOp", "SignOp", "SinOp", "SliceOp",
     "SoftmaxBase", "SoftmaxOp", "SoftplusOp", "SqrtOp", "SquareOp", "SubOp", "TanhOp",
-    "TopKIndicesOp", "TransposeOp", "UnaryOp", "YieldOp", "bool_value", "broadcast_shapes", "f32_attr",
+    "ToBlockedOp", "TopKIndicesOp", "TransposeOp", "UnaryOp", "YieldOp", "bool_value", "broadcast_shapes", "f32_attr",
     "float_value", "i64_array", "int_list", "int_value", "is_element_type", "is_float",
     "normalize_axis", "pad_amounts", "parse_layout", "property_attribute", "reduced_axes", "slice_ranges",
-    "window_output_shape",
+    "window_output_shape", "blocked_shape", "plain_shape",
 ]  # fmt: skip

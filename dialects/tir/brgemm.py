@@ -244,6 +244,9 @@ class BrgemmTileOp(StatementOp):
     ldb = prop_def(IntegerAttr[I64])
     ldc = prop_def(IntegerAttr[I64])
     taps = opt_prop_def(DenseArrayBase)
+    ldc_vector = opt_prop_def(IntegerAttr[I64])
+    """Elements between a C row's consecutive vectors (default: lanes,
+    the row contiguous); a channel-blocked output's blocks are planes apart."""
     accumulate = prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
     accumulate_if = opt_operand_def(i1)
     """A run-time accumulate flag (e.g. `K block != 0`), in place of `accumulate`."""
@@ -271,6 +274,11 @@ class BrgemmTileOp(StatementOp):
         `accumulate_if` decides at run time)."""
         return bool(self.accumulate.value.data)
 
+    @property
+    def c_vector_stride(self) -> int:
+        """`ldc_vector`, or the lanes (a contiguous C row)."""
+        return self.size("ldc_vector") if self.ldc_vector is not None else self.size("lanes")
+
     def tap_levels(self) -> tuple[tuple[int, int, int], ...]:
         """The (count, a_step, b_step) levels of the tap grid, outer first."""
         if self.taps is None:
@@ -288,7 +296,19 @@ class BrgemmTileOp(StatementOp):
             tile <= MAX_TILE_ACCUMULATORS,
             f"a {m} x {n} tile needs {tile} vector accumulators, more than {MAX_TILE_ACCUMULATORS}",
         )
-        _require(ldb >= n and ldc >= n, f"ldb = {ldb} and ldc = {ldc} must be at least n = {n}")
+        vectors = -(-n // lanes)
+        ldc_vector = self.c_vector_stride
+        _require(ldc_vector >= lanes, f"ldc_vector = {ldc_vector} must be at least lanes = {lanes}")
+        row = (vectors - 1) * ldc_vector + n - (vectors - 1) * lanes  # one C row's extent
+        _require(ldb >= n, f"ldb = {ldb} must be at least n = {n}")
+        if ldc_vector == lanes:
+            _require(ldc >= n, f"ldc = {ldc} must be at least n = {n}")
+        else:  # a vector column's rows end before the next column starts
+            _require(
+                ldc >= lanes and (m - 1) * ldc + lanes <= ldc_vector,
+                f"ldc = {ldc} must be at least lanes = {lanes}, and {m} rows of it fit "
+                f"in ldc_vector = {ldc_vector}",
+            )
         _require(
             self.accumulate_if is None or not self.accumulates,
             "accumulate and accumulate_if are exclusive",
@@ -326,7 +346,7 @@ class BrgemmTileOp(StatementOp):
         for name, footprint, tensor in (
             ("A", last_a + (m - 1) * a_row + (k - 1) * a_k + 1, self.a),
             ("B", last_b + (k - 1) * ldb + n, self.b),
-            ("C", (m - 1) * ldc + n, self.c),
+            ("C", (m - 1) * ldc + row, self.c),
             *((("prefetch", (k - 1) * ldb + 1, self.prefetch_b),) if prefetched else ()),
         ):
             count = tensor.type.element_count()

@@ -146,9 +146,8 @@ class Int16PairsMatmul(PackedMatmul):
                 inner = (depth, row) if self.transpose_a else (row, depth)
                 return [*batch_index, *inner]
 
-            scalar_from = 0
-            if self._pairs_in_place():  # the pairs are A's own bytes: vector copies
-                scalar_from = pairs // s.lanes * s.lanes
+            scalar_from = pairs // s.lanes * s.lanes if self._pairs_in_place() else 0
+            if scalar_from:  # the pairs are A's own bytes: vector copies
                 with b.make_for(0, scalar_from, s.lanes) as pair:
                     indices = kernel.physical(source, at(b.mul(pair, 2)))
                     halves = b.make_load(source.value, indices, 2 * s.lanes)  # the bits as stored

@@ -105,7 +105,7 @@ def _producers(anchor: Operation, position, taken, max_ops) -> list:
 
 
 def _anchorable(op: Operation) -> bool:
-    if isinstance(op, graph.Conv2dOp):
+    if isinstance(op, graph.Conv2dOp | graph.BlockedConv2dOp):
         return True
     if not isinstance(op, graph.MatmulOp):
         return False

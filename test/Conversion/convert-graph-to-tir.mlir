@@ -379,3 +379,44 @@ func.func @small_plane(%x: tensor<1x16x7x7xf32>, %w: tensor<32x16x3x3xf32>) -> t
   %0 = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x16x7x7xf32>, tensor<32x16x3x3xf32>) -> tensor<1x32x7x7xf32>
   func.return %0 : tensor<1x32x7x7xf32>
 }
+
+// -----
+
+// A convolution on channel-blocked tensors (8 channels a block, avx2): the
+// padded input copied once, then tiles of 14 pixels x 8 output channels,
+// the input blocks, filter rows and filter columns the microkernel's
+// three tap loops (the weights of all 4 input blocks fit in half of L1:
+// one reduction, no accumulate flag).
+// CHECK-LABEL: tir.func @blocked_conv2d__1(%out0: !tir.tensor<1x4x14x14x8xf32>, %in0: !tir.tensor<1x4x14x14x8xf32>, %in1: !tir.tensor<32x32x3x3xf32>) {
+// CHECK:         tir.define_tensor : !tir.tensor<1x4x16x16x8xf32>
+// CHECK:         tir.for {{.*}} parallel {
+// CHECK:           tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} {m = 14 : i64, n = 8 : i64, k = 8 : i64, lanes = 8 : i64, a_row = 8 : i64, a_k = 1 : i64, ldb = 8 : i64, ldc = 8 : i64, taps = array<i64: 4, 2048, 576, 3, 128, 192, 3, 8, 64>} : !tir.tensor<6528xf32>, !tir.tensor<2304xf32>, !tir.tensor<112xf32>
+func.func @blocked_conv(%x: tensor<1x4x14x14x8xf32>, %w: tensor<32x32x3x3xf32>) -> tensor<1x4x14x14x8xf32> {
+  %0 = graph.blocked_conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x4x14x14x8xf32>, tensor<32x32x3x3xf32>) -> tensor<1x4x14x14x8xf32>
+  func.return %0 : tensor<1x4x14x14x8xf32>
+}
+
+// -----
+
+// Two output blocks a tile: C's vectors are the output's blocks, a plane
+// (4 x 4 x 8 floats) apart; an unpadded input is read in place.
+// CHECK-LABEL: tir.func @blocked_conv2d__1(%out0: !tir.tensor<1x8x4x4x8xf32>
+// CHECK-NOT:     tir.define_tensor : !tir.tensor<1x4
+// CHECK:         tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} {m = 4 : i64, n = 16 : i64, k = 8 : i64, lanes = 8 : i64, a_row = 8 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 8 : i64, ldc_vector = 128 : i64, taps = array<i64: 4, 128, 128>}
+func.func @blocked_pointwise(%x: tensor<1x4x4x4x8xf32>, %w: tensor<64x32x1x1xf32>) -> tensor<1x8x4x4x8xf32> {
+  %0 = graph.blocked_conv2d %x, %w : (tensor<1x4x4x4x8xf32>, tensor<64x32x1x1xf32>) -> tensor<1x8x4x4x8xf32>
+  func.return %0 : tensor<1x8x4x4x8xf32>
+}
+
+// -----
+
+// Depthwise on blocks: one FMA a pixel and tap, the block's 8 channels one
+// vector, the weight vector loaded once per tap for the tile's 5 pixels.
+// CHECK-LABEL: tir.func @blocked_conv2d__1(%out0: !tir.tensor<1x2x5x5x8xf32>
+// CHECK:         %[[W:.*]] = tir.load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} lanes 8] : !tir.tensor<2x3x3x8xf32>
+// CHECK-COUNT-5: tir.fmadd %{{.*}}, %[[W]], %{{.*}} : vector<8xf32>
+// CHECK-NOT:     tir.fmadd
+func.func @blocked_depthwise(%x: tensor<1x2x9x9x8xf32>, %w: tensor<16x1x3x3xf32>) -> tensor<1x2x5x5x8xf32> {
+  %0 = graph.blocked_conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, groups = 16 : i64} : (tensor<1x2x9x9x8xf32>, tensor<16x1x3x3xf32>) -> tensor<1x2x5x5x8xf32>
+  func.return %0 : tensor<1x2x5x5x8xf32>
+}

@@ -11,6 +11,7 @@ import pytest
 from xdsl.dialects.builtin import Float32Type, TensorType
 
 import graphcompiler
+from graphcompiler.driver import compiler
 from graphcompiler.interpreters import reference
 from graphcompiler.lowering.graph_to_tir import conv_gemm
 from graphcompiler.lowering.graph_to_tir.depthwise import DepthwiseConv
@@ -19,6 +20,16 @@ from graphcompiler.target import description as targets
 
 TARGETS = [name for name in ("avx512", "avx2", "generic") if targets.supported(name)]
 rng = np.random.default_rng(11)
+
+
+@pytest.fixture(autouse=True)
+def plain_layout(monkeypatch):
+    """These are the kernels on plain NCHW tensors (convolutions whose
+    channels are not whole blocks): graph-block-layout is left out, so that
+    channel counts that are whole blocks on some target test them too
+    (test_conv_blocked.py has the blocked ones)."""
+    stage = compiler.GRAPH_STAGE.replace("graph-block-layout,", "")
+    monkeypatch.setattr(compiler, "GRAPH_STAGE", stage)
 
 
 def _t(shape):

@@ -358,8 +358,17 @@ tir.func @view_too_big(%A: !tir.tensor<4x8xf32>, %i: index) {
 // -----
 
 tir.func @brgemm_tile_panel(%A: !tir.tensor<64xf32>, %P: !tir.tensor<256xf32>, %C: !tir.tensor<64xf32>) {
-  // expected-error @+1 {{ldb = 2 and ldc = 4 must be at least n = 4}}
+  // expected-error @+1 {{ldb = 2 must be at least n = 4}}
   tir.brgemm_tile %A, %P, %C {m = 2 : i64, n = 4 : i64, k = 4 : i64, lanes = 8 : i64, a_row = 4 : i64, a_k = 1 : i64, ldb = 2 : i64, ldc = 4 : i64} : !tir.tensor<64xf32>, !tir.tensor<256xf32>, !tir.tensor<64xf32>
+  tir.return
+}
+
+// -----
+
+// A channel-blocked C: each vector column's rows must end before the next column.
+tir.func @brgemm_tile_blocked_columns_overlap(%A: !tir.tensor<64xf32>, %P: !tir.tensor<256xf32>, %C: !tir.tensor<256xf32>) {
+  // expected-error @+1 {{ldc = 8 must be at least lanes = 8, and 4 rows of it fit in ldc_vector = 16}}
+  tir.brgemm_tile %A, %P, %C {m = 4 : i64, n = 16 : i64, k = 4 : i64, lanes = 8 : i64, a_row = 4 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 8 : i64, ldc_vector = 16 : i64} : !tir.tensor<64xf32>, !tir.tensor<256xf32>, !tir.tensor<256xf32>
   tir.return
 }
 

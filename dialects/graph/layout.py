@@ -1,0 +1,157 @@
+"""Channel-blocked activations: the reorders into and out of the blocked
+form, and the convolution that reads and writes it.
+
+A blocked tensor is an ordinary tensor whose shape spells its layout:
+[N, C, H, W] stored as [N, C / b, H, W, b] (oneDNN's nChw16c for b = 16),
+so every op that takes plain tensors (element-wise ops, graph-fuse's
+epilogues) runs on it unchanged, with the b channels of a pixel in one
+vector. graph-block-layout chooses b (the target's f32 lanes) and where
+the blocked form flows.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr, TensorType, i64
+from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
+from xdsl.utils.exceptions import VerifyException
+
+from graphcompiler.dialects.graph.base import (
+    GraphOp,
+    _fmt,
+    _require_float,
+    _require_same_element_type,
+    _shape,
+    i64_array,
+    int_value,
+)
+from graphcompiler.dialects.graph.conv_pool import (
+    HasWindow,
+    _require_rank,
+    _window_params,
+    window_output_shape,
+)
+
+
+def blocked_shape(shape: list[int], block: int) -> list[int]:
+    """[N, C, *spatial] -> [N, C / block, *spatial, block]."""
+    return [shape[0], shape[1] // block, *shape[2:], block]
+
+
+def plain_shape(shape: list[int]) -> list[int]:
+    """[N, C / b, *spatial, b] -> [N, C, *spatial]."""
+    return [shape[0], shape[1] * shape[-1], *shape[2:-1]]
+
+
+@irdl_op_definition
+class ToBlockedOp(GraphOp):
+    """Reorders [N, C, *spatial] into [N, C / block, *spatial, block]:
+    result[n, c // block, ..., c % block] = input[n, c, ...].
+
+    Example:
+
+        %b = graph.to_blocked %x {block = 16} : tensor<1x32x7x7xf32> -> tensor<1x2x7x7x16xf32>
+    """
+
+    name = "graph.to_blocked"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    block = prop_def(IntegerAttr[I64])
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    @property
+    def block_size(self) -> int:
+        return self.block.value.data
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        shape = _shape(operand_types[0])
+        block = int_value(properties, "block")
+        if len(shape) < 2:
+            raise VerifyException(
+                f"{cls.operand_role(0)} has rank {len(shape)}: expected [N, C, ...] (rank 2 or more)"
+            )
+        if block <= 0 or shape[1] % block:
+            raise VerifyException(
+                f"block {block} must be positive and divide the {shape[1]} channels"
+            )
+        return TensorType(operand_types[0].element_type, blocked_shape(shape, block))
+
+
+@irdl_op_definition
+class FromBlockedOp(GraphOp):
+    """Reorders [N, C / b, *spatial, b] back into [N, C, *spatial] (b is
+    the input's innermost size): to_blocked's inverse.
+
+    Example:
+
+        %x = graph.from_blocked %b : tensor<1x2x7x7x16xf32> -> tensor<1x32x7x7xf32>
+    """
+
+    name = "graph.from_blocked"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        shape = _shape(operand_types[0])
+        if len(shape) < 3:
+            raise VerifyException(
+                f"{cls.operand_role(0)} has rank {len(shape)}: expected [N, C / b, ..., b] "
+                "(rank 3 or more)"
+            )
+        return TensorType(operand_types[0].element_type, plain_shape(shape))
+
+
+@irdl_op_definition
+class BlockedConv2dOp(HasWindow, GraphOp):
+    """graph.conv2d on channel-blocked tensors: input [N, C / b, H, W, b],
+    weight OIHW [O, C / groups, KH, KW] (plain), result [N, O / b, OH, OW, b];
+    `groups` is 1 or C = O (depthwise). Equal to
+    to_blocked(conv2d(from_blocked(input), weight)) with the same properties.
+
+    Example:
+
+        %y = graph.blocked_conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x8x8x16xf32>, tensor<32x32x3x3xf32>) -> tensor<1x2x8x8x16xf32>
+    """
+
+    name = "graph.blocked_conv2d"
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    result = result_def(TensorType)
+    strides = prop_def(DenseArrayBase, default_value=i64_array([1, 1]))
+    padding = prop_def(DenseArrayBase, default_value=i64_array([0, 0, 0, 0]))
+    dilations = prop_def(DenseArrayBase, default_value=i64_array([1, 1]))
+    groups = prop_def(IntegerAttr[I64], default_value=IntegerAttr(1, i64))
+    assembly_format = "$input `,` $weight attr-dict `:` functional-type(operands, results)"
+
+    @property
+    def window_dilations(self) -> list[int]:
+        """[h, w]"""
+        return list(self.dilations.get_values())
+
+    @property
+    def group_count(self) -> int:
+        return self.groups.value.data
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        _require_float(cls, operand_types[0], 0)
+        _require_same_element_type(cls, operand_types)
+        _require_rank(cls, operand_types, 0, 5)
+        _require_rank(cls, operand_types, 1, 4)
+        (n, blocks, h, w, block), (o, i, kh, kw) = map(_shape, operand_types)
+        c = blocks * block
+        groups = int_value(properties, "groups")
+        if groups not in (1, c) or (groups == c and o != c):
+            raise VerifyException(
+                f"groups {groups} must be 1 or the {c} channels (depthwise, as many outputs)"
+            )
+        if i * groups != c or o % block:
+            raise VerifyException(
+                f"{cls.operand_role(1)} {_fmt([o, i, kh, kw])} does not fit {c} input "
+                f"channels in blocks of {block} and {groups} groups"
+            )
+        dilations = _window_params(properties, "dilations", 2, 1)
+        oh, ow = window_output_shape(properties, [n, c, h, w], [kh, kw], dilations)
+        return TensorType(operand_types[0].element_type, [n, o // block, oh, ow, block])

@@ -1,0 +1,356 @@
+"""Convolution on channel-blocked tensors (graph.blocked_conv2d).
+
+What: out[n, o // b, y, x, o % b] = sum over c, ky, kx of w[o, c, ky, kx] *
+in[n, c // b, y * sh - pt + ky * dh, x * sw - pl + kx * dw, c % b] (zero
+outside the input); depthwise (groups = C = O) sums over the taps only.
+How (oneDNN's direct convolution on nChw16c, as brgemm tiles):
+- a padded input is copied once per call into [N, C / b, Hp, Wp, b] with its
+  zero border, so that no tap is bounds-checked (unpadded inputs are read in
+  place);
+- the weights are packed at compile time into [O / (v b), C / b, KH, KW, b,
+  v b]: for each input-channel block and tap, a b x v b panel;
+- a register tile is m output pixels of one row x v output-channel blocks (v
+  vectors): one `tir.brgemm_tile` whose A is the input (pixel i's element of
+  input channel l broadcast, pixels sw * b floats apart), B the weight panels,
+  K the b channels of one input block, and whose tap grid is the input
+  blocks, filter rows and filter columns (loops in the microkernel: the code
+  is the same for any filter and channel count); C's vectors are the
+  output's blocks, a plane apart (`ldc_vector`). The accumulators stay in
+  registers over a chunk's reduction (below);
+- the input blocks of one reduction are as many as keep their weights in
+  half of L1 (one block at least), the tiles of a task's rows reusing them
+  from there and accumulating in the output over the chunks;
+- tasks are (image, group of v output blocks, block of rows), parallel, the
+  rows of a task reusing its weights; the epilogue (bias, activation,
+  residual add) runs on each task's outputs once they are final.
+Depthwise: each block of b channels is one vector; m pixels of a row are
+summed over the taps with one FMA per pixel and tap, the weight vector
+loaded once per tap.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float32Type, IndexType, VectorType
+from xdsl.ir import SSAValue
+
+from graphcompiler.dialects import tir
+from graphcompiler.dialects.tir.types import MAX_LANES
+from graphcompiler.lowering.graph_to_tir.kernel import (
+    Kernel,
+    Operand,
+    compute_type,
+    worth_parallel_work,
+)
+from graphcompiler.lowering.graph_to_tir.matmul import Epilogue, unflatten
+from graphcompiler.target.description import Target
+
+f32 = Float32Type()
+
+DEPTHWISE_COLUMNS = 8
+"""Pixels a depthwise tile sums at once: 8 independent FMA chains hide the
+FMA latency on two ports."""
+
+
+def blocked_conv2d_into(
+    kernel: Kernel,
+    op,
+    x: Operand,
+    w: Operand,
+    out: Operand,
+    epilogue: Epilogue | None = None,
+) -> None:
+    block = x.shape[-1]
+    vectorized = block <= MAX_LANES and all(
+        compute_type(o.element) == f32 and o.element == f32 for o in (x, w, out)
+    )
+    if vectorized and 0 not in (*x.shape, *w.shape, *out.shape):
+        BlockedConv(kernel, op, x, w, out, epilogue).emit()
+        return
+    _direct(kernel, op, x, w, out)
+    if epilogue:
+        epilogue([0] * 5, out.shape)
+
+
+def blocked_conv2d(kernel: Kernel, op) -> None:
+    blocked_conv2d_into(kernel, op, kernel.inputs[0], kernel.inputs[1], kernel.out)
+
+
+def register_tile(target: Target, columns: int, output_blocks: int) -> tuple[int, int]:
+    """(m pixels, v output blocks) of a tile: m x v accumulators beside v
+    weight vectors and a broadcast (more spill: a 7 x 4 tile of 32 AVX-512
+    registers ran at half the speed of 6 x 4), spread evenly over the row's
+    tiles, then the fewest loads per FMA (1/v broadcasts, 1/m weight vectors)."""
+    best, best_cost = (1, 1), None
+    for vectors in range(1, min(4, output_blocks) + 1):
+        if output_blocks % vectors:
+            continue
+        free = target.vector_registers - vectors - 1
+        pixels = max(1, min(columns, free // vectors))
+        used = columns * vectors / math.ceil(columns / pixels)
+        cost = (-round(used, 1), 1 / vectors + 1 / pixels)
+        if best_cost is None or cost < best_cost:
+            best, best_cost = (pixels, vectors), cost
+    return best
+
+
+class BlockedConv:
+    def __init__(self, kernel: Kernel, op, x: Operand, w: Operand, out: Operand, epilogue):
+        self.kernel, self.b = kernel, kernel.b
+        self.x, self.w, self.out, self.epilogue = x, w, out, epilogue
+        self.n, self.blocks, self.h, self.width, self.block = x.shape
+        self.o, _, self.kh, self.kw = w.shape
+        _, self.out_blocks, self.oh, self.ow, _ = out.shape
+        (self.sh, self.sw), self.pads = op.window_strides, op.window_padding
+        self.dh, self.dw = op.window_dilations
+        self.depthwise = op.group_count > 1
+        # the rows and columns of the padded input that the outputs read
+        self.hp = (self.oh - 1) * self.sh + (self.kh - 1) * self.dh + 1
+        self.wp = (self.ow - 1) * self.sw + (self.kw - 1) * self.dw + 1
+        self.padded = any(self.pads)
+        target = kernel.target
+        if self.depthwise:
+            self.pixels, self.vectors = min(self.ow, DEPTHWISE_COLUMNS), 1
+        else:
+            self.pixels, self.vectors = register_tile(target, self.ow, self.out_blocks)
+        self._choose_blocks(target)
+
+    def _choose_blocks(self, target: Target) -> None:
+        """`chunk`: input blocks per brgemm reduction, as many as keep their
+        weights in half of L1 (at least one), so that every tile of the
+        task's rows reads them from there (taking a group's weights from L2
+        for every tile ran at 40% of the FMA peak); `rows`: output rows per task (dividing OH),
+        the most whose outputs fit in a quarter of L2 while leaving 4 tasks
+        per core (where the work is worth threads)."""
+        b = self.block
+        group_channels = self.vectors * b
+        if self.depthwise:
+            self.chunk = 1
+        else:
+            tap_bytes = self.kh * self.kw * b * group_channels * 4
+            fitting = max(1, target.l1_bytes // 2 // tap_bytes)
+            self.chunk = max(
+                d for d in range(1, self.blocks + 1) if self.blocks % d == 0 and d <= fitting
+            )
+        groups = self.out_blocks // self.vectors
+        reduction = b if self.depthwise else self.blocks * b
+        work = math.prod(self.out.shape) * reduction * self.kh * self.kw
+        self.parallel = worth_parallel_work(self.n * groups * self.oh, work // 64)
+        wanted = 4 * target.cores if self.parallel else 1
+        row_bytes = self.ow * group_channels * 4
+        self.rows = 1
+        for rows in range(1, self.oh + 1):
+            if self.oh % rows:
+                continue
+            tasks = self.n * groups * (self.oh // rows)
+            if rows * row_bytes <= target.l2_bytes // 4 and tasks >= min(
+                wanted, self.n * groups * self.oh
+            ):
+                self.rows = rows
+
+    # --- the input and the weights -----------------------------------------------
+
+    def _source(self) -> tuple[SSAValue, int, int]:
+        """The input the taps read, its rows and columns: the padded copy, or x itself."""
+        if not self.padded:
+            return self.x.value, self.h, self.width
+        kernel, b, block = self.kernel, self.b, self.block
+        top, left = self.pads[:2]
+        padded = b.make_tensor([self.n, self.blocks, self.hp, self.wp, block], f32)
+        copied = max(0, min(self.width, self.wp - left))  # input columns inside the window
+        vector = VectorType(f32, [block])
+        zero = b.const(0.0, vector)
+        outer = [self.n, self.blocks, self.hp]
+        parallel = worth_parallel_work(math.prod(outer), math.prod(outer) * self.wp * block)
+        with kernel.loop_nest([math.prod(outer)], parallel) as (flat,):
+            image, channels, row = unflatten(kernel, flat, outer)
+            target = b.tensor_ptr(padded, [image, channels, row, 0, 0], [self.wp * block])
+            source_row = b.sub(row, top)
+            inside = b.binary(
+                tir.AndOp, b.binary(tir.GeOp, source_row, 0), b.binary(tir.LtOp, source_row, self.h)
+            )
+            branch = b.make_if(inside, with_else=True)
+            with b.at_end_of(branch.then_region.block):
+                source = b.tensor_ptr(
+                    self.x.value, [image, channels, source_row, 0, 0], [self.width * block]
+                )
+                with b.make_for(0, left * block, block) as j:
+                    b.make_store(zero, target, [j], block)
+                with b.make_for(0, copied * block, block) as j:
+                    value = b.make_load(source, [j], block)
+                    b.make_store(value, target, [b.add(j, left * block)], block)
+                with b.make_for((left + copied) * block, self.wp * block, block) as j:
+                    b.make_store(zero, target, [j], block)
+            with b.at_end_of(branch.else_region.block), b.make_for(0, self.wp * block, block) as j:
+                b.make_store(zero, target, [j], block)
+        return padded, self.hp, self.wp
+
+    def _packed_weights(self) -> SSAValue:
+        """[groups, C / b, KH, KW, b, v b] panels ([C / b, KH, KW, b] depthwise)."""
+        b, kh, kw = self.block, self.kh, self.kw
+        if self.depthwise:
+            shape = [self.blocks, kh, kw, b]
+
+            def pack(weights: np.ndarray) -> np.ndarray:
+                return weights.reshape(self.blocks, b, kh, kw).transpose(0, 2, 3, 1)
+
+            def source(index: list) -> list:
+                channels, ky, kx, lane = index
+                return [self.b.add(self.b.mul(channels, b), lane), 0, ky, kx]
+        else:
+            width, groups = self.vectors * b, self.out_blocks // self.vectors
+            shape = [groups, self.blocks, kh, kw, b, width]
+
+            def pack(weights: np.ndarray) -> np.ndarray:
+                split = weights.reshape(groups, width, self.blocks, b, kh, kw)
+                return split.transpose(0, 2, 4, 5, 3, 1)
+
+            def source(index: list) -> list:
+                group, channels, ky, kx, lane, column = index
+                o = self.b.add(self.b.mul(group, width), column)
+                return [o, self.b.add(self.b.mul(channels, b), lane), ky, kx]
+
+        if isinstance(self.w.constant, DenseIntOrFPElementsAttr):
+            return self.kernel.packed_constant(
+                self.w, "packed_w", lambda weights: np.ascontiguousarray(pack(weights))
+            )
+        packed = self.b.make_tensor(shape, f32)
+        with self.kernel.loop_nest(shape, parallel=False) as index:
+            self.b.make_store(self.kernel.load(self.w, source(index)), packed, index)
+        return packed
+
+    # --- the tiles ---------------------------------------------------------------------
+
+    def emit(self) -> None:
+        kernel, b = self.kernel, self.b
+        source, rows, columns = self._source()
+        weights = self._packed_weights()
+        groups = self.out_blocks // self.vectors
+        grid = [self.n, groups, self.oh // self.rows]
+        with kernel.loop_nest([math.prod(grid)], self.parallel) as (flat,):
+            image, group, row_block = unflatten(kernel, flat, grid)
+            y0 = b.mul(row_block, self.rows)
+            if self.depthwise:
+                self._depthwise_rows(source, columns, weights, image, group, y0)
+            else:
+                self._tile_rows(source, rows, columns, weights, image, group, y0)
+            if self.epilogue:
+                first_block = b.mul(group, self.vectors)
+                self.epilogue(
+                    [image, first_block, y0, 0, 0],
+                    [1, self.vectors, self.rows, self.ow, self.block],
+                )
+
+    def _row_tiles(self, tile) -> None:
+        """tile(x0, m) over one output row: whole tiles, then the rest."""
+        b = self.b
+        whole, rest = divmod(self.ow, self.pixels)
+        if whole:
+            with b.make_for(0, whole * self.pixels, self.pixels) as x0:
+                tile(x0, self.pixels)
+        if rest:
+            tile(b.value(whole * self.pixels, IndexType()), rest)
+
+    def _tile_rows(self, source, rows: int, columns: int, weights, image, group, y0) -> None:
+        b, block = self.b, self.block
+        width = self.vectors * block
+        plane = rows * columns * block
+        taps = [
+            (count, a_step, b_step)
+            for count, a_step, b_step in (
+                (self.chunk, plane, self.kh * self.kw * block * width),
+                (self.kh, self.dh * columns * block, self.kw * block * width),
+                (self.kw, self.dw * block, block * width),
+            )
+            if count > 1
+        ]
+        last_a = sum((count - 1) * a_step for count, a_step, _ in taps)
+        last_b = sum((count - 1) * b_step for count, _, b_step in taps)
+        first_block = b.mul(group, self.vectors)
+        out_plane = self.oh * self.ow * block
+        chunks = self.blocks // self.chunk
+        with b.make_for(0, chunks, 1) as chunk, b.make_for(0, self.rows, 1) as row:
+            y = b.add(y0, row)
+            channels = b.mul(chunk, self.chunk)
+            b_view = b.tensor_ptr(
+                weights, [group, channels, 0, 0, 0, 0], [last_b + (block - 1) * width + width]
+            )
+            accumulate = b.binary(tir.NeOp, chunk, 0) if chunks > 1 else None
+
+            def tile(x0, m: int) -> None:
+                a_view = b.tensor_ptr(
+                    source, [image, channels, b.mul(y, self.sh), b.mul(x0, self.sw), 0],
+                    [last_a + (m - 1) * self.sw * block + block],
+                )  # fmt: skip
+                c_view = b.tensor_ptr(
+                    self.out.value, [image, first_block, y, x0, 0],
+                    [(self.vectors - 1) * out_plane + m * block],
+                )  # fmt: skip
+                sizes = dict(m=m, n=width, k=block, lanes=block, a_row=self.sw * block, a_k=1,
+                             ldb=width, ldc=block)  # fmt: skip
+                if self.vectors > 1:
+                    sizes["ldc_vector"] = out_plane
+                if accumulate is None:
+                    b.make_brgemm_tile(a_view, b_view, c_view, taps, **sizes)
+                else:
+                    b.make_brgemm_tile(a_view, b_view, c_view, taps, accumulate, **sizes)
+
+            self._row_tiles(tile)
+
+    def _depthwise_rows(self, source, columns: int, weights, image, channels, y0) -> None:
+        b, block = self.b, self.block
+        vector = VectorType(f32, [block])
+        with b.make_for(0, self.rows, 1) as row:
+            y = b.add(y0, row)
+
+            def tile(x0, m: int) -> None:
+                sums = [b.make_var(vector, b.const(0.0, vector)) for _ in range(m)]
+                with b.make_for(0, self.kh, 1) as ky, b.make_for(0, self.kw, 1) as kx:
+                    weight = b.make_load(weights, [channels, ky, kx, 0], block)
+                    input_row = b.add(b.mul(y, self.sh), b.mul(ky, self.dh))
+                    first = b.add(b.mul(x0, self.sw), b.mul(kx, self.dw))
+                    for i, total in enumerate(sums):
+                        column = b.add(first, i * self.sw)
+                        tap = b.make_load(source, [image, channels, input_row, column, 0], block)
+                        fused = tir.FmaddOp.create(
+                            operands=[tap, weight, b.read(total)], result_types=[vector]
+                        )
+                        b.make_assign(total, b.insert(fused).result)
+                for i, total in enumerate(sums):
+                    at = [image, channels, y, b.add(x0, i), 0]
+                    b.make_store(b.read(total), self.out.value, at, block)
+
+            self._row_tiles(tile)
+
+
+def _direct(kernel: Kernel, op, x: Operand, w: Operand, out: Operand) -> None:
+    """Other element types and blocks wider than a vector: one sum per output element."""
+    b = kernel.b
+    _, _, h, width, block = x.shape
+    _, c_per_group, kh, kw = w.shape
+    (sh, sw), (top, left) = op.window_strides, op.window_padding[:2]
+    dh, dw = op.window_dilations
+    depthwise = op.group_count > 1
+    with kernel.loop_nest(out.shape) as (image, blocks, y, x_, lane):
+        o = b.add(b.mul(blocks, block), lane)
+        total = kernel.var(compute_type(out.element), 0)
+        with kernel.loop_nest([c_per_group, kh, kw], parallel=False) as (c, ky, kx):
+            row = b.add(b.sub(b.mul(y, sh), top), b.mul(ky, dh))
+            column = b.add(b.sub(b.mul(x_, sw), left), b.mul(kx, dw))
+            inside = None
+            for coordinate, size in ((row, h), (column, width)):
+                check = b.binary(
+                    tir.AndOp,
+                    b.binary(tir.GeOp, coordinate, 0),
+                    b.binary(tir.LtOp, coordinate, size),
+                )
+                inside = check if inside is None else b.binary(tir.AndOp, inside, check)
+            branch = b.make_if(inside)
+            with b.at_end_of(branch.then_region.block):
+                channel = o if depthwise else c
+                at = [image, b.div(channel, block), row, column, b.mod(channel, block)]
+                product = b.mul(kernel.load(x, at), kernel.load(w, [o, c, ky, kx]))
+                b.make_assign(total, b.add(b.read(total), product))
+        kernel.store(out, [image, blocks, y, x_, lane], b.read(total))

@@ -1,0 +1,186 @@
+"""graph-block-layout: convolutions and the element-wise ops around them
+run on channel-blocked tensors ([N, C / b, H, W, b], b = the target's f32
+lanes), with reorders only where the blocked form stops.
+
+A convolution network spends its time in convolutions, which want b
+channels of a pixel in one vector (dialects/graph/layout.py). Reordering
+every convolution's input and output would cost more memory traffic than
+the layout saves, so the blocked form flows from convolution to
+convolution, as oneDNN's NCHWc graphs do (TVM's AlterOpLayout), in one walk
+in block order:
+- an f32 conv2d with constant weights whose channels (in and out) are
+  multiples of b, with one group or depthwise, becomes
+  from_blocked(blocked_conv2d(to_blocked(input)));
+- an element-wise op one of whose operands is a from_blocked of the op's
+  shape runs on the blocked tensors instead, its result reordered back
+  after it: its other operands are blocked too (a per-channel [C, 1, 1]
+  operand, e.g. a bias, becomes [C / b, 1, 1, b]; one broadcast along
+  the channels keeps a block of 1); constant ones are reordered here, at
+  compile time;
+- to_blocked(from_blocked(x)) is x, and the reorders left without users
+  are dropped.
+What remains are reorders at the graph's inputs and outputs and before
+ops without a blocked form (pooling, reductions, reshapes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import Float32Type, TensorType
+from xdsl.ir import Operation, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from graphcompiler.dialects import graph
+from graphcompiler.ir.diagnostics import Diagnostic, DiagnosticError, Severity
+from graphcompiler.ir.element_types import dense_elements
+from graphcompiler.ir.pipeline import pass_option
+from graphcompiler.passes.function_pass import FunctionPass
+from graphcompiler.passes.graph.constant_fold import fold
+from graphcompiler.target.description import get_target
+
+BLOCKABLE_OPS = tuple(op for op in graph.ELEMENTWISE_OPS if op is not graph.BroadcastToOp)
+"""Element-wise ops that run on blocked tensors as they are (broadcast_to's
+result shape is its own)."""
+
+
+def convertible(op: graph.Conv2dOp, block: int) -> bool:
+    """f32, constant weights, channels in whole blocks, one group or depthwise."""
+    n, c, _, _ = op.input.type.get_shape()
+    o = op.weight.type.get_shape()[0]
+    groups = op.group_count
+    return (
+        all(v.type.element_type == Float32Type() for v in (op.input, op.weight, op.result))
+        and isinstance(op.weight.owner, graph.ConstantOp)
+        and c % block == 0
+        and o % block == 0
+        and (groups == 1 or groups == c == o)
+    )
+
+
+class _Layout:
+    """One function's walk: the reorders it made, shared by every user."""
+
+    def __init__(self, block: int):
+        self.block = block
+        self.blocked: dict[SSAValue, SSAValue] = {}
+        self.counts = {"blocked-convolutions": 0, "blocked-ops": 0}
+
+    def _insert(self, op: Operation, before: Operation) -> SSAValue:
+        """`op` before `before`, evaluated now when its operands are constants."""
+        if all(isinstance(o.owner, graph.ConstantOp) for o in op.operands):
+            result = op.results[0].type
+            value = dense_elements(fold(op), result.element_type, shape=result.get_shape())
+            op.drop_all_references()  # never inserted: its operands lose a use
+            op = graph.ConstantOp.build_from([], value=value)
+        Rewriter.insert_op(op, InsertPoint.before(before))
+        return op.results[0]
+
+    def to_blocked(self, value: SSAValue, before: Operation) -> SSAValue:
+        """`value` [N, C, ...] as [N, C / b, ..., b]: the input of a
+        from_blocked, or one reorder per value."""
+        owner = value.owner
+        if (
+            isinstance(owner, graph.FromBlockedOp)
+            and owner.input.type.get_shape()[-1] == self.block
+        ):
+            return owner.input
+        if value not in self.blocked:
+            reorder = graph.ToBlockedOp.build_from([value], block=self.block)
+            self.blocked[value] = self._insert(reorder, before)
+        return self.blocked[value]
+
+    def convert_conv(self, op: graph.Conv2dOp) -> None:
+        blocked_input = self.to_blocked(op.input, op)
+        conv = graph.BlockedConv2dOp.build_from([blocked_input, op.weight], **op.properties)
+        Rewriter.insert_op(conv, InsertPoint.before(op))
+        back = graph.FromBlockedOp.build_from([conv.result])
+        Rewriter.replace_op(op, back)
+        self.counts["blocked-convolutions"] += 1
+
+    def _operand(self, value: SSAValue, shape: list[int], before: Operation) -> SSAValue | None:
+        """An operand broadcast to the plain `shape`, in the blocked form, or
+        None where it cannot be (it broadcasts along the channels' blocks)."""
+        dims = list(value.type.get_shape())
+        if not dims:
+            return value  # a scalar broadcasts in any layout
+        aligned = [1] * (len(shape) - len(dims)) + dims
+        if aligned[1] not in (1, shape[1]):
+            return None
+        if aligned != dims:
+            reshape = graph.ReshapeOp.build_from(
+                [value], TensorType(value.type.element_type, aligned)
+            )
+            value = self._insert(reshape, before)
+        if aligned[1] == shape[1]:
+            return self.to_blocked(value, before)
+        blocked_shape = [aligned[0], 1, *aligned[2:], 1]
+        reshape = graph.ReshapeOp.build_from(
+            [value], TensorType(value.type.element_type, blocked_shape)
+        )
+        return self._insert(reshape, before)
+
+    def sink_reorder(self, op: Operation) -> None:
+        """Run element-wise `op` on the blocked tensors when one of its
+        operands is a from_blocked of its shape."""
+        shape = list(op.results[0].type.get_shape())
+        if not any(
+            isinstance(o.owner, graph.FromBlockedOp)
+            and list(o.type.get_shape()) == shape
+            and o.owner.input.type.get_shape()[-1] == self.block
+            for o in op.operands
+        ):
+            return
+        operands = [self._operand(o, shape, op) for o in op.operands]
+        if any(o is None for o in operands):
+            return
+        result_type = TensorType(
+            op.results[0].type.element_type, graph.blocked_shape(shape, self.block)
+        )
+        free_result = isinstance(op, graph.CastOp)
+        blocked = type(op).build_from(
+            operands, result_type if free_result else None, **op.properties
+        )
+        Rewriter.insert_op(blocked, InsertPoint.before(op))
+        Rewriter.replace_op(op, graph.FromBlockedOp.build_from([blocked.results[0]]))
+        self.counts["blocked-ops"] += 1
+
+
+def _drop_unused_reorders(function: func.FuncOp) -> None:
+    """Reorders, reshapes and constants this pass made that nothing reads."""
+    for op in reversed(list(function.body.block.ops)):
+        kinds = graph.FromBlockedOp | graph.ToBlockedOp | graph.ReshapeOp | graph.ConstantOp
+        if isinstance(op, kinds) and not op.results[0].uses:
+            Rewriter.erase_op(op)
+
+
+@dataclass(frozen=True)
+class GraphBlockLayoutPass(FunctionPass):
+    """Convolutions and their element-wise neighbours on channel-blocked tensors."""
+
+    name = "graph-block-layout"
+    target: str = pass_option(
+        "", "host, avx512, avx2 or generic (default: GC_TARGET, else the host): b = its f32 lanes"
+    )
+    block: int = pass_option(0, "channels per block (0: the target's f32 lanes)")
+    STATISTICS = {
+        "blocked-convolutions": "conv2d ops made blocked_conv2d",
+        "blocked-ops": "element-wise ops moved onto blocked tensors",
+    }
+
+    def run_on_function(self, function: func.FuncOp) -> dict[str, int]:
+        try:
+            block = self.block or get_target(self.target).f32_lanes
+        except ValueError as error:
+            raise DiagnosticError(Diagnostic(Severity.ERROR, str(error))) from None
+        if block <= 0:
+            raise DiagnosticError(Diagnostic(Severity.ERROR, f"block {block} must be positive"))
+        layout = _Layout(block)
+        for op in list(function.body.block.ops):
+            if isinstance(op, graph.Conv2dOp) and convertible(op, block):
+                layout.convert_conv(op)
+            elif isinstance(op, BLOCKABLE_OPS):
+                layout.sink_reorder(op)
+        _drop_unused_reorders(function)
+        return layout.counts

@@ -1,0 +1,90 @@
+// RUN: gc-opt %s --split-input-file --pass-pipeline='builtin.module(graph-block-layout{target=avx512})' | filecheck %s
+// RUN: gc-opt %s --split-input-file --pass-pipeline='builtin.module(graph-block-layout{block=8})' | filecheck %s --check-prefix=BLOCK8
+
+// A residual block: the blocked form flows from convolution to
+// convolution through the bias adds, the relus and the residual add; one
+// reorder in (shared by the first convolution and the residual), one out.
+// The per-channel bias is reordered at compile time.
+// CHECK-LABEL: func.func @residual
+// CHECK:         %[[IN:.*]] = graph.to_blocked %x {block = 16 : i64} : tensor<1x32x8x8xf32> -> tensor<1x2x8x8x16xf32>
+// CHECK-NEXT:    %[[C1:.*]] = graph.blocked_conv2d %[[IN]], %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x8x8x16xf32>, tensor<32x32x3x3xf32>) -> tensor<1x2x8x8x16xf32>
+// CHECK-NEXT:    %[[B:.*]] = graph.constant dense<{{.*}}> : tensor<1x2x1x1x16xf32>
+// CHECK-NEXT:    %[[A1:.*]] = graph.add %[[C1]], %[[B]] : (tensor<1x2x8x8x16xf32>, tensor<1x2x1x1x16xf32>) -> tensor<1x2x8x8x16xf32>
+// CHECK-NEXT:    %[[R1:.*]] = graph.relu %[[A1]] : tensor<1x2x8x8x16xf32>
+// CHECK-NEXT:    %[[C2:.*]] = graph.blocked_conv2d %[[R1]], %w2 : (tensor<1x2x8x8x16xf32>, tensor<32x32x1x1xf32>) -> tensor<1x2x8x8x16xf32>
+// CHECK-NEXT:    %[[A2:.*]] = graph.add %[[C2]], %[[IN]] : (tensor<1x2x8x8x16xf32>, tensor<1x2x8x8x16xf32>) -> tensor<1x2x8x8x16xf32>
+// CHECK-NEXT:    %[[R2:.*]] = graph.relu %[[A2]] : tensor<1x2x8x8x16xf32>
+// CHECK-NEXT:    %[[OUT:.*]] = graph.from_blocked %[[R2]] : tensor<1x2x8x8x16xf32> -> tensor<1x32x8x8xf32>
+// CHECK-NEXT:    func.return %[[OUT]]
+// BLOCK8-LABEL: func.func @residual
+// BLOCK8:         graph.to_blocked %x {block = 8 : i64} : tensor<1x32x8x8xf32> -> tensor<1x4x8x8x8xf32>
+// BLOCK8-COUNT-2: graph.blocked_conv2d
+// BLOCK8-COUNT-1: graph.from_blocked
+func.func @residual(%x: tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32> {
+  %w = graph.constant dense<0.01> : tensor<32x32x3x3xf32>
+  %w2 = graph.constant dense<0.02> : tensor<32x32x1x1xf32>
+  %b = graph.constant dense<0.5> : tensor<32x1x1xf32>
+  %0 = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x32x8x8xf32>, tensor<32x32x3x3xf32>) -> tensor<1x32x8x8xf32>
+  %1 = graph.add %0, %b : (tensor<1x32x8x8xf32>, tensor<32x1x1xf32>) -> tensor<1x32x8x8xf32>
+  %2 = graph.relu %1 : tensor<1x32x8x8xf32>
+  %3 = graph.conv2d %2, %w2 : (tensor<1x32x8x8xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x8x8xf32>
+  %4 = graph.add %3, %x : (tensor<1x32x8x8xf32>, tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32>
+  %5 = graph.relu %4 : tensor<1x32x8x8xf32>
+  func.return %5 : tensor<1x32x8x8xf32>
+}
+
+// -----
+
+// Depthwise convolutions are blocked too. An operand broadcast along the
+// channels (a [1, 1, H, W] mask) keeps a block of one; a scalar stays as
+// it is; a pooling op takes the plain form back.
+// CHECK-LABEL: func.func @depthwise
+// CHECK:         %[[DW:.*]] = graph.blocked_conv2d %{{.*}}, %w {padding = array<i64: 1, 1, 1, 1>, groups = 16 : i64} : (tensor<1x1x6x6x16xf32>, tensor<16x1x3x3xf32>) -> tensor<1x1x6x6x16xf32>
+// CHECK-NEXT:    %[[M:.*]] = graph.reshape %mask : tensor<1x1x6x6xf32> -> tensor<1x1x6x6x1xf32>
+// CHECK-NEXT:    %[[MUL:.*]] = graph.mul %[[DW]], %[[M]] : (tensor<1x1x6x6x16xf32>, tensor<1x1x6x6x1xf32>) -> tensor<1x1x6x6x16xf32>
+// CHECK-NEXT:    %[[S:.*]] = graph.mul %[[MUL]], %s : (tensor<1x1x6x6x16xf32>, tensor<f32>) -> tensor<1x1x6x6x16xf32>
+// CHECK-NEXT:    %[[P:.*]] = graph.from_blocked %[[S]]
+// CHECK-NEXT:    graph.max_pool2d %[[P]]
+func.func @depthwise(%x: tensor<1x16x6x6xf32>, %mask: tensor<1x1x6x6xf32>, %s: tensor<f32>) -> tensor<1x16x3x3xf32> {
+  %w = graph.constant dense<0.1> : tensor<16x1x3x3xf32>
+  %0 = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, groups = 16 : i64} : (tensor<1x16x6x6xf32>, tensor<16x1x3x3xf32>) -> tensor<1x16x6x6xf32>
+  %1 = graph.mul %0, %mask : (tensor<1x16x6x6xf32>, tensor<1x1x6x6xf32>) -> tensor<1x16x6x6xf32>
+  %2 = graph.mul %1, %s : (tensor<1x16x6x6xf32>, tensor<f32>) -> tensor<1x16x6x6xf32>
+  %3 = graph.max_pool2d %2 {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<1x16x6x6xf32> -> tensor<1x16x3x3xf32>
+  func.return %3 : tensor<1x16x3x3xf32>
+}
+
+// -----
+
+// Left plain: channels not in whole blocks (an RGB stem), weights that
+// are not constants, grouped convolutions that are not depthwise, and
+// integer convolutions.
+// CHECK-LABEL: func.func @plain
+// CHECK-NOT:     blocked
+// CHECK-COUNT-4: graph.conv2d
+// CHECK-NOT:     blocked
+func.func @plain(%x: tensor<1x3x8x8xf32>, %y: tensor<1x32x8x8xf32>, %v: tensor<32x32x1x1xf32>, %i: tensor<1x32x8x8xi32>) -> (tensor<1x32x8x8xf32>, tensor<1x32x8x8xf32>, tensor<1x32x8x8xf32>, tensor<1x32x8x8xi32>) {
+  %w = graph.constant dense<0.1> : tensor<32x3x1x1xf32>
+  %g = graph.constant dense<0.1> : tensor<32x16x1x1xf32>
+  %k = graph.constant dense<1> : tensor<32x32x1x1xi32>
+  %0 = graph.conv2d %x, %w : (tensor<1x3x8x8xf32>, tensor<32x3x1x1xf32>) -> tensor<1x32x8x8xf32>
+  %1 = graph.conv2d %y, %v : (tensor<1x32x8x8xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x8x8xf32>
+  %2 = graph.conv2d %y, %g {groups = 2 : i64} : (tensor<1x32x8x8xf32>, tensor<32x16x1x1xf32>) -> tensor<1x32x8x8xf32>
+  %3 = graph.conv2d %i, %k : (tensor<1x32x8x8xi32>, tensor<32x32x1x1xi32>) -> tensor<1x32x8x8xi32>
+  func.return %0, %1, %2, %3 : tensor<1x32x8x8xf32>, tensor<1x32x8x8xf32>, tensor<1x32x8x8xf32>, tensor<1x32x8x8xi32>
+}
+
+// -----
+
+// An element-wise op whose operand broadcasts the blocked value (a
+// [N, C, 1, 1] result against a [N, C, H, W] one) stays plain, after a reorder.
+// CHECK-LABEL: func.func @broadcast_blocked
+// CHECK:         graph.blocked_conv2d
+// CHECK-NEXT:    %[[P:.*]] = graph.from_blocked
+// CHECK-NEXT:    graph.add %[[P]], %big : (tensor<1x16x1x1xf32>, tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+func.func @broadcast_blocked(%x: tensor<1x16x1x1xf32>, %big: tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32> {
+  %w = graph.constant dense<0.1> : tensor<16x16x1x1xf32>
+  %0 = graph.conv2d %x, %w : (tensor<1x16x1x1xf32>, tensor<16x16x1x1xf32>) -> tensor<1x16x1x1xf32>
+  %1 = graph.add %0, %big : (tensor<1x16x1x1xf32>, tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+  func.return %1 : tensor<1x16x4x4xf32>
+}

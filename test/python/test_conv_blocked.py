@@ -1,0 +1,147 @@
+"""Channel-blocked convolutions: graph.blocked_conv2d through brgemm tiles
+(padding, stride, dilation, tiles of several output blocks, reductions cut
+into chunks, depthwise, weights given at run time) on every target the
+host runs, and graph-block-layout in the default pipeline (convolution
+chains with epilogues, residual adds, reorders before pooling), against the
+reference interpreter; 1 and 2 threads bitwise equal.
+"""
+
+import numpy as np
+import pytest
+
+import graphcompiler
+from graphcompiler.interpreters import reference
+from graphcompiler.target import description as targets
+
+TARGETS = [name for name in ("avx512", "avx2") if targets.supported(name)]
+rng = np.random.default_rng(5)
+
+
+def _t(shape) -> str:
+    return "tensor<" + "".join(f"{s}x" for s in shape) + "f32>"
+
+
+def _window(h, k, stride, before, after, dilation) -> int:
+    return (h + before + after - dilation * (k - 1) - 1) // stride + 1
+
+
+def _check(text: str, inputs: list, atol: float, constants: list = ()):
+    """Compiled 1 and 2 threads give the same bits, within `atol` of the
+    reference; `constants` bind the last arguments at compile time."""
+    names = ["w"] if constants else []
+    compiled = graphcompiler.compile(
+        text, cache=False, constants=dict(zip(names, constants, strict=True))
+    )
+    expected = reference.run(text, *inputs, *constants)
+    compiled.set_num_threads(1)
+    one = compiled(*inputs)
+    compiled.set_num_threads(2)
+    np.testing.assert_array_equal(one, compiled(*inputs))
+    np.testing.assert_allclose(one, expected, rtol=0, atol=atol)
+    return compiled
+
+
+BLOCKED_CASES = [
+    # channels, out channels, input h x w, kernel, stride, padding (t, l, b, r), dilation, groups
+    (32, 32, (8, 8), (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
+    (32, 64, (9, 11), (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1),  # stride 2, odd sizes
+    (64, 32, (12, 13), (3, 2), (1, 1), (2, 1, 0, 3), (2, 1), 1),  # asymmetric, dilated
+    (128, 128, (7, 7), (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),  # reduction in chunks
+    (16, 96, (5, 37), (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),  # 1x1, tail tiles
+    (32, 16, (10, 10), (1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),  # strided 1x1, in place
+    (16, 16, (9, 21), (7, 7), (1, 1), (3, 3, 3, 3), (1, 1), 1),  # taps beyond the input
+    (32, 32, (12, 13), (3, 3), (1, 1), (2, 1, 0, 3), (2, 1), 32),  # depthwise
+    (48, 48, (17, 40), (5, 5), (2, 2), (2, 2, 2, 2), (1, 1), 48),  # depthwise, strided
+]
+
+
+def _blocked_text(c, o, size, kernel, stride, pad, dilation, groups, block, weights_argument):
+    oh = _window(size[0], kernel[0], stride[0], pad[0], pad[2], dilation[0])
+    ow = _window(size[1], kernel[1], stride[1], pad[1], pad[3], dilation[1])
+    x, w, y = (
+        [1, c // block, *size, block],
+        [o, c // groups, *kernel],
+        [1, o // block, oh, ow, block],
+    )
+    props = (
+        f"{{strides = array<i64: {stride[0]}, {stride[1]}>, padding = array<i64: {', '.join(map(str, pad))}>, "
+        f"dilations = array<i64: {dilation[0]}, {dilation[1]}>, groups = {groups} : i64}}"
+    )
+    text = (
+        f"func.func @main(%x: {_t(x)}, %w: {_t(w)}) -> {_t(y)} {{\n"
+        f"  %0 = graph.blocked_conv2d %x, %w {props} : ({_t(x)}, {_t(w)}) -> {_t(y)}\n"
+        f"  func.return %0 : {_t(y)}\n}}"
+    )
+    return text, x, w
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("c, o, size, kernel, stride, pad, dilation, groups", BLOCKED_CASES)
+def test_blocked_conv2d_matches_the_reference(
+    monkeypatch, target, c, o, size, kernel, stride, pad, dilation, groups
+):
+    monkeypatch.setenv("GC_TARGET", target)
+    block = targets.get_target(target).f32_lanes
+    text, x_shape, w_shape = _blocked_text(
+        c, o, size, kernel, stride, pad, dilation, groups, block, True
+    )
+    x = rng.uniform(-1, 1, x_shape).astype(np.float32)
+    w = rng.uniform(-1, 1, w_shape).astype(np.float32)
+    x[0, 0, 1, 2, 3] = np.nan  # propagates to the outputs whose window holds it
+    atol = 1e-5 * w_shape[1] * kernel[0] * kernel[1]
+    compiled = _check(text, [x], atol, constants=[w])  # weights packed at compile time
+    assert ("tir.brgemm_tile" in compiled.tir) == (groups == 1)
+    _check(text, [x, w], atol)  # weights packed at run time
+
+
+def test_blocks_wider_than_a_vector_take_the_direct_loop():
+    text, x_shape, w_shape = _blocked_text(
+        128, 128, (3, 3), (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, 128, True
+    )
+    x = rng.uniform(-1, 1, x_shape).astype(np.float32)
+    w = rng.uniform(-1, 1, w_shape).astype(np.float32)
+    compiled = _check(text, [x, w], 1e-5 * 128 * 9)
+    assert "tir.brgemm_tile" not in compiled.tir
+
+
+def _network(c: int) -> str:
+    """conv -> bias -> relu -> depthwise -> relu6 -> conv -> + residual ->
+    max pool, then a global average over a reshape: the blocked form must
+    flow through the epilogues and stop before the pooling."""
+    x, y = _t([1, c, 12, 12]), _t([1, c, 6, 6])
+    return f"""func.func @main(%x: {x}, %w1: {_t([c, c, 3, 3])}, %b1: {_t([c, 1, 1])}, %dw: {_t([c, 1, 3, 3])}, %w2: {_t([c, c, 1, 1])}) -> ({y}, {_t([1, c])}) {{
+  %0 = graph.conv2d %x, %w1 {{padding = array<i64: 1, 1, 1, 1>}} : ({x}, {_t([c, c, 3, 3])}) -> {x}
+  %1 = graph.add %0, %b1 : ({x}, {_t([c, 1, 1])}) -> {x}
+  %2 = graph.relu %1 : {x}
+  %3 = graph.conv2d %2, %dw {{padding = array<i64: 1, 1, 1, 1>, groups = {c} : i64}} : ({x}, {_t([c, 1, 3, 3])}) -> {x}
+  %4 = graph.clamp %3 {{min = 0.0 : f32, max = 6.0 : f32}} : {x}
+  %5 = graph.conv2d %4, %w2 : ({x}, {_t([c, c, 1, 1])}) -> {x}
+  %6 = graph.add %5, %x : ({x}, {x}) -> {x}
+  %7 = graph.max_pool2d %6 {{kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>}} : {x} -> {y}
+  %8 = graph.reduce_mean %6 {{axes = array<i64: 2, 3>}} : {x} -> {_t([1, c])}
+  func.return %7, %8 : {y}, {_t([1, c])}
+}}"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_block_layout_runs_networks_on_blocked_tensors(monkeypatch, target):
+    monkeypatch.setenv("GC_TARGET", target)
+    c = 32
+    text = _network(c)
+    shapes = [[c, c, 3, 3], [c, 1, 1], [c, 1, 3, 3], [c, c, 1, 1]]
+    weights = [rng.uniform(-0.3, 0.3, s).astype(np.float32) for s in shapes]
+    names = ["w1", "b1", "dw", "w2"]
+    x = rng.uniform(-1, 1, [1, c, 12, 12]).astype(np.float32)
+    compiled = graphcompiler.compile(
+        text, cache=False, constants=dict(zip(names, weights, strict=True))
+    )
+    assert compiled.graph.count("graph.blocked_conv2d") == 3
+    assert compiled.graph.count("graph.to_blocked") == 1  # the residual shares it
+    assert compiled.graph.count("graph.from_blocked") == 1  # before the pooling ops
+    expected = reference.run(text, x, *weights)
+    compiled.set_num_threads(1)
+    one = compiled(x)
+    compiled.set_num_threads(2)
+    for got, want, again in zip(one, expected, compiled(x), strict=True):
+        np.testing.assert_array_equal(got, again)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
