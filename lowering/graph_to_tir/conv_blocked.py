@@ -354,3 +354,34 @@ def _direct(kernel: Kernel, op, x: Operand, w: Operand, out: Operand) -> None:
                 product = b.mul(kernel.load(x, at), kernel.load(w, [o, c, ky, kx]))
                 b.make_assign(total, b.add(b.read(total), product))
         kernel.store(out, [image, blocks, y, x_, lane], b.read(total))
+
+
+def reorder(kernel: Kernel, op) -> None:
+    """graph.to_blocked / graph.from_blocked: for each image and block of b
+    channels, the b planes [b, S] become the pixels' blocks [S, b] (or
+    back), through flat views of both (S = the spatial size): b plain rows
+    read in step, one block written at a time. Parallel over the blocks."""
+    b = kernel.b
+    to_blocked = op.name == "graph.to_blocked"
+    plain, blocked = (
+        (kernel.inputs[0], kernel.out) if to_blocked else (kernel.out, kernel.inputs[0])
+    )
+    n, blocks, *spatial, block = blocked.shape
+    pixels = math.prod(spatial)
+    rank = len(blocked.shape)
+    outer = [n, blocks]
+    parallel = worth_parallel_work(n * blocks, n * blocks * pixels * block)
+    with kernel.loop_nest([n * blocks], parallel) as (flat,):
+        image, channels = unflatten(kernel, flat, outer)
+        first = b.mul(channels, block)
+        planes = b.tensor_ptr(plain.value, [image, first] + [0] * (rank - 3), [block * pixels])
+        pixel_blocks = b.tensor_ptr(
+            blocked.value, [image, channels] + [0] * (rank - 2), [pixels * block]
+        )
+        with b.make_for(0, pixels, 1) as pixel, b.make_for(0, block, 1) as lane:
+            in_plane = b.add(b.mul(lane, pixels), pixel)
+            in_block = b.add(b.mul(pixel, block), lane)
+            if to_blocked:
+                b.make_store(b.make_load(planes, [in_plane]), pixel_blocks, [in_block])
+            else:
+                b.make_store(b.make_load(pixel_blocks, [in_block]), planes, [in_plane])

@@ -20,7 +20,11 @@ from xdsl.ir import Operation, SSAValue
 from graphcompiler.dialects import graph, tir
 from graphcompiler.lowering.graph_to_tir.attention import attention
 from graphcompiler.lowering.graph_to_tir.conv import conv2d, conv2d_into
-from graphcompiler.lowering.graph_to_tir.conv_blocked import blocked_conv2d, blocked_conv2d_into
+from graphcompiler.lowering.graph_to_tir.conv_blocked import (
+    blocked_conv2d,
+    blocked_conv2d_into,
+    reorder,
+)
 from graphcompiler.lowering.graph_to_tir.gather_pad import pad, take
 from graphcompiler.lowering.graph_to_tir.indexing import (
     gather_elements,
@@ -235,19 +239,6 @@ def _transpose_index(kernel: Kernel, op: graph.TransposeOp, index: list) -> list
     return source
 
 
-def _to_blocked_index(kernel: Kernel, op: graph.ToBlockedOp, index: list) -> list:
-    """out[n, c // b, *spatial, c % b] = in[n, c, *spatial]."""
-    image, blocks, *spatial, lane = index
-    return [image, kernel.b.add(kernel.b.mul(blocks, op.block_size), lane), *spatial]
-
-
-def _from_blocked_index(kernel: Kernel, op: graph.FromBlockedOp, index: list) -> list:
-    """out[n, c, *spatial] = in[n, c // b, *spatial, c % b]."""
-    image, channel, *spatial = index
-    block = kernel.inputs[0].shape[-1]
-    return [image, kernel.b.div(channel, block), *spatial, kernel.b.mod(channel, block)]
-
-
 def _slice_index(kernel: Kernel, op: graph.SliceOp, index: list) -> list:
     ranges = op.ranges(kernel.inputs[0].shape)
     b = kernel.b
@@ -389,7 +380,9 @@ def fused(kernel: Kernel, op: graph.FusedOp) -> None:
             merged_shape,
         )
         first_row, width = origin[-2], shape[-1]
-        row_start = first_row * width if isinstance(first_row, int) else kernel.b.mul(first_row, width)
+        row_start = (
+            first_row * width if isinstance(first_row, int) else kernel.b.mul(first_row, width)
+        )
         kernel.for_each(
             [*sizes[:-2], sizes[-2] * sizes[-1]], merged_body, vectorize,
             origin=[*origin[:-2], row_start], parallel=False,
@@ -517,8 +510,8 @@ TEMPLATES: dict[type, Template] = {
     graph.ConcatOp: concat,
     graph.Conv2dOp: conv2d,
     graph.BlockedConv2dOp: blocked_conv2d,
-    graph.ToBlockedOp: gather(_to_blocked_index, lambda op: False),
-    graph.FromBlockedOp: gather(_from_blocked_index, lambda op: False),
+    graph.ToBlockedOp: reorder,
+    graph.FromBlockedOp: reorder,
     graph.MaxPool2dOp: pool,
     graph.AvgPool2dOp: pool,
     graph.FusedOp: fused,

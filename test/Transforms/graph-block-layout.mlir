@@ -88,3 +88,21 @@ func.func @broadcast_blocked(%x: tensor<1x16x1x1xf32>, %big: tensor<1x16x4x4xf32
   %1 = graph.add %0, %big : (tensor<1x16x1x1xf32>, tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
   func.return %1 : tensor<1x16x4x4xf32>
 }
+
+// -----
+
+// One layer whose channels are not whole blocks (24 with blocks of 16)
+// keeps the whole function plain: islands of blocked layers would pay a
+// reorder at each end.
+// CHECK-LABEL: func.func @islands
+// CHECK-NOT:     blocked
+// BLOCK8-LABEL: func.func @islands
+// BLOCK8-COUNT-2: graph.blocked_conv2d
+func.func @islands(%x: tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32> {
+  %w = graph.constant dense<0.01> : tensor<24x32x1x1xf32>
+  %w2 = graph.constant dense<0.02> : tensor<32x24x1x1xf32>
+  %0 = graph.conv2d %x, %w : (tensor<1x32x8x8xf32>, tensor<24x32x1x1xf32>) -> tensor<1x24x8x8xf32>
+  %1 = graph.relu %0 : tensor<1x24x8x8xf32>
+  %2 = graph.conv2d %1, %w2 : (tensor<1x24x8x8xf32>, tensor<32x24x1x1xf32>) -> tensor<1x32x8x8xf32>
+  func.return %2 : tensor<1x32x8x8xf32>
+}
