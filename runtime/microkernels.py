@@ -62,6 +62,11 @@ class Microkernel:
     taps: tuple[tuple[int, int, int], ...] = ()
     c_vector: int = 0
     """Elements between consecutive vectors of a C row; 0: `lanes` (contiguous)."""
+    a_wrap: int = 0
+    """When set, A's rows come in runs of `a_wrap` (`a_row` apart), each run
+    `a_wrap_step` after the previous: a convolution tile of whole output
+    rows narrower than the tile (7 pixels a row, 2 rows a tile)."""
+    a_wrap_step: int = 0
     prefetch: bool = False
     pairs: str = ""
     """"" (f32), "i16" or "bf16": what each i32 element of A and B holds two of."""
@@ -75,6 +80,7 @@ class Microkernel:
         return (
             f"{prefix}m{self.m}_n{self.n}_l{self.lanes}_ar{self.a_row}_ak{self.a_k}"
             f"_ldb{self.ldb}_ldc{self.ldc}{taps}{f'_cv{self.c_vector}' if self.c_vector else ''}"
+            f"{f'_w{self.a_wrap}x{self.a_wrap_step}' if self.a_wrap else ''}"
             f"{'_pf' if self.prefetch else ''}"
             f"{'_dot' if self.dot_instruction else ''}"
         )
@@ -187,7 +193,7 @@ class Microkernel:
         lines += [f"  %acol = mul i64 %l, {self.a_k}", f"  %abase = add i64 %acol, {a_base}"]
         for r in range(self.m):
             lines += [
-                f"  %aoff{r} = add i64 %abase, {r * self.a_row}",
+                f"  %aoff{r} = add i64 %abase, {self.a_offset(r)}",
                 f"  %aptr{r} = getelementptr inbounds {self.scalar}, ptr %a, i64 %aoff{r}",
                 f"  %a{r} = load {self.scalar}, ptr %aptr{r}, align 4",
                 f"  %ains{r} = insertelement {vec} poison, {self.scalar} %a{r}, i64 0",
@@ -254,6 +260,12 @@ class Microkernel:
             f"  %{name}_odd = call {sums} {fmuladd}({sums} %{name}_ahi, {sums} %{name}_bhi, {sums} {acc})",
             f"  {result} = call {sums} {fmuladd}({sums} %{name}_alo, {sums} %{name}_blo, {sums} %{name}_odd)",
         ]
+
+    def a_offset(self, r: int) -> int:
+        """Where row r of A starts (relative to the tap's offset)."""
+        if not self.a_wrap:
+            return r * self.a_row
+        return r // self.a_wrap * self.a_wrap_step + r % self.a_wrap * self.a_row
 
     def _c_offset(self, r: int, v: int) -> int:
         """Where vector v of C row r starts."""

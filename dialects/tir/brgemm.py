@@ -244,6 +244,9 @@ class BrgemmTileOp(StatementOp):
     ldb = prop_def(IntegerAttr[I64])
     ldc = prop_def(IntegerAttr[I64])
     taps = opt_prop_def(DenseArrayBase)
+    a_wrap = opt_prop_def(DenseArrayBase)
+    """[rows, step]: A's rows come in runs of `rows` (a_row apart), each run
+    `step` after the previous (a tile of whole output rows of a convolution)."""
     ldc_vector = opt_prop_def(IntegerAttr[I64])
     """Elements between a C row's consecutive vectors (default: lanes,
     the row contiguous); a channel-blocked output's blocks are planes apart."""
@@ -273,6 +276,20 @@ class BrgemmTileOp(StatementOp):
         """`accumulate`: C is added to rather than overwritten (unless
         `accumulate_if` decides at run time)."""
         return bool(self.accumulate.value.data)
+
+    @property
+    def a_row_runs(self) -> tuple[int, int]:
+        """`a_wrap` as (rows, step); (0, 0) without it."""
+        if self.a_wrap is None:
+            return 0, 0
+        rows, step = (int(x) for x in self.a_wrap.get_values())
+        return rows, step
+
+    def a_row_offset(self, r: int) -> int:
+        """Where row r of A starts, from the tap's offset."""
+        rows, step = self.a_row_runs
+        a_row = self.size("a_row")
+        return r * a_row if not rows else r // rows * step + r % rows * a_row
 
     @property
     def c_vector_stride(self) -> int:
@@ -323,6 +340,14 @@ class BrgemmTileOp(StatementOp):
         )
         last_a = sum((count - 1) * a_step for count, a_step, _ in levels)  # the farthest tap
         last_b = sum((count - 1) * b_step for count, _, b_step in levels)
+        if self.a_wrap is not None:
+            _require(len(self.a_wrap.get_values()) == 2, "a_wrap must hold [rows, step]")
+            rows, step = self.a_row_runs
+            _require(
+                rows > 0 and step >= 0,
+                f"a_wrap rows {rows} must be positive, step {step} not negative",
+            )
+        farthest_row = max(self.a_row_offset(r) for r in range(m))
         prefetched = () if self.prefetch_b is None else (self.prefetch_b,)
         _require(
             not prefetched or not levels,
@@ -344,7 +369,7 @@ class BrgemmTileOp(StatementOp):
                 f"{operand.type} differs from A's element type {operand_element}",
             )
         for name, footprint, tensor in (
-            ("A", last_a + (m - 1) * a_row + (k - 1) * a_k + 1, self.a),
+            ("A", last_a + farthest_row + (k - 1) * a_k + 1, self.a),
             ("B", last_b + (k - 1) * ldb + n, self.b),
             ("C", (m - 1) * ldc + row, self.c),
             *((("prefetch", (k - 1) * ldb + 1, self.prefetch_b),) if prefetched else ()),

@@ -210,12 +210,14 @@ class TirBuilder:
         taps: Sequence[tuple[int, int, int]] = (),
         accumulate_if: SSAValue | None = None,
         prefetch_b: SSAValue | None = None,
+        a_wrap: tuple[int, int] | None = None,
         **sizes: int | bool,
     ) -> None:
         """One register tile C (+)= sum_b A_b x B_b; sizes: m n k lanes a_row
         a_k ldb ldc [accumulate]; taps: (count, A step, B step) loops, outer first;
         accumulate_if: an i1 deciding at run time whether C is added to;
-        prefetch_b: B rows to prefetch, one line per K step."""
+        prefetch_b: B rows to prefetch, one line per K step; a_wrap: (rows,
+        step), A's rows in runs of `rows`, each `step` after the previous."""
         properties: dict[str, Attribute] = {
             name: tir.BoolAttr.from_bool(value)
             if isinstance(value, bool)
@@ -225,6 +227,8 @@ class TirBuilder:
         if taps:
             flat = [x for level in taps for x in level]
             properties["taps"] = DenseArrayBase.from_list(i64, flat)
+        if a_wrap:
+            properties["a_wrap"] = DenseArrayBase.from_list(i64, list(a_wrap))
         optional = [accumulate_if, prefetch_b]
         properties["operandSegmentSizes"] = DenseArrayBase.from_list(
             i32, [1, 1, 1, *(int(x is not None) for x in optional)]

@@ -78,21 +78,30 @@ def blocked_conv2d(kernel: Kernel, op) -> None:
     blocked_conv2d_into(kernel, op, kernel.inputs[0], kernel.inputs[1], kernel.out)
 
 
-def register_tile(target: Target, columns: int, output_blocks: int) -> tuple[int, int]:
-    """(m pixels, v output blocks) of a tile: m x v accumulators beside v
-    weight vectors and a broadcast (more spill: a 7 x 4 tile of 32 AVX-512
-    registers ran at half the speed of 6 x 4), spread evenly over the row's
-    tiles, then the fewest loads per FMA (1/v broadcasts, 1/m weight vectors)."""
-    best, best_cost = (1, 1), None
+def register_tile(
+    target: Target, columns: int, output_rows: int, output_blocks: int
+) -> tuple[int, int, int]:
+    """(m pixels, v output blocks, k output rows) of a tile: m x v
+    accumulators beside v weight vectors and a broadcast (more spill: a 7 x 4
+    tile of 32 AVX-512 registers ran at half the speed of 6 x 4). A tile
+    covers part of a row (k = 1) or, for rows narrower than the registers
+    hold, k whole rows (m = k x columns: 2 rows of a 7x7 map). The most
+    accumulators on average over the plane's tiles win, then the fewest
+    loads per FMA (1/v broadcasts, 1/m weight vectors)."""
+    best, best_cost = (1, 1, 1), None
     for vectors in range(1, min(4, output_blocks) + 1):
         if output_blocks % vectors:
             continue
         free = target.vector_registers - vectors - 1
         pixels = max(1, min(columns, free // vectors))
-        used = columns * vectors / math.ceil(columns / pixels)
-        cost = (-round(used, 1), 1 / vectors + 1 / pixels)
-        if best_cost is None or cost < best_cost:
-            best, best_cost = (pixels, vectors), cost
+        shapes = [(pixels, 1, columns * vectors / math.ceil(columns / pixels))]
+        for rows in range(2, min(output_rows, free // vectors // columns) + 1):
+            tiles = math.ceil(output_rows / rows)
+            shapes.append((rows * columns, rows, output_rows * columns * vectors / tiles))
+        for pixels, rows, used in shapes:
+            cost = (-round(used, 1), 1 / vectors + 1 / pixels)
+            if best_cost is None or cost < best_cost:
+                best, best_cost = (pixels, vectors, rows), cost
     return best
 
 
@@ -112,9 +121,11 @@ class BlockedConv:
         self.padded = any(self.pads)
         target = kernel.target
         if self.depthwise:
-            self.pixels, self.vectors = min(self.ow, DEPTHWISE_COLUMNS), 1
+            self.pixels, self.vectors, self.tile_rows = min(self.ow, DEPTHWISE_COLUMNS), 1, 1
         else:
-            self.pixels, self.vectors = register_tile(target, self.ow, self.out_blocks)
+            self.pixels, self.vectors, self.tile_rows = register_tile(
+                target, self.ow, self.oh, self.out_blocks
+            )
         self._choose_blocks(target)
 
     def _choose_blocks(self, target: Target) -> None:
@@ -271,18 +282,28 @@ class BlockedConv:
         first_block = b.mul(group, self.vectors)
         out_plane = self.oh * self.ow * block
         chunks = self.blocks // self.chunk
-        with b.make_for(0, chunks, 1) as chunk, b.make_for(0, self.rows, 1) as row:
-            y = b.add(y0, row)
+        # whole rows a tile, 2 or more where they are narrow (see register_tile)
+        tile_rows = min(self.tile_rows, self.rows)
+        with b.make_for(0, chunks, 1) as chunk:
             channels = b.mul(chunk, self.chunk)
             b_view = b.tensor_ptr(
                 weights, [group, channels, 0, 0, 0, 0], [last_b + (block - 1) * width + width]
             )
             accumulate = b.binary(tir.NeOp, chunk, 0) if chunks > 1 else None
 
-            def tile(x0, m: int) -> None:
+            def tile(y, x0, m: int) -> None:
+                """m pixels from (y, x0), running on into the next rows when
+                m is more than a row (then x0 = 0)."""
+                runs = None
+                if m > self.ow:
+                    runs = (self.ow, self.sh * columns * block)
+                farthest = (m - 1) * self.sw * block
+                if runs:
+                    last = m - 1
+                    farthest = last // self.ow * runs[1] + last % self.ow * self.sw * block
                 a_view = b.tensor_ptr(
                     source, [image, channels, b.mul(y, self.sh), b.mul(x0, self.sw), 0],
-                    [last_a + (m - 1) * self.sw * block + block],
+                    [last_a + farthest + block],
                 )  # fmt: skip
                 c_view = b.tensor_ptr(
                     self.out.value, [image, first_block, y, x0, 0],
@@ -292,12 +313,19 @@ class BlockedConv:
                              ldb=width, ldc=block)  # fmt: skip
                 if self.vectors > 1:
                     sizes["ldc_vector"] = out_plane
-                if accumulate is None:
-                    b.make_brgemm_tile(a_view, b_view, c_view, taps, **sizes)
-                else:
-                    b.make_brgemm_tile(a_view, b_view, c_view, taps, accumulate, **sizes)
+                b.make_brgemm_tile(a_view, b_view, c_view, taps, accumulate, a_wrap=runs, **sizes)
 
-            self._row_tiles(tile)
+            if tile_rows == 1:
+                with b.make_for(0, self.rows, 1) as row:
+                    y = b.add(y0, row)
+                    self._row_tiles(lambda x0, m: tile(y, x0, m))
+            else:
+                zero = b.value(0, IndexType())
+                whole, rest = divmod(self.rows, tile_rows)
+                with b.make_for(0, whole * tile_rows, tile_rows) as row:
+                    tile(b.add(y0, row), zero, tile_rows * self.ow)
+                if rest:
+                    tile(b.add(y0, whole * tile_rows), zero, rest * self.ow)
 
     def _depthwise_rows(self, source, columns: int, weights, image, channels, y0) -> None:
         b, block = self.b, self.block

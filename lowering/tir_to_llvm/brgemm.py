@@ -58,8 +58,10 @@ def _lower_brgemm_tile(fl: FunctionLowering, op: tir.BrgemmTileOp) -> None:
         pairs = "i16" if op.c.type.element_type == i32 else "bf16"
     dot = pairs == "bf16" and "avx512bf16" in get_target().extensions
     c_vector = op.size("ldc_vector") if op.ldc_vector is not None else 0
-    kernel = Microkernel(*sizes, taps=op.tap_levels(), c_vector=c_vector, prefetch=prefetch,
-                         pairs=pairs, dot_instruction=dot)  # fmt: skip
+    wrap, wrap_step = op.a_row_runs
+    kernel = Microkernel(*sizes, taps=op.tap_levels(), c_vector=c_vector, a_wrap=wrap,
+                         a_wrap_step=wrap_step, prefetch=prefetch, pairs=pairs,
+                         dot_instruction=dot)  # fmt: skip
     fl.module.require_kernel(kernel)
     k = fl.constant(op.size("k"), i64)
     if op.accumulate_if is not None:

@@ -420,3 +420,15 @@ func.func @blocked_depthwise(%x: tensor<1x2x9x9x8xf32>, %w: tensor<16x1x3x3xf32>
   %0 = graph.blocked_conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, groups = 16 : i64} : (tensor<1x2x9x9x8xf32>, tensor<16x1x3x3xf32>) -> tensor<1x2x5x5x8xf32>
   func.return %0 : tensor<1x2x5x5x8xf32>
 }
+
+// -----
+
+// Output rows narrower than the registers hold: a tile of 2 whole rows
+// (4 pixels), A's rows in runs of 2, each run an input row (4 x 8 floats)
+// after the previous.
+// CHECK-LABEL: tir.func @blocked_conv2d__1(%out0: !tir.tensor<1x2x2x2x8xf32>
+// CHECK:         tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} {m = 4 : i64, n = 16 : i64, k = 8 : i64, lanes = 8 : i64, a_row = 8 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 8 : i64, ldc_vector = 32 : i64, taps = array<i64: 2, 128, 1152, 3, 32, 384, 3, 8, 128>, a_wrap = array<i64: 2, 32>}
+func.func @blocked_narrow(%x: tensor<1x2x4x4x8xf32>, %w: tensor<16x16x3x3xf32>) -> tensor<1x2x2x2x8xf32> {
+  %0 = graph.blocked_conv2d %x, %w : (tensor<1x2x4x4x8xf32>, tensor<16x16x3x3xf32>) -> tensor<1x2x2x2x8xf32>
+  func.return %0 : tensor<1x2x2x2x8xf32>
+}

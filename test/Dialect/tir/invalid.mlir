@@ -577,3 +577,20 @@ tir.func @brgemm_tile_tap_footprint(%A: !tir.tensor<64xf32>, %P: !tir.tensor<16x
   tir.brgemm_tile %A, %P, %C {m = 1 : i64, n = 3 : i64, k = 1 : i64, lanes = 4 : i64, a_row = 1 : i64, a_k = 1 : i64, ldb = 3 : i64, ldc = 3 : i64, taps = array<i64: 2, 1, 5, 3, 1, 5>} : !tir.tensor<64xf32>, !tir.tensor<16xf32>, !tir.tensor<64xf32>
   tir.return
 }
+
+// -----
+
+tir.func @brgemm_tile_wrap(%A: !tir.tensor<64xf32>, %P: !tir.tensor<256xf32>, %C: !tir.tensor<64xf32>) {
+  // expected-error @+1 {{a_wrap must hold [rows, step]}}
+  tir.brgemm_tile %A, %P, %C {m = 2 : i64, n = 8 : i64, k = 4 : i64, lanes = 8 : i64, a_row = 4 : i64, a_k = 1 : i64, ldb = 8 : i64, ldc = 8 : i64, a_wrap = array<i64: 2>} : !tir.tensor<64xf32>, !tir.tensor<256xf32>, !tir.tensor<64xf32>
+  tir.return
+}
+
+// -----
+
+// Runs of 2 rows, 40 floats apart: row 3 starts at 44, and its 4 K steps end past A's 32.
+tir.func @brgemm_tile_wrap_footprint(%A: !tir.tensor<32xf32>, %P: !tir.tensor<256xf32>, %C: !tir.tensor<64xf32>) {
+  // expected-error @+1 {{A needs 48 elements but !tir.tensor<32xf32> has 32}}
+  tir.brgemm_tile %A, %P, %C {m = 4 : i64, n = 8 : i64, k = 4 : i64, lanes = 8 : i64, a_row = 4 : i64, a_k = 1 : i64, ldb = 8 : i64, ldc = 8 : i64, a_wrap = array<i64: 2, 40>} : !tir.tensor<32xf32>, !tir.tensor<256xf32>, !tir.tensor<64xf32>
+  tir.return
+}
