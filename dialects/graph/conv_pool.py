@@ -80,8 +80,33 @@ class HasWindow:
         return list(self.padding.get_values())
 
 
+class ConvolutionOp(HasWindow, GraphOp):
+    """The operands and window of a convolution (graph.conv2d and
+    graph.blocked_conv2d): input, weight OIHW, strides and dilations [h, w],
+    padding [top, left, bottom, right], groups."""
+
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    result = result_def(TensorType)
+    strides = prop_def(DenseArrayBase, default_value=i64_array([1, 1]))
+    padding = prop_def(DenseArrayBase, default_value=i64_array([0, 0, 0, 0]))
+    dilations = prop_def(DenseArrayBase, default_value=i64_array([1, 1]))
+    groups = prop_def(IntegerAttr[I64], default_value=IntegerAttr(1, i64))
+    assembly_format = "$input `,` $weight attr-dict `:` functional-type(operands, results)"
+
+    @property
+    def window_dilations(self) -> list[int]:
+        """[h, w]"""
+        return list(self.dilations.get_values())
+
+    @property
+    def group_count(self) -> int:
+        """`groups`: the channels split into this many independent convolutions."""
+        return self.groups.value.data
+
+
 @irdl_op_definition
-class Conv2dOp(HasWindow, GraphOp):
+class Conv2dOp(ConvolutionOp):
     """2-D convolution, input NCHW, weight OIHW (I = C / groups).
 
     Cross-correlation as in PyTorch's conv2d and ONNX Conv (the filter is not
@@ -101,24 +126,6 @@ class Conv2dOp(HasWindow, GraphOp):
     """
 
     name = "graph.conv2d"
-    input = operand_def(TensorType)
-    weight = operand_def(TensorType)
-    result = result_def(TensorType)
-    strides = prop_def(DenseArrayBase, default_value=i64_array([1, 1]))
-    padding = prop_def(DenseArrayBase, default_value=i64_array([0, 0, 0, 0]))
-    dilations = prop_def(DenseArrayBase, default_value=i64_array([1, 1]))
-    groups = prop_def(IntegerAttr[I64], default_value=IntegerAttr(1, i64))
-    assembly_format = "$input `,` $weight attr-dict `:` functional-type(operands, results)"
-
-    @property
-    def window_dilations(self) -> list[int]:
-        """[h, w]"""
-        return list(self.dilations.get_values())
-
-    @property
-    def group_count(self) -> int:
-        """`groups`: the channels split into this many independent convolutions."""
-        return self.groups.value.data
 
     @classmethod
     def infer_type(cls, operand_types, properties, result_type=None):

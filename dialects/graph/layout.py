@@ -11,7 +11,7 @@ the blocked form flows.
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr, TensorType, i64
+from xdsl.dialects.builtin import I64, IntegerAttr, TensorType
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
@@ -21,11 +21,10 @@ from graphcompiler.dialects.graph.base import (
     _require_float,
     _require_same_element_type,
     _shape,
-    i64_array,
     int_value,
 )
 from graphcompiler.dialects.graph.conv_pool import (
-    HasWindow,
+    ConvolutionOp,
     _require_rank,
     _window_params,
     window_output_shape,
@@ -104,7 +103,7 @@ class FromBlockedOp(GraphOp):
 
 
 @irdl_op_definition
-class BlockedConv2dOp(HasWindow, GraphOp):
+class BlockedConv2dOp(ConvolutionOp):
     """graph.conv2d on channel-blocked tensors: input [N, C / b, H, W, b],
     weight OIHW [O, C / groups, KH, KW] (plain), result [N, O / b, OH, OW, b];
     `groups` is 1 or C = O (depthwise). Equal to
@@ -116,23 +115,6 @@ class BlockedConv2dOp(HasWindow, GraphOp):
     """
 
     name = "graph.blocked_conv2d"
-    input = operand_def(TensorType)
-    weight = operand_def(TensorType)
-    result = result_def(TensorType)
-    strides = prop_def(DenseArrayBase, default_value=i64_array([1, 1]))
-    padding = prop_def(DenseArrayBase, default_value=i64_array([0, 0, 0, 0]))
-    dilations = prop_def(DenseArrayBase, default_value=i64_array([1, 1]))
-    groups = prop_def(IntegerAttr[I64], default_value=IntegerAttr(1, i64))
-    assembly_format = "$input `,` $weight attr-dict `:` functional-type(operands, results)"
-
-    @property
-    def window_dilations(self) -> list[int]:
-        """[h, w]"""
-        return list(self.dilations.get_values())
-
-    @property
-    def group_count(self) -> int:
-        return self.groups.value.data
 
     @classmethod
     def infer_type(cls, operand_types, properties, result_type=None):

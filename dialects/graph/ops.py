@@ -49,6 +49,7 @@ from graphcompiler.dialects.graph.constant import ConstantOp
 from graphcompiler.dialects.graph.conv_pool import (
     AvgPool2dOp,
     Conv2dOp,
+    ConvolutionOp,
     FloatPoolOp,
     HasWindow,
     MaxPool2dOp,
@@ -186,7 +187,7 @@ Graph = Dialect("graph", [*GRAPH_OPS, FusedOp, YieldOp], [FormatAttr])
 # `graph.X`: the ops, attribute and helpers of the modules above.
 __all__ = [
     "AbsOp", "AddOp", "ArgMaxOp", "ArgMinOp", "ArgReduceOp", "AttentionOp", "AvgPool2dOp", "BatchNormOp", "BinaryOp", "BlockedConv2dOp", "BroadcastToOp",
-    "CastOp", "CeilOp", "ClampOp", "ComparisonOp", "ConcatOp", "ConstantOp", "Conv2dOp",
+    "CastOp", "CeilOp", "ClampOp", "ComparisonOp", "ConcatOp", "ConstantOp", "Conv2dOp", "ConvolutionOp",
     "CosOp", "CumSumOp",
     "DefinedAttributesOnly", "DivOp", "ELEMENTWISE_OPS", "EluOp", "EqualOp", "ErfOp", "ExpOp",
     "FLOAT_TYPES", "FUSION_ANCHORS", "FloatBinaryOp", "FloatPoolOp", "FloatReduceOp",
