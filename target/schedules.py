@@ -23,6 +23,9 @@ start-up would cost more than it saves."""
 MAX_TILE_ROWS = 14
 FULL_TILE_FMAS = 24
 """Accumulators past this many hide no more FMA latency (measured)."""
+MIN_KC = 256
+"""K steps below which the C tile's load and store per K block (and the
+microkernel's start) cost more than a few percent of the tile's FMAs."""
 
 
 @dataclass(frozen=True)
@@ -70,20 +73,36 @@ class MatmulSchedule:
         return best
 
     @staticmethod
+    def _rows_in_l2(target: Target, mr: int, kc: int) -> int:
+        """Row groups of an A block (mc x kc) that fit three quarters of
+        L2 (the rest: the B slice the tiles share)."""
+        return max(1, target.l2_bytes * 3 // 4 // (kc * 4 * mr))
+
+    @staticmethod
     def _blocks(
-        target: Target, batch: int, m: int, n: int, k: int, mr: int, nr: int, kc: int
+        target: Target,
+        batch: int,
+        m: int,
+        n: int,
+        k: int,
+        mr: int,
+        nr: int,
+        kc: int,
+        constant_b: bool,
     ) -> tuple[int, int]:
         """How many blocks to cut M and N into. At least enough that the A
-        block (mc x kc) takes an eighth of L2 and the B block (kc x nc) half
-        of it (a bigger A block lost 10% at 1024^3: the C block it updates
-        per K block spilled from L2), and with enough work 4 blocks per core
+        block (mc x kc) fits beside the B slice in L2 and the B block
+        (kc x nc) takes half of it, and with enough work 4 blocks per core
         (the thread pool balances them; `target.cores`, not this host's). Each block reads its A rows and its
         B columns over all of K, so among the cuts giving that many blocks
         the one reading the least is taken: every cut of N reads A once more,
         every cut of M reads B once more (MLAS cuts N when N > M for the same
-        reason)."""
+        reason). A `constant_b` (weights, packed at compile time) counts
+        twice: it is read from memory, where A was just written and is in
+        cache (197x768x3072 on one thread: 98 GFLOP/s in 2 x 4 blocks, 110
+        in 1 x 6)."""
         groups, panels = math.ceil(m / mr), math.ceil(n / nr)
-        least_m = math.ceil(groups / max(1, target.l2_bytes // 8 // (kc * 4 * mr)))
+        least_m = math.ceil(groups / MatmulSchedule._rows_in_l2(target, mr, kc))
         least_n = math.ceil(panels / max(1, min(8, target.l2_bytes // 2 // (kc * 4 * nr))))
         big = batch * m * n * k >= PARALLEL_MIN_ELEMENTS * 64
         wanted = 4 * target.cores if big else 1
@@ -99,7 +118,7 @@ class MatmulSchedule:
             while blocks_n < panels and count(blocks_m, blocks_n) < wanted:
                 blocks_n += 1
             short = max(0, wanted - count(blocks_m, blocks_n))
-            cost = (short, blocks_n * m * k + blocks_m * k * n)
+            cost = (short, blocks_n * m * k + blocks_m * k * n * (2 if constant_b else 1))
             if best_cost is None or cost < best_cost:
                 best, best_cost = (blocks_m, blocks_n), cost
             if blocks_n == least_n and not short:
@@ -115,18 +134,36 @@ class MatmulSchedule:
         k: int,
         column_multiple: int = 1,
         scratch_registers: int = 0,
+        constant_b: bool = False,
     ) -> MatmulSchedule:
         """`column_multiple`: nc is a multiple of it (and of nr), so every
         block's columns, the last one's too when it divides n, start and end
-        on its multiples; `scratch_registers`: as register_tile's."""
+        on its multiples; `scratch_registers`: as register_tile's;
+        `constant_b`: B is packed at compile time (weights)."""
         rows, vectors = MatmulSchedule.register_tile(target, n, m, scratch_registers)
         mr, nr = min(rows, m), vectors * target.f32_lanes
-        # the B panel's K block (kc x nr) in 2/3 of L1 (1/2 and 4/5 measured
-        # 1-2% slower on the bench's shapes), K cut evenly
-        kc_limit = max(64, target.l1_bytes * 2 // 3 // (nr * 4))
-        kc = math.ceil(k / math.ceil(k / kc_limit))
+        # the B panel's K block (kc x nr) in a quarter of L2, K cut evenly:
+        # every K block reads and writes the C tile once more and restarts
+        # the microkernel, which with kc sized to L1 (79 at 1024^3) cost a
+        # fifth of the time (one thread, B in cache: 1024^3 90 -> 110
+        # GFLOP/s, 197x768x3072 77 -> 85, 256x2048x512 96 -> 106); the
+        # slice streams from L2 as well
+        kc_limit = max(64, target.l2_bytes // 4 // (nr * 4))
         groups, panels = math.ceil(m / mr), math.ceil(n / nr)
-        blocks_m, blocks_n = MatmulSchedule._blocks(target, batch, m, n, k, mr, nr, kc)
+
+        def blocked(k_blocks: int) -> tuple[int, int, int]:
+            kc = math.ceil(k / k_blocks)
+            return kc, *MatmulSchedule._blocks(target, batch, m, n, k, mr, nr, kc, constant_b)
+
+        # cutting M reads all of B (the weights) once more, cutting K only
+        # the C block: K is cut further (kc >= MIN_KC) where that keeps M
+        # whole (197x3072x768: 98 -> 110 GFLOP/s, kc 1024 -> 768)
+        fewest = math.ceil(k / kc_limit)
+        kc, blocks_m, blocks_n = blocked(fewest)
+        for more in range(fewest + 1, math.ceil(k / MIN_KC) + 1) if blocks_m > 1 else ():
+            if blocked(more)[1] == 1:
+                kc, blocks_m, blocks_n = blocked(more)
+                break
         mc, nc = mr * math.ceil(groups / blocks_m), nr * math.ceil(panels / blocks_n)
         unit = math.lcm(nr, column_multiple)
         nc = min(unit * math.ceil(nc / unit), unit * math.ceil(n / unit))

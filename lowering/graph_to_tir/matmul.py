@@ -109,7 +109,13 @@ class PackedMatmul:
         self.k = a.shape[-2] if self.transpose_a else a.shape[-1]
         self.a, self.b_in, self.out, self.epilogue = a, b_, out, epilogue
         self.schedule = MatmulSchedule.for_shape(
-            kernel.target, math.prod(self.batch), self.m, self.n, self.k, column_multiple
+            kernel.target,
+            math.prod(self.batch),
+            self.m,
+            self.n,
+            self.k,
+            column_multiple,
+            constant_b=self.packs_b_at_compile_time(),
         )
 
     # --- packing (and conversion to f32) ---------------------------------------------
@@ -120,7 +126,7 @@ class PackedMatmul:
         batch_b = self.b_in.shape[:-2]
         panels = math.ceil(n / s.nr)
         shape = [*batch_b, panels, k, s.nr]
-        if isinstance(self.b_in.constant, DenseIntOrFPElementsAttr):
+        if self.packs_b_at_compile_time():
             return self._packed_constant(panels), batch_b
         source = self.b_in  # loads convert f16/bf16 to f32
         packed = self.b.make_tensor(shape, self.accumulator)
@@ -163,6 +169,9 @@ class PackedMatmul:
                             value = b.select(inside, value, kernel.const(0, value))
                             b.make_store(value, packed, [*batch_index, panel, depth, j])
         return packed, batch_b
+
+    def packs_b_at_compile_time(self) -> bool:
+        return isinstance(self.b_in.constant, DenseIntOrFPElementsAttr)
 
     def packs_a_at_compile_time(self) -> bool:
         """A constant A (a convolution's weights) is packed once into row

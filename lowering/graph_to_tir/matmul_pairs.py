@@ -46,7 +46,13 @@ class Int16PairsMatmul(PackedMatmul):
         self.k = math.ceil(self.k_values / 2)
         *batch, m, n = out.shape
         self.schedule = MatmulSchedule.for_shape(
-            kernel.target, math.prod(batch), m, n, self.k, scratch_registers=self.scratch_registers
+            kernel.target,
+            math.prod(batch),
+            m,
+            n,
+            self.k,
+            scratch_registers=self.scratch_registers,
+            constant_b=self.packs_b_at_compile_time(),
         )
 
     def reads_a_in_place(self) -> bool:

@@ -21,19 +21,18 @@
 // CHECK-NEXT:    tir.return
 // The matmul kernel packs B into panels of nr = 16 columns (2 AVX2
 // vectors) and reads A where it is (row stride 1024), then runs parallel
-// blocks of the output; in each, one loop over the 2 K blocks of 512 runs
-// 6x16 register tiles (the first block writes C, the second adds to it:
-// accumulate_if), with 4 rows left over. Each tile prefetches one column of
-// cache lines of the next panel's K block (512 rows of 16, one line a row).
+// blocks of the output, each of 6x16 register tiles over all of K (the
+// panel's 1024 x 16 slice takes a quarter of the 512 KiB L2), with 4 rows
+// left over. Each tile prefetches one column of cache lines of the next
+// panel (1024 rows of 16, one line a row).
 // CHECK-LABEL: tir.func @matmul__1(%out0: !tir.tensor<1024x1024xf32>, %in0: !tir.tensor<1024x1024xf32>, %in1: !tir.tensor<1024x1024xf32>) {
 // CHECK:         tir.define_tensor : !tir.tensor<64x1024x16xf32>
 // CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
 // CHECK:           tir.load %in1[%{{.*}}, %{{.*}} lanes 8]
 // CHECK-NOT:     tir.define_tensor
 // CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
-// CHECK:           tir.for %[[KB:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// CHECK:             %[[FIRST:.*]] = tir.ne %[[KB]], %{{.*}} : (index, index) -> i1
-// CHECK:             tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} accumulate_if %[[FIRST]] prefetch %{{.*}} : !tir.tensor<4081xf32> {m = 4 : i64, n = 16 : i64, k = 256 : i64, lanes = 8 : i64, a_row = 1024 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 1024 : i64}
+// CHECK:           tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} prefetch %{{.*}} : !tir.tensor<16369xf32> {m = 6 : i64, n = 16 : i64, k = 1024 : i64, lanes = 8 : i64, a_row = 1024 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 1024 : i64}
+// CHECK:           tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} prefetch %{{.*}} : !tir.tensor<16369xf32> {m = 4 : i64, n = 16 : i64, k = 1024 : i64, lanes = 8 : i64, a_row = 1024 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 1024 : i64}
 // The add kernel walks its contiguous operands as one flat range: a
 // parallel loop over 256 chunks of 4096 elements (enough for every thread,
 // whatever the outer dimension), 8-lane (AVX2) vectors within a chunk.
@@ -211,16 +210,17 @@ func.func @slopes(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
-// K = 1001 is cut into two K blocks of 334 rows and a last one of the 333
-// left (no zero padding, A still read in place): the first block stores, the
-// others and the last add to C.
-// CHECK-LABEL: tir.func @matmul__1(%out0: !tir.tensor<12x16xf32>, %in0: !tir.tensor<12x1001xf32>
-// CHECK:         tir.define_tensor : !tir.tensor<1x1001x16xf32>
+// K = 4097 (past the 2048 rows of a quarter of L2) is cut into two K
+// blocks of 1366 rows and a last one of the 1365 left (no zero padding, A
+// still read in place): the first block stores, the others and the last
+// add to C.
+// CHECK-LABEL: tir.func @matmul__1(%out0: !tir.tensor<12x16xf32>, %in0: !tir.tensor<12x4097xf32>
+// CHECK:         tir.define_tensor : !tir.tensor<1x4097x16xf32>
 // CHECK-NOT:     tir.define_tensor
-// CHECK:         tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} accumulate_if %{{.*}} prefetch %{{.*}} : !tir.tensor<5329xf32> {m = 6 : i64, n = 16 : i64, k = 334 : i64, lanes = 8 : i64, a_row = 1001 : i64
-// CHECK:         tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} prefetch %{{.*}} : !tir.tensor<5313xf32> {m = 6 : i64, n = 16 : i64, k = 333 : i64, {{.*}}accumulate = true
-func.func @ktail(%a: tensor<12x1001xf32>, %b: tensor<1001x16xf32>) -> tensor<12x16xf32> {
-  %0 = graph.matmul %a, %b : (tensor<12x1001xf32>, tensor<1001x16xf32>) -> tensor<12x16xf32>
+// CHECK:         tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} accumulate_if %{{.*}} prefetch %{{.*}} : !tir.tensor<{{.*}}xf32> {m = 6 : i64, n = 16 : i64, k = 1366 : i64, lanes = 8 : i64, a_row = 4097 : i64
+// CHECK:         tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} prefetch %{{.*}} : !tir.tensor<{{.*}}xf32> {m = 6 : i64, n = 16 : i64, k = 1365 : i64, {{.*}}accumulate = true
+func.func @ktail(%a: tensor<12x4097xf32>, %b: tensor<4097x16xf32>) -> tensor<12x16xf32> {
+  %0 = graph.matmul %a, %b : (tensor<12x4097xf32>, tensor<4097x16xf32>) -> tensor<12x16xf32>
   func.return %0 : tensor<12x16xf32>
 }
 

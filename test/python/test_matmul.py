@@ -6,6 +6,7 @@ epilogues; against a float64 numpy product, 1 and 2 threads bitwise equal.
 """
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -149,7 +150,18 @@ def test_register_tile_fills_the_register_file():
         assert rows * vectors >= target.vector_registers // 2
     assert MatmulSchedule.register_tile(avx512, 16)[1] == 1  # no vectors past N
     schedule = MatmulSchedule.for_shape(avx512, 1, 1024, 1024, 1024)
-    assert schedule.kc * schedule.nr * 4 <= avx512.l1_bytes  # the B panel slice stays in L1
+    assert schedule.kc == 1024  # one K block: C is read and written once
+    assert schedule.kc * schedule.nr * 4 <= avx512.l2_bytes // 4  # the B slice in L2
+    assert schedule.mc * schedule.kc * 4 <= avx512.l2_bytes  # so is the A block
+
+
+def test_k_is_cut_before_m_when_that_keeps_every_row_in_one_block():
+    """A transformer's down projection (197 tokens, K = 3072): K blocks of
+    768 let all of A's rows share one block, so the weights are read once."""
+    host_like = replace(targets.get_target("avx512"), l2_bytes=1 << 20, cores=2)
+    schedule = MatmulSchedule.for_shape(host_like, 1, 197, 768, 3072, constant_b=True)
+    assert (schedule.kc, schedule.mc) == (768, 198)
+    assert schedule.nc < 768  # the cores split N, which re-reads A, not the weights
 
 
 def _declared_after_round_trip(*kernels):
@@ -191,9 +203,9 @@ def test_prefetching_microkernels_take_the_next_panel():
     text = kernel.llvm_ir()
     assert "i1 %accumulate, ptr %pf)" in text
     assert text.count("@llvm.prefetch.p0(ptr") == 1  # one line per K step
-    schedule = MatmulSchedule.for_shape(targets.get_target("avx512"), 1, 256, 512, 2047)
-    (full, kc), (last, rest) = schedule.k_blocks(2047)  # no zero padding: a shorter last block
-    assert kc == schedule.kc and last == 1 and 0 < rest < kc and full * kc + rest == 2047
+    schedule = MatmulSchedule.for_shape(targets.get_target("avx512"), 1, 256, 512, 4099)
+    (full, kc), (last, rest) = schedule.k_blocks(4099)  # no zero padding: a shorter last block
+    assert kc == schedule.kc and last == 1 and 0 < rest < kc and full * kc + rest == 4099
 
 
 def test_microkernel_taps_round_trip():
