@@ -188,8 +188,10 @@ def graph_ops(function: func.FuncOp) -> list[Operation]:
     return list(function.body.block.ops)
 
 
-def _users(op: Operation) -> list[Operation]:
-    """The ops of `op`'s block that use its results, in block order."""
+def _users(op: Operation, position: dict[Operation, int]) -> list[Operation]:
+    """The ops of `op`'s block that use its results, in block order
+    (`position`: each op's index in the block; the block's own lookup walks
+    the block, which made ordering BERT's 700 ops take 0.4 s)."""
     block = op.parent_block()
     users = {
         block.find_ancestor_op_in_block(use.operation)
@@ -197,7 +199,7 @@ def _users(op: Operation) -> list[Operation]:
         for use in result.uses
     }
     users.discard(None)
-    return sorted(users, key=block.get_operation_index)
+    return sorted(users, key=position.__getitem__)
 
 
 def _producers(op: Operation) -> set[Operation]:
@@ -218,11 +220,14 @@ class OpVisitor:
         self.updater = updater
         self.to_visit: list[Operation] = []
         self.visited: set[Operation] = set()
+        self.position: dict[Operation, int] = {}
 
     def visit_graph(self, function: func.FuncOp, visit: Callable[[Operation], None]) -> None:
         """Visit every op reachable from the graph's sources (ops that use
         no other op's results), in the order the selector decides."""
-        self.to_visit = [op for op in graph_ops(function) if not _producers(op)]
+        ops = graph_ops(function)
+        self.position = {op: index for index, op in enumerate(ops)}
+        self.to_visit = [op for op in ops if not _producers(op)]
         self.visited = set()
         while self.to_visit:
             op = self.selector(self)
@@ -255,7 +260,9 @@ class OpVisitor:
 
     @staticmethod
     def push_back_updater(visitor: OpVisitor, op: Operation) -> None:
-        visitor.to_visit.extend(user for user in _users(op) if user not in visitor.visited)
+        visitor.to_visit.extend(
+            user for user in _users(op, visitor.position) if user not in visitor.visited
+        )
 
     @staticmethod
     def create_dag_updater() -> Updater:
@@ -264,7 +271,7 @@ class OpVisitor:
         waiting: dict[Operation, int] = {}
 
         def update(visitor: OpVisitor, op: Operation) -> None:
-            for user in _users(op):
+            for user in _users(op, visitor.position):
                 remaining = waiting.get(user, len(_producers(user))) - 1
                 waiting[user] = remaining
                 if remaining == 0:

@@ -29,7 +29,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from graphcompiler.dialects.graph import ops as graph
-from graphcompiler.ir.element_types import dense_elements
+from graphcompiler.ir.element_types import dense_elements, dense_values
 
 
 def splat_value(value: SSAValue) -> float | None:
@@ -40,8 +40,10 @@ def splat_value(value: SSAValue) -> float | None:
         owner = owner.input.owner
     if not isinstance(owner, graph.ConstantOp):
         return None
-    elements = set(owner.value.get_values())
-    return float(elements.pop()) if len(elements) == 1 else None
+    values = dense_values(owner.value)  # from the bytes: BERT's biases were 0.25 s as floats
+    if values.size == 0 or not (values == values.flat[0]).all():
+        return None
+    return float(values.flat[0])
 
 
 def _same_shape(a: SSAValue, b: SSAValue) -> bool:

@@ -177,7 +177,8 @@ def schedule(function: func.FuncOp, policy: str) -> list[Operation]:
     else:
         raise DiagnosticException(f"unknown policy '{policy}' (heuristic, dfs or bfs)")
     order = [op for op in visitor.order(function) if not isinstance(op, func.ReturnOp)]
-    unreached = [op for op in ops if op not in set(order) and not isinstance(op, func.ReturnOp)]
+    reached = set(order)
+    unreached = [op for op in ops if op not in reached and not isinstance(op, func.ReturnOp)]
     return [*order, *unreached, ops[-1]]
 
 
