@@ -9,7 +9,11 @@ result depends on: the graph with its bound constants, the entry, the
 target (ISA, CPU, LLVM features, the kernel choices measured on this
 machine: runtime/tuning.py), and a fingerprint of the compiler's own
 source files (so an edited or upgraded compiler never reads an old entry).
-A hit skips the pass pipeline, LLVM's optimization and code generation:
+When compile() read the source itself (an .onnx or .mlir path, or text),
+the arguments as given key the entry instead (`source_key`: the file's
+bytes, the entry, constants and input shapes, with the same compiler and
+target parts): they determine the graph, which then is neither printed nor
+its weights hashed for the key. A hit skips the pass pipeline, LLVM's optimization and code generation:
 the machine code is loaded as it was made. A source alias
 (`source-<hash>.json`, keyed by the compile's arguments as given) points
 at an entry so that warm_start.py finds it without parsing the graph.

@@ -99,7 +99,7 @@ class SourceAlias:
         its cache entry, when every argument travels as is (so that a
         WarmGraph can serve calls) and the source did not change meanwhile."""
         plain = compiled._plain_signature
-        if plain is None or not compiled.cache_key or not self._unchanged():
+        if plain is None or not compiled.cache_key or not self.unchanged():
             return
         inputs, outputs = ([[list(shape), dtype.str] for shape, dtype in specs] for specs in plain)
         record = {
@@ -115,14 +115,14 @@ class SourceAlias:
     def remember_dims(self, dims: Mapping[str, Sequence[int | str] | None]) -> None:
         """For an ONNX model with symbolic dims: its inputs' dims, from which
         a later compile builds the SpecializingGraph without reading it."""
-        if self._unchanged():
+        if self.unchanged():
             plain = {
                 name: None if d is None else [s if isinstance(s, str) else int(s) for s in d]
                 for name, d in dims.items()
             }  # fmt: skip
             compile_cache.store_alias(self.directory, self.key, {"dims": plain})
 
-    def _unchanged(self) -> bool:
+    def unchanged(self) -> bool:
         """The source still is what the key was computed from: an alias
         stored for a file rewritten during the compile would name the wrong code."""
         again = SourceAlias.of(self.source, self.entry, None, None, self.directory)
