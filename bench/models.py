@@ -33,7 +33,7 @@ import numpy as np
 from bench import onnx_models, report
 from bench.runner import _failure, measure
 
-MODELS = ("bert", "gpt2", "llama", "vit", "resnet", "mobilenet_v2", "efficientnet")
+MODELS = ("bert", "gpt2", "llama", "vit", "resnet", "resnet18", "mobilenet_v2", "efficientnet")
 EXPORT_SCRIPT = Path(__file__).resolve().parents[1] / "test" / "models" / "export_models.py"
 EXPORT_NEEDS = ("torch", "transformers", "onnxscript", "onnx", "onnxruntime")
 TOLERANCE = 1e-3

@@ -158,6 +158,20 @@ def _resnet(full: bool):
     return ResNetModel(config), config
 
 
+def _resnet18(full: bool):
+    """Basic (two 3x3 convolutions) residual blocks, where ResNet-50 has bottlenecks."""
+    from transformers import ResNetConfig, ResNetModel
+
+    config = (
+        ResNetConfig(hidden_sizes=[64, 128, 256, 512], depths=[2, 2, 2, 2], layer_type="basic")
+        if full
+        else ResNetConfig(
+            embedding_size=16, hidden_sizes=[16, 32], depths=[1, 1], layer_type="basic"
+        )
+    )
+    return ResNetModel(config), config
+
+
 def _mobilenet_v2(full: bool):
     from transformers import MobileNetV2Config, MobileNetV2Model
 
@@ -191,6 +205,7 @@ ARCHS = [
     Arch("llama", "text", _llama, ("logits",)),
     Arch("vit", "image", _vit, ("last_hidden_state", "pooler_output")),
     Arch("resnet", "image", _resnet, ("last_hidden_state", "pooler_output")),
+    Arch("resnet18", "image", _resnet18, ("last_hidden_state", "pooler_output")),
     Arch("mobilenet_v2", "image", _mobilenet_v2, ("last_hidden_state", "pooler_output")),
     Arch("efficientnet", "image", _efficientnet, ("last_hidden_state", "pooler_output")),
 ]
