@@ -76,7 +76,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     models.add_argument(
         "--models",
         action="store_true",
-        help="BERT, GPT-2, Llama, ViT, ResNet-50, MobileNet-v2, EfficientNet-B0 (exported with "
+        help="BERT, GPT-2, Llama, ViT, ResNet-50, ResNet-18, MobileNet-v2, EfficientNet-B0 (exported with "
         "torch once: pip install -e '.[models]'); --only then names models",
     )
     models.add_argument(

@@ -1,7 +1,7 @@
 """python -m bench --models: full-size real models, graphcompiler vs onnxruntime.
 
 BERT-base, GPT-2 (124M), a 4-layer Llama with grouped-query attention,
-ViT-B/16, ResNet-50, MobileNet-v2 1.0 and EfficientNet-B0 with random
+ViT-B/16, ResNet-50, ResNet-18, MobileNet-v2 1.0 and EfficientNet-B0 with random
 weights, exported to ONNX with static shapes (batch 1; 128 tokens or
 224 px) by `test/models/export_models.py --full`, run in a subprocess:
 torch, transformers and onnxscript are needed for that step only

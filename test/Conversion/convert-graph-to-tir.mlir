@@ -210,6 +210,22 @@ func.func @slopes(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
+// A 1x1 convolution over few channels (K = 24 <= 64) reads its input where
+// it is: no packed copy of B, the tiles' B rows a plane (100 pixels) apart
+// (ldb = 100), the last 4 pixels in a masked tail tile; the weights are
+// packed at compile time.
+// CHECK-LABEL: tir.func @conv2d__2(%out0: !tir.tensor<1x8x10x10xf32>, %in0: !tir.tensor<1x24x10x10xf32>
+// CHECK-NOT:     tir.define_tensor
+// CHECK:         tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} {m = 4 : i64, n = 24 : i64, k = 24 : i64, lanes = 8 : i64, a_row = 1 : i64, a_k = 4 : i64, ldb = 100 : i64, ldc = 100 : i64}
+// CHECK:         tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} {m = 4 : i64, n = 4 : i64, k = 24 : i64, {{.*}}ldb = 100 : i64
+func.func @shallow_1x1(%x: tensor<1x24x10x10xf32>) -> tensor<1x8x10x10xf32> {
+  %w = graph.constant dense<0.5> : tensor<8x24x1x1xf32>
+  %0 = graph.conv2d %x, %w : (tensor<1x24x10x10xf32>, tensor<8x24x1x1xf32>) -> tensor<1x8x10x10xf32>
+  func.return %0 : tensor<1x8x10x10xf32>
+}
+
+// -----
+
 // K = 4097 (past the 2048 rows of a quarter of L2) is cut into two K
 // blocks of 1366 rows and a last one of the 1365 left (no zero padding, A
 // still read in place): the first block stores, the others and the last
