@@ -28,7 +28,11 @@ def _type(shape, element="f32"):
 
 
 def _matmul_text(a_shape, b_shape, out_shape, element="f32", transpose_a=False, transpose_b=False):
-    flags = [f"{n} = true" for n, on in (("transpose_a", transpose_a), ("transpose_b", transpose_b)) if on]
+    flags = [
+        f"{n} = true"
+        for n, on in (("transpose_a", transpose_a), ("transpose_b", transpose_b))
+        if on
+    ]
     props = " {" + ", ".join(flags) + "}" if flags else ""
     a, b, o = _type(a_shape, element), _type(b_shape, element), _type(out_shape, element)
     return f"""func.func @main(%a: {a}, %b: {b}) -> {o} {{
@@ -100,7 +104,7 @@ def test_constant_weights_are_packed_at_compile_time(monkeypatch, target):
   func.return %0 : tensor<21x37xf32>
 }}"""
     compiled = graphcompiler.compile(text)
-    nr = MatmulSchedule.for_shape(targets.get_target(target), 1, 21, 37, 19).nr
+    nr = MatmulSchedule.for_shape(targets.get_target(target), 1, 21, 37, 19, constant_b=True).nr
     panels = math.ceil(37 / nr)
     assert f"!tir.tensor<{panels}x19x{nr}xf32>" in compiled.tir  # the packed global
     x = rng.uniform(-1, 1, (21, 19)).astype(np.float32)
@@ -155,6 +159,16 @@ def test_register_tile_fills_the_register_file():
     assert schedule.mc * schedule.kc * 4 <= avx512.l2_bytes  # so is the A block
 
 
+def test_weights_streamed_from_l2_take_deeper_register_tiles():
+    """197 tokens x 768 -> 3072 (ViT-B/16's MLP): with B the weights, a tile
+    as useful with more rows whose A rows still fit L1 (9x3 over 6x4), not
+    one whose A rows spill (14x2); activations keep the shallower tile."""
+    host_like = replace(targets.get_target("avx512"), l1_bytes=32 << 10, l2_bytes=1 << 20)
+    assert MatmulSchedule.register_tile(host_like, 3072, 197, k=768) == (9, 3)
+    assert MatmulSchedule.register_tile(host_like, 3072, 197) == (6, 4)
+    assert MatmulSchedule.register_tile(host_like, 1024, 1024, k=1024) == (6, 4)
+
+
 def test_k_is_cut_before_m_when_that_keeps_every_row_in_one_block():
     """A transformer's down projection (197 tokens, K = 3072): K blocks of
     768 let all of A's rows share one block, so the weights are read once."""
@@ -194,7 +208,7 @@ def test_a_microkernel_attribute_that_does_not_match_its_function_is_an_error():
 def test_compiled_programs_carry_their_microkernels():
     compiled = graphcompiler.compile(_matmul_text((5, 7), (7, 9), (5, 9)))
     assert compiled.microkernels
-    assert all(f"@\"{kernel.name}\"(" in compiled.llvm_ir for kernel in compiled.microkernels)
+    assert all(f'@"{kernel.name}"(' in compiled.llvm_ir for kernel in compiled.microkernels)
 
 
 def test_prefetching_microkernels_take_the_next_panel():
@@ -209,7 +223,9 @@ def test_prefetching_microkernels_take_the_next_panel():
 
 
 def test_microkernel_taps_round_trip():
-    kernel = Microkernel(m=2, n=8, lanes=8, a_row=9, a_k=1, ldb=58, ldc=56, taps=((3, 18, 58), (3, 6, 1)))
+    kernel = Microkernel(
+        m=2, n=8, lanes=8, a_row=9, a_k=1, ldb=58, ldc=56, taps=((3, 18, 58), (3, 6, 1))
+    )
     assert _declared_after_round_trip(kernel) == (kernel,)
     assert kernel.llvm_ir().count("phi i64") == 3  # two tap loops around one K loop
 
@@ -218,6 +234,7 @@ def test_microkernel_code_does_not_grow_with_the_filter():
     def kernel(size: int) -> Microkernel:
         return Microkernel(m=4, n=16, lanes=8, a_row=1, a_k=4, ldb=64, ldc=256,
                            taps=((size, 4 * size * 8, 640), (size, 32, 4096)))  # fmt: skip
+
     assert len(kernel(32).llvm_ir()) - len(kernel(3).llvm_ir()) < 100  # digits of the sizes
 
 
@@ -238,7 +255,7 @@ def test_arguments_bound_as_constants_are_packed_once_and_kept_out_of_the_text()
     assert "_packed_b" in bound.tir  # the weights' panels, packed at compile time
     # 200 x 96 floats of weights (75 KiB), twice: declared in the text, bound by the JIT
     assert len(bound.llvm_ir) < 100_000
-    assert ' = external global [' in bound.llvm_ir and '@"gc.data.' in bound.llvm_ir
+    assert " = external global [" in bound.llvm_ir and '@"gc.data.' in bound.llvm_ir
     expected = graphcompiler.compile(MLP)(x, w, b)
     np.testing.assert_array_equal(bound(x), expected)
 
