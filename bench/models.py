@@ -46,11 +46,12 @@ def default_directory() -> Path:
 
 
 def select(only: str | None) -> list[str]:
-    """Models whose names contain one of the comma-separated substrings."""
+    """Models named by the comma-separated words: a model's exact name, or
+    else a substring of names ("resnet" is ResNet-50, not ResNet-18 too)."""
     if not only:
         return list(MODELS)
     wanted = [w.strip() for w in only.split(",") if w.strip()]
-    chosen = [m for m in MODELS if any(w in m for w in wanted)]
+    chosen = [m for m in MODELS if any(w == m or (w not in MODELS and w in m) for w in wanted)]
     if not chosen:
         raise SystemExit(f"error: --only {only!r} matches no model (models: {', '.join(MODELS)})")
     return chosen

@@ -446,7 +446,10 @@ def select(only: str | None) -> list[Arch]:
     if not only:
         return ARCHS
     wanted = [w.strip() for w in only.split(",") if w.strip()]
-    chosen = [a for a in ARCHS if any(w in a.name for w in wanted)]
+    names = {a.name for a in ARCHS}  # an exact name selects that model alone
+    chosen = [
+        a for a in ARCHS if any(w == a.name or (w not in names and w in a.name) for w in wanted)
+    ]
     if not chosen:
         raise SystemExit(
             f"error: --only {only!r} matches no model ({', '.join(a.name for a in ARCHS)})"
