@@ -36,7 +36,10 @@ def _write_model(path, weight: np.ndarray, batch: int | str) -> None:
         "dense",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, WIDTH])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, WIDTH])],
-        [numpy_helper.from_array(weight, "w"), numpy_helper.from_array(np.ones(1, np.float32), "one")],
+        [
+            numpy_helper.from_array(weight, "w"),
+            numpy_helper.from_array(np.ones(1, np.float32), "one"),
+        ],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     path.write_bytes(model.SerializeToString())
@@ -188,3 +191,26 @@ def test_the_compiler_fingerprint_walks_only_the_package_sources(monkeypatch):
     assert any(path.endswith("driver") for path in listed)
     skipped = [p for p in listed if "/." in p or "__pycache__" in p or p.endswith("/test")]
     assert not skipped
+
+
+def test_a_compile_that_read_its_file_keys_the_entry_by_the_file(tmp_path, monkeypatch):
+    """The source alias (the file's hash, entry, input shapes) keys the cache
+    entry: the imported module is neither printed nor its weights hashed for
+    a key. A module given as such still gets the module's key."""
+    from graphcompiler.driver.loading import load_module
+    from graphcompiler.driver.warm_start import SourceAlias
+
+    path = tmp_path / "dense.onnx"
+    _write_model(path, _weight(0), 3)
+    cache = tmp_path / "cache"
+    hashed = []
+    real_key = compile_cache.cache_key
+    monkeypatch.setattr(
+        compile_cache, "cache_key", lambda *args: hashed.append(1) or real_key(*args)
+    )
+    compiled = graphcompiler.compile(path, cache=cache)
+    assert compiled.cache_key == SourceAlias.of(path, "main", None, None, cache).key
+    assert not hashed
+    module_compiled = graphcompiler.compile(load_module(path), cache=cache)
+    assert hashed and module_compiled.cache_key != compiled.cache_key
+    np.testing.assert_array_equal(module_compiled(_x(3)), compiled(_x(3)))
