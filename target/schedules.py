@@ -182,8 +182,9 @@ class MatmulSchedule:
         fewest = math.ceil(k / kc_limit)
         kc, blocks_m, blocks_n = blocked(fewest)
         for more in range(fewest + 1, math.ceil(k / MIN_KC) + 1) if blocks_m > 1 else ():
-            if blocked(more)[1] == 1:
-                kc, blocks_m, blocks_n = blocked(more)
+            deeper = blocked(more)
+            if deeper[1] == 1:
+                kc, blocks_m, blocks_n = deeper
                 break
         mc, nc = mr * math.ceil(groups / blocks_m), nr * math.ceil(panels / blocks_n)
         unit = math.lcm(nr, column_multiple)
