@@ -73,12 +73,15 @@ class CompiledGraph:
         progress: Callable[[str], None] | None = None,
         profile: bool = False,
         precision: str = "f32",
-        source_key: str | None = None,
+        source_key: str | Callable[[], str | None] | None = None,
     ):
         """`source_key`: the key of the compile's arguments as given
         (warm_start.SourceAlias), which then keys the cache entry: the same
         arguments give the same module, so it need not be printed and its
-        constants hashed again (BERT-base: 1.5 s)."""
+        constants hashed again (BERT-base: 1.5 s). A function instead: the
+        key of a source the cache cannot hold yet, asked for once the module
+        is lowered (its file's digest is taken meanwhile); None then stores
+        nothing."""
         from graphcompiler.driver.compile_cache import CachedCompile, EntryWriter, cache_key
         from graphcompiler.driver.compile_cache import load as load_cached
         from graphcompiler.driver.program import TirFunction
@@ -120,9 +123,10 @@ class CompiledGraph:
         self._progress = progress or (lambda stage: None)
         self.cache_hit = False
         directory = cache_directory(cache) if pipeline is None and not profile else None
-        key = (source_key or cache_key(module, entry)) if directory else ""
+        key_later = source_key if callable(source_key) else None
+        key = (source_key or cache_key(module, entry)) if directory and not key_later else ""
         self.cache_key = key  # "" when the cache is off
-        cached = load_cached(directory, key) if directory else None
+        cached = load_cached(directory, key) if key else None
         if cached is not None:
             self._progress("loading the cached machine code")
             self.graph, self.tir, self.llvm_ir = cached.graph, cached.tir, cached.llvm_ir
@@ -135,7 +139,9 @@ class CompiledGraph:
         else:
             prepare_in_background()  # while the graph is lowered (begun already, usually)
             program, external_data = self._lower(module, pipeline, verify_each)
-            writer = EntryWriter(directory, key, external_data) if directory else None
+            if directory and key_later:
+                self.cache_key = key = key_later() or ""
+            writer = EntryWriter(directory, key, external_data) if key else None
             self._progress("generating machine code (LLVM)")
             self.engine = JitEngine(
                 self.llvm_ir, num_threads, external_data, entry=entry, program=program
@@ -526,7 +532,10 @@ def compile(
     def compile_module(module: ModuleOp, alias: SourceAlias | None = None) -> CompiledGraph:
         """`alias`: the arguments `module` was read from, if the source is
         still what they were keyed from (then they key the cache entry)."""
-        source_key = alias.key if alias is not None and alias.unchanged() else None
+        if alias is not None and alias.digest_pending:  # a new file: nothing to look up
+            source_key: str | Callable[[], str | None] | None = alias.key_when_hashed
+        else:
+            source_key = alias.key if alias is not None and alias.unchanged() else None
         return CompiledGraph(
             module, entry, pipeline, num_threads, constants, registry, cast_inputs, cache,
             verify_each, progress, profile, precision, source_key,

@@ -12,7 +12,9 @@ inputs, conversions, `signature`, `input_types`, ...) builds the full
 CompiledGraph on first use, from the same cache entry, and hands over to it.
 An ONNX model with symbolic dims is remembered by its dims: the
 SpecializingGraph it gives looks each set of input shapes up the same way,
-and reads the model only for a set the cache lacks.
+and reads the model only for a set the cache lacks. A file the cache never
+hashed (object_cache.hashed_before) cannot have an alias yet: its compile
+starts at once, and its digest, taken meanwhile, keys what it stores.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import dataclasses
 import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +32,14 @@ import numpy as np
 from graphcompiler.driver import compile_cache
 from graphcompiler.driver.specializing import SpecializingGraph
 from graphcompiler.runtime.direct_call import DirectCall
-from graphcompiler.runtime.object_cache import cache_directory, file_digest
+from graphcompiler.runtime.object_cache import (
+    cache_directory,
+    file_digest,
+    file_digest_soon,
+    file_identity,
+    hashed_before,
+    remembered_file_digest,
+)
 
 
 def source_text(source: object) -> str | None:
@@ -52,12 +62,15 @@ class SourceAlias:
 
     directory: Path
     source: object
-    identity: str
-    """The .mlir text, or "onnx <SHA-256 of the file's bytes>"."""
+    given_identity: str | Future[str]
+    """The .mlir text, or "onnx <SHA-256 of the file's bytes>"; for a file
+    never hashed before, the future digest (taken beside the compile)."""
     entry: str
     constants: Mapping[str, Any] | None
     input_shapes: Mapping[str, Sequence[int]] | None
     """For an ONNX model only: the shapes given (loading ignores them otherwise)."""
+    file_stat: list[int] | None = None
+    """With a future digest: the file's identity when the alias was made."""
 
     @classmethod
     def of(
@@ -73,13 +86,40 @@ class SourceAlias:
         if directory is None:
             return None
         if isinstance(source, str | Path) and str(source).endswith(".onnx"):
+            path, shapes = Path(source), dict(input_shapes or {})
             try:  # the bytes, not the protobuf: remembered by the file's identity
-                identity = f"onnx {file_digest(Path(source), directory)}"
+                digest = remembered_file_digest(path, directory)
+                if digest is None and not hashed_before(path, directory):
+                    stat = file_identity(path)
+                    pending = file_digest_soon(path, directory)
+                    return cls(directory, source, pending, entry, constants, shapes, stat)
+                identity = f"onnx {digest or file_digest(path, directory)}"
             except OSError:
                 return None  # the compiler reports it
-            return cls(directory, source, identity, entry, constants, dict(input_shapes or {}))
+            return cls(directory, source, identity, entry, constants, shapes)
         text = source_text(source)
         return None if text is None else cls(directory, source, text, entry, constants, None)
+
+    @property
+    def identity(self) -> str:
+        given = self.given_identity
+        return given if isinstance(given, str) else f"onnx {given.result()}"
+
+    @property
+    def digest_pending(self) -> bool:
+        """A new file's digest is still being taken: nothing in the cache can
+        be keyed by it yet, so there is nothing to look up."""
+        given = self.given_identity
+        return isinstance(given, Future) and not given.done()
+
+    def key_when_hashed(self) -> str | None:
+        """`key`, once the file's digest is taken; None if the file changed
+        meanwhile (or could not be read): then no entry is stored under it."""
+        try:
+            key = self.key
+        except OSError:
+            return None
+        return key if self.unchanged() else None
 
     @functools.cached_property
     def key(self) -> str:
@@ -125,6 +165,11 @@ class SourceAlias:
     def unchanged(self) -> bool:
         """The source still is what the key was computed from: an alias
         stored for a file rewritten during the compile would name the wrong code."""
+        if self.file_stat is not None:  # hashed after the alias was made: from then on
+            try:
+                return file_identity(Path(self.source)) == self.file_stat  # type: ignore[arg-type]
+            except OSError:
+                return False
         again = SourceAlias.of(self.source, self.entry, None, None, self.directory)
         return again is not None and again.identity == self.identity
 
@@ -143,7 +188,9 @@ def cached_graph(
     WarmGraph hands over to, and the SpecializingGraph for new shapes."""
     try:
         alias = SourceAlias.of(source, entry, constants, input_shapes, cache)
-        record = compile_cache.load_alias(alias.directory, alias.key) if alias else None
+        if alias is None or alias.digest_pending:
+            return None
+        record = compile_cache.load_alias(alias.directory, alias.key)
         if record is not None and "dims" in record:
             return _specializing(alias, record["dims"], num_threads, full_compile)
         return _warm(alias, record, num_threads, full_compile) if record else None

@@ -83,3 +83,20 @@ def content_digests(buffers: Sequence[Buffer]) -> list[bytes]:
         if digests[index] is None:
             digests[index] = content_digest(buffer)
     return digests  # type: ignore[return-value]
+
+
+def file_content_digest(descriptor: int, size: int, parallel: bool = True) -> bytes:
+    """`content_digest` of an open file's first `size` bytes, read piece by
+    piece (pread): a file another process truncates meanwhile reads short,
+    where a memory map of it would kill this process with SIGBUS."""
+
+    def read_and_hash(offset: int) -> bytes:
+        return hashlib.sha256(
+            os.pread(descriptor, min(PIECE_BYTES, size - offset), offset)
+        ).digest()
+
+    offsets = range(0, size, PIECE_BYTES)
+    if len(offsets) <= 1:
+        return hashlib.sha256(os.pread(descriptor, size, 0)).digest()
+    hashed = _pool().map(read_and_hash, offsets) if parallel else map(read_and_hash, offsets)
+    return hashlib.sha256(b"".join(hashed)).digest()

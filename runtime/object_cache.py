@@ -20,6 +20,11 @@ ctime) in a small `memo-*.json` beside it, as Bazel's digest cache does: a
 compile-cache hit in a new process stats the model and its weights instead
 of reading and hashing them (0.3 s a file for BERT-base). Any write, rename
 or copy changes the identity, so a damaged or replaced file is hashed again.
+A file never seen before need not be hashed before its compile starts:
+a `sampled-*` marker, named by the file's size and a few blocks of it, is
+left for each file hashed, and without one no cache entry can be keyed by
+that file's digest yet (`hashed_before`), so the digest is taken beside the
+compile (`file_digest_soon`): 1 s of BERT-base's first compile.
 """
 
 from __future__ import annotations
@@ -30,11 +35,13 @@ import mmap
 import os
 import struct
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from pathlib import Path
 
-from graphcompiler.runtime.content_digest import content_digest
+from graphcompiler.runtime.content_digest import content_digest, file_content_digest
 
 DEFAULT_DIRECTORY = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "graphcompiler"
 
@@ -190,25 +197,96 @@ def map_verified(path: Path) -> memoryview | None:
     return None
 
 
-def file_digest(path: Path, memo_directory: Path) -> str:
+def file_digest(path: Path, memo_directory: Path, parallel: bool = True) -> str:
     """The content_digest (hex) of a file's bytes (an ONNX model a compile was
     given), remembered in `memo_directory` by the file's identity: a later
-    process stats the file instead of reading it. OSError if unreadable."""
+    process stats the file instead of reading it. `parallel`: on every core
+    (else on this thread's). OSError if unreadable."""
     with open(path, "rb") as file:
         before = os.fstat(file.fileno())
         known = _known_digest(memo_directory, "content", path, before)
         if known is not None:
             return known
-        if before.st_size == 0:
-            digest = content_digest(b"").hex()
-        else:
-            with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-                with memoryview(mapped) as view:
-                    digest = content_digest(view).hex()
+        digest = file_content_digest(file.fileno(), before.st_size, parallel).hex()
         after = os.fstat(file.fileno())
-    if _identity(after) == _identity(before):  # not written to while it was read
-        _remember_digest(memo_directory, "content", path, before, digest)
+        if _identity(after) == _identity(before):  # not written to while it was read
+            _remember_digest(memo_directory, "content", path, before, digest)
+            _mark_sampled(memo_directory, file, before.st_size)
     return digest
+
+
+def file_identity(path: Path) -> list[int]:
+    """What a write, rename or copy of the file changes (OSError if missing)."""
+    return _identity(os.stat(path))
+
+
+def remembered_file_digest(path: Path, memo_directory: Path) -> str | None:
+    """`file_digest` if this version of the file was hashed before (a stat,
+    no read), else None. OSError if the file cannot be stat'ed."""
+    return _known_digest(memo_directory, "content", path, os.stat(path))
+
+
+SAMPLES = 16
+SAMPLE_BYTES = 4096
+
+
+def _sampled_fingerprint(file, size: int) -> str:
+    """SHA-256 of the size and SAMPLES blocks spread from the file's start to
+    its end: equal files have equal fingerprints, a few KB read."""
+    digest = hashlib.sha256(str(size).encode())
+    for index in range(SAMPLES):
+        offset = (size - SAMPLE_BYTES) * index // (SAMPLES - 1) if size > SAMPLE_BYTES else 0
+        digest.update(os.pread(file.fileno(), SAMPLE_BYTES, offset))
+    return digest.hexdigest()[:32]
+
+
+def _mark_sampled(directory: Path, file, size: int) -> None:
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / f"sampled-{_sampled_fingerprint(file, size)}").touch()
+    except OSError:
+        pass  # a read-only cache: later compiles hash the file first, as before
+
+
+def hashed_before(path: Path, memo_directory: Path) -> bool:
+    """Whether a file of these sampled bytes (_sampled_fingerprint) was ever
+    hashed into `memo_directory`. False means that no cache entry can be
+    keyed by this file's digest yet, so a compile need not wait for the
+    digest before it starts (`file_digest_soon`); True, that one may be."""
+    try:
+        with open(path, "rb") as file:
+            fingerprint = _sampled_fingerprint(file, os.fstat(file.fileno()).st_size)
+    except OSError:
+        return True  # the caller's file_digest reports it
+    return (memo_directory / f"sampled-{fingerprint}").exists()
+
+
+_hashing: dict[tuple[str, tuple[int, ...]], Future[str]] = {}
+_hashing_lock = threading.Lock()
+
+
+def file_digest_soon(path: Path, memo_directory: Path) -> Future[str]:
+    """`file_digest` computed in a thread of its own, on one core (hashlib
+    releases the GIL: another one than the compile's). One hash per version of
+    a file at a time in the process: a second call gets the same future."""
+    key = (os.path.abspath(path), tuple(_identity(os.stat(path))))
+    with _hashing_lock:
+        future = _hashing.get(key)
+        if future is not None:
+            return future
+        future = _hashing[key] = Future()
+
+    def hash_file() -> None:
+        try:
+            future.set_result(file_digest(path, memo_directory, parallel=False))
+        except BaseException as error:  # noqa: BLE001 (handed to whoever waits)
+            future.set_exception(error)
+        finally:
+            with _hashing_lock:
+                _hashing.pop(key, None)
+
+    threading.Thread(target=hash_file, name="gc-file-digest", daemon=True).start()
+    return future
 
 
 RECENT_NS = 2_000_000_000

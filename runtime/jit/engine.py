@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import operator
 import os
+import sys
 import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -307,8 +308,9 @@ class JitEngine:
         if context is not None:
             context.close()
 
-    def __del__(self) -> None:
-        self.close()
+    def __del__(self, finalizing=sys.is_finalizing) -> None:
+        if not finalizing():  # at exit llvmlite may be torn down first; the OS frees all
+            self.close()
 
     def function_address(self, name: str) -> int:
         return self.engine.get_function_address(name)

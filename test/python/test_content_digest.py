@@ -3,12 +3,18 @@ how they are cut into buffers), is SHA-256 up to one piece, and differs
 for any changed byte."""
 
 import hashlib
+import os
 
 import numpy as np
 import pytest
 
 from graphcompiler.runtime import content_digest as digest_module
-from graphcompiler.runtime.content_digest import PIECE_BYTES, content_digest, content_digests
+from graphcompiler.runtime.content_digest import (
+    PIECE_BYTES,
+    content_digest,
+    content_digests,
+    file_content_digest,
+)
 
 
 @pytest.fixture(scope="module")
@@ -53,3 +59,22 @@ def test_many_buffers_at_once_as_one_by_one(data, monkeypatch):
         content_digest(b"a" * 100),
         content_digest(b"b" * 10),
     ]
+
+
+@pytest.mark.parametrize("parallel", [True, False])
+def test_a_file_read_piece_by_piece_as_its_bytes(data, tmp_path, parallel):
+    for content in (data, data[:1000], b""):
+        path = tmp_path / "file"
+        path.write_bytes(content)
+        with open(path, "rb") as file:
+            digest = file_content_digest(file.fileno(), len(content), parallel)
+        assert digest == content_digest(content)
+
+
+def test_a_file_truncated_while_hashed_reads_short(data, tmp_path):
+    """Never SIGBUS, as reading a memory map of it would: another digest."""
+    path = tmp_path / "file"
+    path.write_bytes(data)
+    with open(path, "rb") as file:
+        os.truncate(path, PIECE_BYTES // 2)
+        assert file_content_digest(file.fileno(), len(data)) != content_digest(data)

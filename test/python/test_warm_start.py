@@ -214,3 +214,46 @@ def test_a_compile_that_read_its_file_keys_the_entry_by_the_file(tmp_path, monke
     module_compiled = graphcompiler.compile(load_module(path), cache=cache)
     assert hashed and module_compiled.cache_key != compiled.cache_key
     np.testing.assert_array_equal(module_compiled(_x(3)), compiled(_x(3)))
+
+
+def test_a_new_file_is_hashed_beside_its_compile(tmp_path, monkeypatch):
+    """No entry can be keyed by a file never hashed into the cache, so its
+    compile starts at once and the digest is taken in a thread meanwhile.
+    The next compile finds the entry, and so does a copy of the file under
+    another path: its sampled blocks say it may be known, so it is hashed first."""
+    from graphcompiler.driver import warm_start
+
+    model, cache = tmp_path / "dense.onnx", tmp_path / "cache"
+    _write_model(model, _weight(3), 4)
+    _age(model)
+    deferred = []
+    real_soon = warm_start.file_digest_soon
+    monkeypatch.setattr(
+        warm_start, "file_digest_soon", lambda *args: deferred.append(args) or real_soon(*args)
+    )
+    first = graphcompiler.compile(model, cache=cache)
+    assert deferred and not first.cache_hit and first.cache_key
+    again = graphcompiler.compile(model, cache=cache)
+    assert again.cache_hit
+    copy = tmp_path / "copy.onnx"
+    copy.write_bytes(model.read_bytes())
+    _age(copy)
+    deferred.clear()
+    copied = graphcompiler.compile(copy, cache=cache)
+    assert copied.cache_hit and not deferred
+    np.testing.assert_array_equal(copied(_x(4)), first(_x(4)))
+
+
+def test_a_file_rewritten_while_hashed_beside_its_compile_keys_nothing(tmp_path):
+    from concurrent.futures import Future
+
+    from graphcompiler.driver.warm_start import SourceAlias
+
+    model, cache = tmp_path / "dense.onnx", tmp_path / "cache"
+    _write_model(model, _weight(4), 4)
+    alias = SourceAlias.of(model, "main", None, None, cache)
+    assert isinstance(alias.given_identity, Future)
+    _write_model(model, _weight(5), 4)  # during the compile
+    _age(model)
+    assert alias.key_when_hashed() is None
+    assert not alias.unchanged()
