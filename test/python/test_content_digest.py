@@ -62,13 +62,19 @@ def test_many_buffers_at_once_as_one_by_one(data, monkeypatch):
 
 
 @pytest.mark.parametrize("parallel", [True, False])
-def test_a_file_read_piece_by_piece_as_its_bytes(data, tmp_path, parallel):
+def test_a_file_read_piece_by_piece_as_its_bytes(data, tmp_path, parallel, monkeypatch):
+    """The tree of content_digest, with the file's own piece size."""
+    path = tmp_path / "file"
     for content in (data, data[:1000], b""):
-        path = tmp_path / "file"
         path.write_bytes(content)
         with open(path, "rb") as file:
             digest = file_content_digest(file.fileno(), len(content), parallel)
-        assert digest == content_digest(content)
+            assert digest == hashlib.sha256(content).digest()  # one piece
+            monkeypatch.setattr(digest_module, "FILE_PIECE_BYTES", PIECE_BYTES)
+            assert file_content_digest(file.fileno(), len(content), parallel) == content_digest(
+                content
+            )
+            monkeypatch.undo()
 
 
 def test_a_file_truncated_while_hashed_reads_short(data, tmp_path):
