@@ -46,7 +46,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from graphcompiler.runtime.brgemm_routines import KERNEL_KINDS, kind_of
-from graphcompiler.runtime.content_digest import content_digest, content_digests
+from graphcompiler.runtime.content_digest import (
+    content_digest,
+    content_digests,
+    content_name_digest,
+)
 from graphcompiler.runtime.microkernels import GeneratedKernel
 from graphcompiler.runtime.object_cache import (
     map_verified,
@@ -249,6 +253,7 @@ class EntryWriter:
         self.names = sorted(external_data)
         self._offsets: list[int] | None = None  # None: the .data file could not be written
         blobs = [external_data[name] for name in self.names]
+        self._sizes = [len(blob) for blob in blobs]
         self._thread = threading.Thread(
             target=self._write_data, args=(blobs,), name="gc-cache-data"
         )
@@ -258,9 +263,26 @@ class EntryWriter:
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             path = self.directory / f"{self.key}.data"
-            self._offsets = write_mapped(path, blobs) if blobs else []
+            digests = [content_name_digest(name) for name in self.names]
+            self._offsets = write_mapped(path, blobs, digests) if blobs else []
         except OSError:
             pass
+
+    def mapped_data(self) -> dict[str, memoryview] | None:
+        """The constants as the .data file holds them, memory-mapped, once it
+        is written (None if it could not be): the JIT binds them where they
+        lie, instead of copying the compiler's bytes to aligned memory, and
+        the process keeps them as evictable pages of the page cache."""
+        self._thread.join()
+        if not self._offsets:
+            return None
+        data = map_verified(self.directory / f"{self.key}.data")
+        if data is None:
+            return None
+        return {
+            name: data[offset : offset + size]
+            for name, offset, size in zip(self.names, self._offsets, self._sizes, strict=True)
+        }
 
     def finish(self, entry: CachedCompile) -> None:
         """Keep `entry` (of the constants given) in memory and on disk."""

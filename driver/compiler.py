@@ -143,9 +143,8 @@ class CompiledGraph:
                 self.cache_key = key = key_later() or ""
             writer = EntryWriter(directory, key, external_data) if key else None
             self._progress("generating machine code (LLVM)")
-            self.engine = JitEngine(
-                self.llvm_ir, num_threads, external_data, entry=entry, program=program
-            )
+            bound = (lambda: writer.mapped_data() or external_data) if writer else external_data
+            self.engine = JitEngine(self.llvm_ir, num_threads, bound, entry=entry, program=program)
             if writer is not None and self.engine.object_code:
                 writer.finish(
                     CachedCompile(
@@ -155,7 +154,7 @@ class CompiledGraph:
                         self.llvm_ir,
                         self.microkernels,
                         self.arena_bytes,
-                        external_data,
+                        self.engine.external_data,  # the mapped file's, where it was written
                         self.engine.object_code,
                     )  # fmt: skip
                 )

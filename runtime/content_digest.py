@@ -107,3 +107,24 @@ def file_content_digest(descriptor: int, size: int, parallel: bool = True) -> by
         return hashlib.sha256(os.pread(descriptor, size, 0)).digest()
     hashed = _pool().map(read_and_hash, offsets) if parallel else map(read_and_hash, offsets)
     return hashlib.sha256(b"".join(hashed)).digest()
+
+
+CONTENT_NAME_PREFIX = "gc.data."
+NAME_DIGEST_BYTES = 16
+
+
+def content_name(digest: bytes) -> str:
+    """The symbol of a constant named by its content_digest (the compiler's
+    external data: lowering/llvm/translate.py)."""
+    return CONTENT_NAME_PREFIX + digest[:NAME_DIGEST_BYTES].hex()
+
+
+def content_name_digest(name: str) -> bytes | None:
+    """The digest prefix a `content_name` holds; None for any other name."""
+    digits = name.removeprefix(CONTENT_NAME_PREFIX)
+    if digits == name or len(digits) != 2 * NAME_DIGEST_BYTES:
+        return None
+    try:
+        return bytes.fromhex(digits)
+    except ValueError:
+        return None

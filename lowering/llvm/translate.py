@@ -39,7 +39,7 @@ from graphcompiler.dialects.llvm import VectorFCmpOp, VectorSelectOp
 from graphcompiler.ir.diagnostics import Diagnostic, DiagnosticError, Severity
 from graphcompiler.lowering.llvm.microkernels import declared_kernels
 from graphcompiler.lowering.llvm.split import LlvmProgram
-from graphcompiler.runtime.content_digest import content_digests
+from graphcompiler.runtime.content_digest import content_digests, content_name
 
 
 class _IndirectCall(ir.instructions.Instruction):
@@ -178,7 +178,7 @@ def set_globals_aside(
     ]
     renamed: dict[str, str] = {}
     for op, digest in zip(big, content_digests([op.value.data.data for op in big]), strict=True):
-        name = f"gc.data.{digest.hex()[:32]}"
+        name = content_name(digest)
         renamed[op.sym_name.data] = name
         external_data.setdefault(name, bytes(op.value.data.data))
         op.sym_name = StringAttr(name)

@@ -16,7 +16,7 @@ import operator
 import os
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import llvmlite.binding as llvm
@@ -242,14 +242,16 @@ class JitEngine:
         self,
         llvm_ir: str,
         num_threads: int | None = None,
-        external_data: dict[str, bytes] | None = None,
+        external_data: dict[str, bytes] | Callable[[], dict[str, bytes]] | None = None,
         object_code: bytes | None = None,
         entry: str | None = None,
         program: LlvmProgram | None = None,
         microkernels: Sequence[GeneratedKernel] = (),
     ):
         """`external_data`: the bytes of the external globals the code reads
-        (see translate_to_llvm_ir), bound by name (shared_data.py).
+        (see translate_to_llvm_ir), bound by name (shared_data.py); or a
+        function giving them, called once the code is built (the compile
+        cache's mapped file, written meanwhile).
         `entry`: the one function callers look up; the program's other
         functions become internal, so LLVM drops those it inlines instead
         of also compiling them on their own (None: all stay callable).
@@ -289,6 +291,8 @@ class JitEngine:
                 module.close()  # before the context it lives in (a segfault otherwise)
             self.close()
             raise
+        if callable(external_data):
+            external_data = external_data()
         external_data = external_data or {}  # bound before linking: the code refers to it
         buffers = shared_data.bind(external_data)
         self.external_data = dict(zip(external_data, buffers, strict=True))

@@ -5,6 +5,7 @@ edited model or a damaged weights file is compiled again."""
 
 from __future__ import annotations
 
+import mmap
 import os
 import subprocess
 import sys
@@ -19,7 +20,7 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 import graphcompiler  # noqa: E402
 from graphcompiler.driver import compile_cache  # noqa: E402
 from graphcompiler.driver.specializing import SpecializingGraph  # noqa: E402
-from graphcompiler.runtime.object_cache import read_verified  # noqa: E402
+from graphcompiler.runtime.object_cache import map_verified  # noqa: E402
 
 WIDTH = 64  # a 64x64 f32 weight is 16 KiB: big enough to leave the machine code
 
@@ -160,7 +161,7 @@ def test_a_damaged_weights_file_is_compiled_again(tmp_path, damage):
     assert again.cache_hit == (damage == "memo")
     np.testing.assert_allclose(again(_x(4)), _expected(_x(4), weight), rtol=1e-5, atol=1e-4)
     assert data.read_bytes() == content, "no good file replaced the damaged one"
-    assert read_verified(data) is not None
+    assert map_verified(data) is not None
 
 
 def test_mapped_weights_are_bound_where_they_lie():
@@ -177,6 +178,47 @@ def test_mapped_weights_are_bound_where_they_lie():
     assert not np.shares_memory(copied, raw)
     assert copied.ctypes.data % shared_data.DATA_ALIGNMENT == 0
     np.testing.assert_array_equal(copied, raw[start + 4 : start + 4100])
+
+
+def test_a_first_compile_binds_its_weights_from_the_written_file(tmp_path):
+    """A cold compile with the cache on binds the .data file it wrote, mapped
+    (read-only pages of the page cache), not its own bytes copied."""
+    model, weight = tmp_path / "dense.onnx", _weight(6)
+    _write_model(model, weight, 4)
+    compiled = graphcompiler.compile(model, cache=tmp_path / "cache")
+    (name, buffer), *_ = compiled.engine.external_data.items()
+    assert name.startswith("gc.data.")
+    assert not buffer.flags.writeable
+    assert isinstance(buffer.base, memoryview) or isinstance(buffer.base.obj, mmap.mmap)
+    np.testing.assert_allclose(compiled(_x(4)), _expected(_x(4), weight), rtol=1e-5, atol=1e-4)
+
+
+def test_named_blobs_are_written_unhashed_and_checked_when_read(tmp_path, monkeypatch):
+    """Blobs given with their content digests (the weights' names) are not
+    hashed on writing; reading without the memo checks each against its
+    digest, and a wrong one is damage."""
+    from graphcompiler.runtime import object_cache
+    from graphcompiler.runtime.content_digest import content_digest
+
+    blobs = [np.random.default_rng(7).bytes(5000), b"tail"]
+    digests = [content_digest(blob) for blob in blobs]
+    hashed = []
+    real = object_cache.content_digests
+    monkeypatch.setattr(object_cache, "content_digests", lambda b: hashed.append(b) or real(b))
+    path = tmp_path / "blobs.data"
+    offsets = object_cache.write_mapped(path, blobs, digests)
+    assert hashed == [[]]
+    for memo in tmp_path.glob("memo-*.json"):
+        memo.unlink()
+    payload = object_cache.map_verified(path)
+    assert [bytes(payload[o : o + len(b)]) for o, b in zip(offsets, blobs, strict=True)] == blobs
+    assert len(hashed) == 2  # the read checked the blobs
+    wrong = tmp_path / "wrong.data"
+    object_cache.write_mapped(wrong, blobs, [digests[1], digests[0]])
+    for memo in tmp_path.glob("memo-*.json"):
+        memo.unlink()
+    assert object_cache.map_verified(wrong) is None
+    assert not wrong.exists()
 
 
 def test_the_compiler_fingerprint_walks_only_the_package_sources(monkeypatch):
