@@ -570,6 +570,7 @@ def _specializing(
     the compile, its dims and each specialization are remembered, so that
     a new process finds them without reading the model (warm_start.py)."""
     from graphcompiler.frontends.onnx import graph_input_dims, import_onnx
+    from graphcompiler.frontends.onnx.weights_in_file import read_weights_in
 
     fixed = dict(input_shapes or {})
     dims = {
@@ -588,4 +589,7 @@ def _specializing(
 
     if alias is not None:
         alias.remember_dims(dims)
+    read_weights_in(
+        model
+    )  # imported again for each new set of shapes, maybe after the file changed
     return SpecializingGraph(dims, compile_for, num_threads)

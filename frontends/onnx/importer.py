@@ -27,7 +27,6 @@ from typing import Any
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     BFloat16Type,
@@ -46,6 +45,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from graphcompiler.dialects import graph
 from graphcompiler.dialects.graph.builders import create_op
+from graphcompiler.frontends.onnx.weights_in_file import initializer_array
 from graphcompiler.ir.element_types import dense_elements
 
 MIN_OPSET = 13
@@ -277,7 +277,7 @@ class Importer:
         graph_proto = self.model.graph
         for tensor in graph_proto.initializer:
             type_ = element_type(tensor.data_type, f"initializer '{tensor.name}'")
-            self.define_constant(tensor.name, numpy_helper.to_array(tensor), type_)
+            self.define_constant(tensor.name, initializer_array(tensor), type_)
         for info in graph_proto.input:
             if info.name in self.constants:
                 continue

@@ -26,6 +26,7 @@ from graphcompiler.frontends.onnx.importer import (
     _opset,
     _static_type,
 )
+from graphcompiler.frontends.onnx.weights_in_file import load_weights_in_file
 
 
 def _upgraded(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -132,13 +133,14 @@ def graph_input_dims(model: onnx.ModelProto) -> dict[str, list[int | str] | None
 
 
 def load_model(model: onnx.ModelProto | str | Path) -> onnx.ModelProto:
-    """A model from a proto (copied: the importer edits input shapes) or a file."""
+    """A model from a proto (copied: the importer edits input shapes) or a
+    file (its big weights left there until imported: weights_in_file.py)."""
     if isinstance(model, onnx.ModelProto):
         copy = onnx.ModelProto()
         copy.CopyFrom(model)
         return copy
     try:
-        return onnx.load(str(model))
+        return load_weights_in_file(Path(model)) or onnx.load(str(model))
     except (OSError, onnx.onnx_cpp2py_export.checker.ValidationError) as error:
         raise OnnxImportError(f"cannot read '{model}': {error}") from None
     except Exception as error:  # noqa: BLE001 - protobuf's DecodeError and kin

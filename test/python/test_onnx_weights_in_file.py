@@ -1,0 +1,103 @@
+"""frontends/onnx/weights_in_file.py: a model's big initializers stay in its
+file until imported, read once; the model imports exactly as onnx.load's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+import graphcompiler  # noqa: E402
+from graphcompiler.driver.loading import load_module  # noqa: E402
+from graphcompiler.frontends.onnx import weights_in_file  # noqa: E402
+from graphcompiler.frontends.onnx.weights_in_file import (  # noqa: E402
+    initializer_array,
+    load_weights_in_file,
+)
+
+MODELS = Path(__file__).resolve().parent.parent / "models"
+ROWS = 640  # a 640 x 512 f32 weight is 1.25 MiB: past IN_FILE_MIN_BYTES
+
+
+def _write_model(path: Path, weight: np.ndarray, batch: int | str = 2) -> None:
+    """y = x @ w + b, x of [batch, 640]."""
+    graph = helper.make_graph(
+        [
+            helper.make_node("MatMul", ["x", "w"], ["xw"]),
+            helper.make_node("Add", ["xw", "b"], ["y"]),
+        ],
+        "dense",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, ROWS])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, weight.shape[1]])],
+        [
+            numpy_helper.from_array(weight, "w"),
+            numpy_helper.from_array(np.ones(512, np.float32), "b"),
+        ],
+    )
+    path.write_bytes(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    )
+
+
+def _weight(seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal((ROWS, 512)).astype(np.float32)
+
+
+def _x(batch: int) -> np.ndarray:
+    return np.random.default_rng(batch).standard_normal((batch, ROWS)).astype(np.float32)
+
+
+def test_a_big_initializer_is_left_in_its_file(tmp_path):
+    path, weight = tmp_path / "dense.onnx", _weight(0)
+    _write_model(path, weight)
+    model = load_weights_in_file(path)
+    big, small = model.graph.initializer
+    entries = {entry.key: entry.value for entry in big.external_data}
+    assert big.data_location == TensorProto.EXTERNAL and not big.raw_data
+    assert entries["location"] == "dense.onnx" and entries["basepath"] == str(tmp_path)
+    offset, length = int(entries["offset"]), int(entries["length"])
+    assert path.read_bytes()[offset : offset + length] == weight.tobytes()
+    assert small.data_location == TensorProto.DEFAULT and small.raw_data
+    np.testing.assert_array_equal(initializer_array(big), weight)
+    compiled = graphcompiler.compile(path, cache=False)
+    np.testing.assert_allclose(compiled(_x(2)), _x(2) @ weight + 1, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "name", ["bert_torchscript_static", "gpt2_dynamo_static", "resnet_torchscript_static"]
+)
+def test_exported_models_import_as_from_onnx_load(name, monkeypatch):
+    """Every initializer of 9 KiB or more left in the file (shape inference
+    reads those up to 8 KiB): the same module as onnx.load's model gives."""
+    path = MODELS / f"{name}.onnx"
+    if not path.exists():
+        pytest.skip(f"{path.name} is not in test/models")
+    monkeypatch.setattr(weights_in_file, "IN_FILE_MIN_BYTES", 9 << 10)
+    model = load_weights_in_file(path)
+    assert model is not None
+    assert any(t.data_location == TensorProto.EXTERNAL for t in model.graph.initializer)
+    assert str(load_module(model)) == str(load_module(onnx.load(str(path))))
+
+
+def test_a_damaged_file_is_left_to_onnx_load(tmp_path):
+    path = tmp_path / "dense.onnx"
+    _write_model(path, _weight(1))
+    path.write_bytes(path.read_bytes()[:-1000])
+    assert load_weights_in_file(path) is None
+    with pytest.raises(graphcompiler.frontends.onnx.OnnxImportError, match="dense.onnx"):
+        load_module(path)
+
+
+def test_a_specializing_graph_keeps_the_weights_it_read(tmp_path):
+    """Imported again for each new shape: a file rewritten meanwhile does
+    not change the weights of a graph compiled from the first version."""
+    path, weight = tmp_path / "dense.onnx", _weight(2)
+    _write_model(path, weight, batch="batch")
+    compiled = graphcompiler.compile(path, cache=False)
+    np.testing.assert_allclose(compiled(_x(2)), _x(2) @ weight + 1, rtol=1e-5, atol=1e-4)
+    _write_model(path, _weight(3), batch="batch")
+    np.testing.assert_allclose(compiled(_x(3)), _x(3) @ weight + 1, rtol=1e-5, atol=1e-4)
