@@ -42,12 +42,13 @@ def load_weights_in_file(path: Path) -> onnx.ModelProto | None:
     """The model in `path` with its big initializers left in the file (see
     the module's docstring); None where onnx.load should read it."""
     try:
-        with open(path, "rb") as file:
+        real = Path(path).resolve()  # onnx reads external data from regular files only
+        with open(real, "rb") as file:
             reader = _Reader(file.fileno(), os.fstat(file.fileno()).st_size)
-            folder = str(Path(path).resolve().parent)
-            model = _model_bytes(reader, Path(path).name, folder)
-    except (OSError, _NotPlain):
+            model = _model_bytes(reader, real.name, str(real.parent))
+    except (OSError, RuntimeError, _NotPlain):  # RuntimeError: a symbolic link loop
         return None
+    folder = str(Path(path).absolute().parent)  # other files are named from the path given
     try:
         proto = onnx.ModelProto.FromString(model)
     except Exception:  # noqa: BLE001 - protobuf's DecodeError and kin: onnx.load says why

@@ -83,6 +83,18 @@ def test_exported_models_import_as_from_onnx_load(name, monkeypatch):
     assert str(load_module(model)) == str(load_module(onnx.load(str(path))))
 
 
+def test_a_model_behind_a_symbolic_link(tmp_path):
+    """As in a Hugging Face cache: the weights are read from the real file."""
+    (tmp_path / "blobs").mkdir()
+    (tmp_path / "snapshot").mkdir()
+    real, weight = tmp_path / "blobs" / "0123abcd", _weight(4)
+    _write_model(real, weight)
+    link = tmp_path / "snapshot" / "model.onnx"
+    link.symlink_to(real)
+    compiled = graphcompiler.compile(link, cache=False)
+    np.testing.assert_allclose(compiled(_x(2)), _x(2) @ weight + 1, rtol=1e-5, atol=1e-4)
+
+
 def test_a_damaged_file_is_left_to_onnx_load(tmp_path):
     path = tmp_path / "dense.onnx"
     _write_model(path, _weight(1))
