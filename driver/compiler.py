@@ -589,7 +589,6 @@ def _specializing(
 
     if alias is not None:
         alias.remember_dims(dims)
-    read_weights_in(
-        model
-    )  # imported again for each new set of shapes, maybe after the file changed
+    # imported again for each new set of shapes, maybe after its file changed
+    read_weights_in(model)
     return SpecializingGraph(dims, compile_for, num_threads)

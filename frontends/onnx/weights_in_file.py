@@ -66,9 +66,7 @@ def read_weights_in(model: onnx.ModelProto) -> None:
     for tensor in model.graph.initializer:
         base = _basepath(tensor)
         if tensor.data_location == onnx.TensorProto.EXTERNAL and base:
-            tensor.raw_data = initializer_array(tensor).tobytes()
-            tensor.data_location = onnx.TensorProto.DEFAULT
-            del tensor.external_data[:]
+            onnx.external_data_helper.load_external_data_for_tensor(tensor, base)
 
 
 def initializer_array(tensor: onnx.TensorProto) -> np.ndarray:
