@@ -9,6 +9,7 @@ The arithmetic simplifications of seed 003, and the ones users expect:
     X ** 2, X ** 3            -> X * X, (X * X) * X
     transpose(transpose(X))   -> one transpose, or X when the perms cancel
     reshape(reshape(X))       -> reshape(X)
+    E(reshape(X), ...)        -> reshape(E(X, ...))  (leading dims merged back, E element-wise)
     identity reshape / transpose / broadcast_to / cast -> X
     neg(neg(X)) -> X,  relu(relu(X)) -> relu(X)
     batch_norm(X, constants) -> X * S + T  (S, T per channel)
@@ -27,6 +28,7 @@ import numpy as np
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+from xdsl.rewriter import InsertPoint
 
 from graphcompiler.dialects.graph import ops as graph
 from graphcompiler.ir.element_types import dense_elements, dense_values
@@ -192,6 +194,77 @@ class ReshapeChain(_GraphPattern):
             rewriter.replace(op, graph.ReshapeOp.build_from([source], op.result.type))
 
 
+def _regroups_leading_dims(op: Operation) -> bool:
+    """A reshape of a plain tensor to a higher rank that keeps the last dim:
+    only leading dims are split (a row-vector operand broadcasts the same on
+    either side of it)."""
+    if not isinstance(op, graph.ReshapeOp):
+        return False
+    source, result = op.input.type, op.result.type
+    return (
+        0 < len(source.get_shape()) < len(result.get_shape())
+        and source.get_shape()[-1] == result.get_shape()[-1]
+        and not isinstance(source.encoding, graph.FormatAttr)
+        and not isinstance(result.encoding, graph.FormatAttr)
+    )
+
+
+class ElementwiseBeforeReshape(_GraphPattern):
+    """E(reshape(X), Y, c) -> reshape(E(X, reshape(Y), c)) for an
+    element-wise E, where the reshape splits X's leading dims (Y: of E's
+    result shape; c: a row vector or scalar). Exporters write a Linear layer
+    as a 2-D Gemm between reshapes (GPT-2's Conv1D), so its activation and
+    residual add ran in the 3-D shape, apart from the matmul: moved to the
+    matmul's shape they fuse into its epilogue, and the reshape back to 2-D
+    before the next matmul cancels. Only to a lower rank, so it ends."""
+
+    op_class = graph.ELEMENTWISE_OPS
+
+    def rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, graph.BroadcastToOp):
+            return
+        result = op.results[0]
+        split = next((o.owner for o in op.operands if _regroups_leading_dims(o.owner)), None)
+        if split is None or split.result.type.get_shape() != result.type.get_shape():
+            return
+        shape = split.input.type.get_shape()
+        operands, reshapes = [], []
+        for operand in op.operands:
+            dims = operand.type.get_shape()
+            if dims == result.type.get_shape():
+                owner = operand.owner
+                if _regroups_leading_dims(owner) and owner.input.type.get_shape() == shape:
+                    operands.append(owner.input)
+                    continue
+                if isinstance(operand.type.encoding, graph.FormatAttr):
+                    return
+                merged = graph.ReshapeOp.build_from(
+                    [operand], TensorType(operand.type.element_type, shape)
+                )
+                reshapes.append((merged, operand))
+                operands.append(merged.result)
+            elif len(dims) <= len(shape) and all(d == 1 for d in dims[:-1]):
+                operands.append(operand)  # a row vector or scalar: broadcasts alike
+            else:
+                return
+        free_result = TensorType(result.type.element_type, shape)
+        merged_op = type(op).build_from(
+            operands, free_result if isinstance(op, graph.CastOp) else None, **op.properties
+        )
+        if merged_op.results[0].type != free_result:
+            return
+        for merged, operand in reshapes:  # right after Y: fusion wants E's inputs early
+            owner = operand.owner
+            where = (
+                InsertPoint.after(owner)
+                if isinstance(owner, Operation)
+                else InsertPoint.at_start(owner)
+            )
+            rewriter.insert_op(merged, where)
+        back = graph.ReshapeOp.build_from([merged_op.results[0]], result.type)
+        rewriter.replace(op, [merged_op, back])
+
+
 class IdentityConversion(_GraphPattern):
     """broadcast_to or cast to the operand's own type -> the operand."""
 
@@ -287,6 +360,7 @@ PATTERNS: tuple[RewritePattern, ...] = (
     PowBySmallInteger(),
     TransposeOfTranspose(),
     ReshapeChain(),
+    ElementwiseBeforeReshape(),
     IdentityConversion(),
     Involution(),
     Idempotence(),

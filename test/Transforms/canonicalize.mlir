@@ -194,3 +194,50 @@ func.func @pad_into_convolution(%x: tensor<1x2x9x9xf32>, %w: tensor<4x2x3x3xf32>
   %3 = graph.conv2d %crop, %w : (tensor<1x2x10x8xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x8x6xf32>
   func.return %0, %1, %2, %3 : tensor<1x4x5x5xf32>, tensor<1x4x9x9xf32>, tensor<1x4x7x7xf32>, tensor<1x4x8x6xf32>
 }
+
+// -----
+
+// A Linear layer exported as a 2-D Gemm between reshapes (GPT-2's Conv1D):
+// its activation and the residual add move to the matmul's 2-D shape (the
+// bias broadcasts alike; the full-shaped residual is reshaped, right after
+// its definition), and the reshape back before the next matmul cancels.
+// CHECK-LABEL: func.func @elementwise_before_reshape
+// CHECK-NEXT:    %[[RES:.*]] = graph.reshape %res : tensor<2x8x32xf32> -> tensor<16x32xf32>
+// CHECK-NEXT:    %[[X:.*]] = graph.reshape %x : tensor<2x8x16xf32> -> tensor<16x16xf32>
+// CHECK-NEXT:    %[[M:.*]] = graph.matmul %[[X]], %w : (tensor<16x16xf32>, tensor<16x32xf32>) -> tensor<16x32xf32>
+// CHECK-NEXT:    %[[B:.*]] = graph.add %[[M]], %bias : (tensor<16x32xf32>, tensor<32xf32>) -> tensor<16x32xf32>
+// CHECK-NEXT:    %[[T:.*]] = graph.tanh %[[B]] : tensor<16x32xf32>
+// CHECK-NEXT:    %[[S:.*]] = graph.add %[[T]], %[[RES]] : (tensor<16x32xf32>, tensor<16x32xf32>) -> tensor<16x32xf32>
+// CHECK-NEXT:    %[[O:.*]] = graph.reshape %[[S]] : tensor<16x32xf32> -> tensor<2x8x32xf32>
+// CHECK-NEXT:    %[[N:.*]] = graph.matmul %[[S]], %w2 : (tensor<16x32xf32>, tensor<32x16xf32>) -> tensor<16x16xf32>
+// CHECK-NEXT:    func.return %[[N]], %[[O]]
+func.func @elementwise_before_reshape(%x: tensor<2x8x16xf32>, %w: tensor<16x32xf32>, %bias: tensor<32xf32>, %res: tensor<2x8x32xf32>, %w2: tensor<32x16xf32>) -> (tensor<16x16xf32>, tensor<2x8x32xf32>) {
+  %x2 = graph.reshape %x : tensor<2x8x16xf32> -> tensor<16x16xf32>
+  %m = graph.matmul %x2, %w : (tensor<16x16xf32>, tensor<16x32xf32>) -> tensor<16x32xf32>
+  %m3 = graph.reshape %m : tensor<16x32xf32> -> tensor<2x8x32xf32>
+  %b = graph.add %m3, %bias : (tensor<2x8x32xf32>, tensor<32xf32>) -> tensor<2x8x32xf32>
+  %t = graph.tanh %b : tensor<2x8x32xf32>
+  %s = graph.add %t, %res : (tensor<2x8x32xf32>, tensor<2x8x32xf32>) -> tensor<2x8x32xf32>
+  %s2 = graph.reshape %s : tensor<2x8x32xf32> -> tensor<16x32xf32>
+  %n = graph.matmul %s2, %w2 : (tensor<16x32xf32>, tensor<32x16xf32>) -> tensor<16x16xf32>
+  func.return %n, %s : tensor<16x16xf32>, tensor<2x8x32xf32>
+}
+
+// -----
+
+// Not moved: a reshape that changes the last dim (a row vector would
+// broadcast differently), an operand broadcast along a leading dim, and a
+// reshape to a lower rank (moving it would only undo this pattern).
+// CHECK-LABEL: func.func @elementwise_stays_after_reshape
+// CHECK:         graph.add %[[A:.*]], %c : (tensor<2x8x8xf32>, tensor<8xf32>)
+// CHECK:         graph.mul %[[B:.*]], %col : (tensor<2x8x32xf32>, tensor<2x1x32xf32>)
+// CHECK:         graph.neg %[[C:.*]] : tensor<16x32xf32>
+func.func @elementwise_stays_after_reshape(%x: tensor<8x16xf32>, %c: tensor<8xf32>, %y: tensor<16x32xf32>, %col: tensor<2x1x32xf32>, %z: tensor<2x8x32xf32>) -> (tensor<2x8x8xf32>, tensor<2x8x32xf32>, tensor<16x32xf32>) {
+  %a = graph.reshape %x : tensor<8x16xf32> -> tensor<2x8x8xf32>
+  %0 = graph.add %a, %c : (tensor<2x8x8xf32>, tensor<8xf32>) -> tensor<2x8x8xf32>
+  %b = graph.reshape %y : tensor<16x32xf32> -> tensor<2x8x32xf32>
+  %1 = graph.mul %b, %col : (tensor<2x8x32xf32>, tensor<2x1x32xf32>) -> tensor<2x8x32xf32>
+  %d = graph.reshape %z : tensor<2x8x32xf32> -> tensor<16x32xf32>
+  %2 = graph.neg %d : tensor<16x32xf32>
+  func.return %0, %1, %2 : tensor<2x8x8xf32>, tensor<2x8x32xf32>, tensor<16x32xf32>
+}
