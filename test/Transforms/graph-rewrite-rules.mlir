@@ -108,6 +108,29 @@ func.func @attention_key_transposed(%q: tensor<16x8xf32>, %kt: tensor<8x24xf32>,
 
 // -----
 
+// The exporters' kᵀ: the projection's [b, Sk, h, D] transposed to
+// [b, h, D, Sk] element by element; the attention takes the same keys as
+// rows instead ([b, h, Sk, D]: a transpose of whole rows), and a transpose
+// that leaves the keys' rows in place is dropped.
+// CHECK-LABEL: func.func @attention_key_rows
+// CHECK-NEXT:    %[[K:.*]] = graph.transpose %k4 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x24x3x8xf32> -> tensor<2x3x24x8xf32>
+// CHECK-NEXT:    %[[A:.*]] = graph.attention %q, %[[K]], %v : (tensor<2x3x16x8xf32>, tensor<2x3x24x8xf32>, tensor<2x3x24x4xf32>) -> tensor<2x3x16x4xf32>
+// CHECK-NEXT:    %[[B:.*]] = graph.attention %q, %k3, %v : (tensor<2x3x16x8xf32>, tensor<2x3x24x8xf32>, tensor<2x3x24x4xf32>) -> tensor<2x3x16x4xf32>
+// CHECK-NEXT:    func.return %[[A]], %[[B]]
+func.func @attention_key_rows(%q: tensor<2x3x16x8xf32>, %k4: tensor<2x24x3x8xf32>, %k3: tensor<2x3x24x8xf32>, %v: tensor<2x3x24x4xf32>) -> (tensor<2x3x16x4xf32>, tensor<2x3x16x4xf32>) {
+  %kt = graph.transpose %k4 {perm = array<i64: 0, 2, 3, 1>} : tensor<2x24x3x8xf32> -> tensor<2x3x8x24xf32>
+  %s = graph.matmul %q, %kt : (tensor<2x3x16x8xf32>, tensor<2x3x8x24xf32>) -> tensor<2x3x16x24xf32>
+  %p = graph.softmax %s {axis = 3 : i64} : tensor<2x3x16x24xf32>
+  %o = graph.matmul %p, %v : (tensor<2x3x16x24xf32>, tensor<2x3x24x4xf32>) -> tensor<2x3x16x4xf32>
+  %kt2 = graph.transpose %k3 {perm = array<i64: 0, 1, 3, 2>} : tensor<2x3x24x8xf32> -> tensor<2x3x8x24xf32>
+  %s2 = graph.matmul %q, %kt2 : (tensor<2x3x16x8xf32>, tensor<2x3x8x24xf32>) -> tensor<2x3x16x24xf32>
+  %p2 = graph.softmax %s2 {axis = 3 : i64} : tensor<2x3x16x24xf32>
+  %o2 = graph.matmul %p2, %v : (tensor<2x3x16x24xf32>, tensor<2x3x24x4xf32>) -> tensor<2x3x16x4xf32>
+  func.return %o, %o2 : tensor<2x3x16x4xf32>, tensor<2x3x16x4xf32>
+}
+
+// -----
+
 // Not attention: softmax over the queries, a per-element scale, a constant
 // divided by the scores, the scores used twice.
 // CHECK-LABEL: func.func @not_attention
