@@ -172,11 +172,7 @@ class CompiledGraph:
         """Run the pipeline (the default one in stages, keeping each stage's
         text) and translate to LLVM IR; returns it in pieces, and the
         constants set aside."""
-        from graphcompiler.driver.parallel_lowering import (
-            Forked,
-            lower_in_parallel,
-            worth_forking,
-        )
+        from graphcompiler.driver.parallel_lowering import Forked, many_ops
         from graphcompiler.driver.registration import apply_pipeline
         from graphcompiler.ir.verifier import verify_module
         from graphcompiler.lowering.llvm.translate import translate_program
@@ -199,29 +195,18 @@ class CompiledGraph:
         if pipeline is None:
             self._progress("graph passes")
             stage(GRAPH_STAGE, verify=True)
-            self.graph, self._graph_dot = module_text(module), _dot(module)
-            self._progress("lowering to Tensor IR")
-            stage(COMPILE_TIR_STAGE)
-            printer = None  # a big module's text is printed in a child meanwhile
-            if not self._profiled and worth_forking(module):
-                printer = Forked.start(lambda: module_text(module))
-            if printer is None:
-                self.tir = module_text(module)
-            self.arena_bytes = _arena_bytes(module, self.entry)
-            self._progress("lowering to the llvm dialect")
-            if self._profiled:
-                stage(PROFILE_LLVM_STAGE)
-            else:
-                try:
-                    stage(LLVM_TIR_PASSES)
-                    program = lower_in_parallel(module, external_data)
-                    if printer is not None:  # if it failed: the text after the tir passes
-                        self.tir = printer.result() or module_text(module)
-                finally:
-                    if printer is not None:
-                        printer.cancel()
-                if program is None:
-                    stage("convert-tir-to-llvm")
+            graph_printer = None  # a big graph is printed in a child, beside the lowering
+            if not self._profiled and many_ops(module):
+                graph_printer = Forked.start(lambda: (module_text(module), _dot(module)))
+            if graph_printer is None:
+                self.graph, self._graph_dot = module_text(module), _dot(module)
+            try:
+                program = self._graph_to_llvm(module, stage, external_data)
+                if graph_printer is not None:
+                    self.graph, self._graph_dot = graph_printer.result() or UNPRINTED
+            finally:
+                if graph_printer is not None:
+                    graph_printer.cancel()
         else:  # a user's pipeline (plugin passes, maybe): verified after each pass
             self._progress("the pass pipeline")
             self.graph, self._graph_dot = module_text(module), _dot(module)
@@ -231,6 +216,38 @@ class CompiledGraph:
             program = translate_program(module, external_data)
         self.llvm_ir, self.microkernels = program.text, program.microkernels
         return program, external_data
+
+    def _graph_to_llvm(
+        self, module: ModuleOp, stage: Callable[[str], None], external_data: dict[str, bytes]
+    ) -> LlvmProgram | None:
+        """The default pipeline after the graph passes: Tensor IR (its text
+        kept), then the llvm dialect, converted and translated by workers
+        where it can be (None: the module is in the llvm dialect here)."""
+        from graphcompiler.driver.parallel_lowering import Forked, lower_in_parallel, worth_forking
+
+        self._progress("lowering to Tensor IR")
+        stage(COMPILE_TIR_STAGE)
+        printer = None  # a big module's text is printed in a child meanwhile
+        if not self._profiled and worth_forking(module):
+            printer = Forked.start(lambda: module_text(module))
+        if printer is None:
+            self.tir = module_text(module)
+        self.arena_bytes = arena_argument_bytes(module, self.entry)
+        self._progress("lowering to the llvm dialect")
+        if self._profiled:
+            stage(PROFILE_LLVM_STAGE)
+            return None
+        try:
+            stage(LLVM_TIR_PASSES)
+            program = lower_in_parallel(module, external_data)
+            if printer is not None:  # if it failed: the text after the tir passes
+                self.tir = printer.result() or module_text(module)
+        finally:
+            if printer is not None:
+                printer.cancel()
+        if program is None:
+            stage("convert-tir-to-llvm")
+        return program
 
     def __call__(
         self, *inputs: Any, out: Any = None, **named: Any
@@ -460,19 +477,14 @@ def _signature(
     return tir.FuncOp(entry, types, None, Region(block))
 
 
+UNPRINTED = ("// not printed: the process printing it failed", "")
+"""`compiled.graph` and its dot graph where the child printing them died."""
+
+
 def _dot(module: ModuleOp) -> str:
     from graphcompiler.passes.view_op_graph import graph_dot
 
     return graph_dot(module)
-
-
-def _arena_bytes(module: ModuleOp, entry: str) -> int | None:
-    """The size of the arena argument tir-plan-memory gave the tir entry,
-    None if it has none."""
-    for op in module.ops:
-        if isinstance(op, tir.FuncOp) and op.sym_name.data == entry:
-            return arena_argument_bytes(op)
-    return None
 
 
 def compile(

@@ -36,10 +36,14 @@ ARENA_BYTES_ATTRIBUTE = "tir.arena_bytes"
 """On a function whose last argument is its arena: the arena's size."""
 
 
-def arena_argument_bytes(function: tir.FuncOp) -> int | None:
-    """The size of `function`'s arena argument, None if it takes none."""
-    size = function.attributes.get(ARENA_BYTES_ATTRIBUTE)
-    return size.value.data if isinstance(size, IntegerAttr) else None
+def arena_argument_bytes(module: ModuleOp, entry: str) -> int | None:
+    """The size of the arena argument of tir function `entry` of `module`,
+    None if it takes none."""
+    for op in module.ops:
+        if isinstance(op, tir.FuncOp) and op.sym_name.data == entry:
+            size = op.attributes.get(ARENA_BYTES_ATTRIBUTE)
+            return size.value.data if isinstance(size, IntegerAttr) else None
+    return None
 
 
 def _aligned(size: int) -> int:

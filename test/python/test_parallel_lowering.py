@@ -99,6 +99,7 @@ def test_small_modules_and_one_worker_stay_in_this_process(weights):
 
 def test_compile_gives_the_same_bits_with_workers(weights, monkeypatch):
     monkeypatch.setattr(parallel_lowering, "MIN_FUNCTIONS", 1)
+    monkeypatch.setattr(parallel_lowering, "MIN_PRINTED_OPS", 1)
     forked = []
     run_forked = parallel_lowering._run_forked
     monkeypatch.setattr(
@@ -110,11 +111,13 @@ def test_compile_gives_the_same_bits_with_workers(weights, monkeypatch):
         monkeypatch.setenv("GC_LOWERING_WORKERS", workers)
         compiled = graphcompiler.compile(GRAPH, constants=weights, cache=False)
         results.append(compiled(x))
-        texts.append((compiled.tir, compiled.llvm_ir))
+        texts.append((compiled.tir, compiled.llvm_ir, compiled.graph, compiled.graph_dot()))
         assert bool(forked) == (workers == "2")
     for one, two in zip(*results, strict=True):
         np.testing.assert_array_equal(one, two)
     assert texts[0][0] == texts[1][0]  # the Tensor IR, printed in a child
+    assert texts[0][2:] == texts[1][2:]  # the graph and its dot graph, also
+    assert "graph.fused" in texts[1][2] and "digraph" in texts[1][3]
     assert _definitions(texts[0][1]) == _definitions(texts[1][1])
     top, tanh = results[1]
     m = x @ weights["w"] + weights["b"]
@@ -131,7 +134,9 @@ def test_a_failed_printer_gives_the_tensor_ir_after_its_passes(weights, monkeypa
     monkeypatch.setenv("GC_LOWERING_WORKERS", "2")
     monkeypatch.setattr(parallel_lowering.Forked, "result", lambda self: None)
     monkeypatch.setattr(parallel_lowering, "_run_forked", lambda tasks: None)
+    monkeypatch.setattr(parallel_lowering, "MIN_PRINTED_OPS", 1)
     compiled = graphcompiler.compile(GRAPH, constants=weights, cache=False)
     assert "tir.func @main" in compiled.tir and "@for_body" in compiled.tir  # outlined
+    assert compiled.graph.startswith("// not printed")  # printed in a child, which failed
     x = np.random.default_rng(1).standard_normal((512, 96), np.float32)
     np.testing.assert_allclose(compiled(x)[1], np.tanh(x @ weights["v"]), rtol=1e-5, atol=1e-5)
