@@ -17,8 +17,8 @@ import numpy as np
 
 from graphcompiler.driver.loading import load_module
 from graphcompiler.driver.registration import GRAPH_STAGE, apply_pipeline
-from graphcompiler.lowering.graph_to_tir.conv_gemm import ConvCase, forced_conv_path, seen_convs
-from graphcompiler.runtime.tuning import TuningTable, table_path
+from graphcompiler.lowering.graph_to_tir.conv_gemm import ConvCase, seen_convs
+from graphcompiler.runtime.tuning import TuningTable, forced_conv_path, table_path
 
 
 def tune(

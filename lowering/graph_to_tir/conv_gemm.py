@@ -37,7 +37,7 @@ from graphcompiler.dialects import tir
 from graphcompiler.lowering.graph_to_tir.kernel import Kernel, Operand, worth_parallel_work
 from graphcompiler.lowering.graph_to_tir.matmul import Epilogue, PackedMatmul, unflatten
 from graphcompiler.lowering.graph_to_tir.padded_rows import copy_input_row, fill_zeros
-from graphcompiler.runtime.tuning import tuned_choice
+from graphcompiler.runtime.tuning import forced_conv_path, tuned_choice
 from graphcompiler.target.schedules import MatmulSchedule
 
 f32 = Float32Type()
@@ -73,8 +73,6 @@ class ConvCase:
         return CONV_PATHS if self.groups == 1 else ("rows",)
 
 
-forced_conv_path: ContextVar[str | None] = ContextVar("forced_conv_path", default=None)
-"""Tuning's override: every convolution that can takes this path."""
 seen_convs: ContextVar[list[ConvCase] | None] = ContextVar("seen_convs", default=None)
 """Tuning's record: a list collects the convolutions lowered meanwhile."""
 

@@ -40,6 +40,7 @@ from graphcompiler.ir.element_types import dense_elements
 from graphcompiler.ir.pipeline import pass_option
 from graphcompiler.passes.function_pass import FunctionPass
 from graphcompiler.passes.graph.constant_fold import fold
+from graphcompiler.runtime.tuning import forced_conv_path
 from graphcompiler.target.description import get_target
 
 BLOCKABLE_OPS = tuple(op for op in graph.ELEMENTWISE_OPS if op is not graph.BroadcastToOp)
@@ -195,8 +196,8 @@ class GraphBlockLayoutPass(FunctionPass):
         if block <= 0:
             raise DiagnosticError(Diagnostic(Severity.ERROR, f"block {block} must be positive"))
         layout = _Layout(block)
-        if not blocks_whole_network(function, block):
-            return layout.counts
+        if forced_conv_path.get() is not None or not blocks_whole_network(function, block):
+            return layout.counts  # tuning measures a plain path
         for op in list(function.body.block.ops):
             if isinstance(op, graph.Conv2dOp) and convertible(op, block):
                 layout.convert_conv(op)

@@ -14,8 +14,8 @@ import graphcompiler
 from graphcompiler.driver import tuning as tuner
 from graphcompiler.driver.compile_cache import _machine_parts
 from graphcompiler.interpreters import reference
-from graphcompiler.lowering.graph_to_tir.conv_gemm import CONV_PATHS, ConvCase, forced_conv_path
-from graphcompiler.runtime.tuning import TuningTable, table_path, tuned_choice
+from graphcompiler.lowering.graph_to_tir.conv_gemm import CONV_PATHS, ConvCase
+from graphcompiler.runtime.tuning import TuningTable, forced_conv_path, table_path, tuned_choice
 from graphcompiler.target.description import get_target
 from graphcompiler.tools import gc_run
 
@@ -80,6 +80,28 @@ def test_every_path_computes_the_convolution(path):
     finally:
         forced_conv_path.reset(token)
     np.testing.assert_allclose(graph(x, w), reference.run(TEXT, x, w), rtol=1e-5, atol=1e-5)
+
+
+def test_a_measured_path_is_never_channel_blocked():
+    """Tuning measures the convolutions its model lowers plainly; alone, one
+    with whole blocks of channels would be blocked, and every candidate
+    would time that one kernel (MobileNet-v2's 1x1 layers were tuned so)."""
+    case = ConvCase((1, 32, 28, 28), (16, 32, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1)
+    weights = np.random.default_rng(2).standard_normal(case.weight_shape, dtype=np.float32)
+    text = tuner.convolution_text(case)
+    assert (
+        "blocked_conv2d" in graphcompiler.compile(text, constants={"w": weights}, cache=False).graph
+    )
+    kernels = set()
+    for path in CONV_PATHS:
+        token = forced_conv_path.set(path)
+        try:
+            graph = graphcompiler.compile(text, constants={"w": weights}, cache=False)
+        finally:
+            forced_conv_path.reset(token)
+        assert "blocked" not in graph.graph
+        kernels.add(graph.tir)
+    assert len(kernels) == len(CONV_PATHS)
 
 
 def test_tuning_keeps_the_fastest_once(cache_dir, monkeypatch):
