@@ -100,6 +100,17 @@ def module_text(module: ModuleOp) -> str:
     return PrintOptions(elide_elements_above=TEXT_ELIDE_ABOVE).text(module)
 
 
+def graph_texts(module: ModuleOp) -> tuple[str, str]:
+    """A graph module as `compiled.graph` shows it, and its Graphviz DOT."""
+    from graphcompiler.passes.view_op_graph import graph_dot
+
+    return module_text(module), graph_dot(module)
+
+
+UNPRINTED = ("// not printed: the process printing it failed", "")
+"""`graph_texts` where the child printing them died."""
+
+
 @functools.cache
 def compiler_fingerprint() -> str:
     """A hash of the package's source files (names, sizes, mtimes), its

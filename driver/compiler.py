@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import Float32Type, IntegerType, ModuleOp, TensorType
 from xdsl.ir import Block, Region
 
 from graphcompiler.dialects import tir
-from graphcompiler.driver.compile_cache import module_text
+from graphcompiler.driver.compile_cache import UNPRINTED, graph_texts, module_text
 from graphcompiler.driver.loading import bind_constants, load_module, onnx_source
 from graphcompiler.driver.native_values import (
     cast_input,
@@ -197,9 +197,9 @@ class CompiledGraph:
             stage(GRAPH_STAGE, verify=True)
             graph_printer = None  # a big graph is printed in a child, beside the lowering
             if not self._profiled and many_ops(module):
-                graph_printer = Forked.start(lambda: (module_text(module), _dot(module)))
+                graph_printer = Forked.start(lambda: graph_texts(module))
             if graph_printer is None:
-                self.graph, self._graph_dot = module_text(module), _dot(module)
+                self.graph, self._graph_dot = graph_texts(module)
             try:
                 program = self._graph_to_llvm(module, stage, external_data)
                 if graph_printer is not None:
@@ -209,7 +209,7 @@ class CompiledGraph:
                     graph_printer.cancel()
         else:  # a user's pipeline (plugin passes, maybe): verified after each pass
             self._progress("the pass pipeline")
-            self.graph, self._graph_dot = module_text(module), _dot(module)
+            self.graph, self._graph_dot = graph_texts(module)
             apply_pipeline(module, pipeline, registry=self.registry)
         if program is None:
             self._progress("translating to LLVM IR")
@@ -475,16 +475,6 @@ def _signature(
     for arg, name in zip(block.args, names, strict=True):
         arg.name_hint = name
     return tir.FuncOp(entry, types, None, Region(block))
-
-
-UNPRINTED = ("// not printed: the process printing it failed", "")
-"""`compiled.graph` and its dot graph where the child printing them died."""
-
-
-def _dot(module: ModuleOp) -> str:
-    from graphcompiler.passes.view_op_graph import graph_dot
-
-    return graph_dot(module)
 
 
 def compile(
