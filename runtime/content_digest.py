@@ -45,9 +45,9 @@ def _cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> frozenset[str]:
 def hash_name(flags: frozenset[str]) -> str:
     """SHA-256 where the CPU computes it (1.5-2 GB/s a core with SHA-NI),
     BLAKE2b-256 elsewhere: without SHA instructions SHA-256 ran at 0.39 GB/s
-    and BLAKE2b at 0.63 GB/s on a Skylake-SP core, where hashing BERT-base's
-    weights (the model file, the packed weights' names) was a fifth of its
-    cold compile. Decided by the CPU's flags, not by timing, so every
+    and BLAKE2b at 0.63 GB/s on a Skylake-SP core, where BERT-base's and
+    ResNet-50's cold compiles (the model file and the packed weights hashed)
+    took 0.2-0.3 s less. Decided by the CPU's flags, not by timing, so every
     process on a host names the same bytes alike (the cache's keys)."""
     return "sha256" if flags & SHA_FLAGS or not flags else "blake2b"
 

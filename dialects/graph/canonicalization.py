@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import VerifyException
 
 from graphcompiler.dialects.graph import ops as graph
 from graphcompiler.ir.element_types import dense_elements, dense_values
@@ -248,9 +249,12 @@ class ElementwiseBeforeReshape(_GraphPattern):
             else:
                 return
         free_result = TensorType(result.type.element_type, shape)
-        merged_op = type(op).build_from(
-            operands, free_result if isinstance(op, graph.CastOp) else None, **op.properties
-        )
+        try:
+            merged_op = type(op).build_from(
+                operands, free_result if isinstance(op, graph.CastOp) else None, **op.properties
+            )
+        except VerifyException:
+            return
         if merged_op.results[0].type != free_result:
             return
         for merged, operand in reshapes:  # right after Y: fusion wants E's inputs early

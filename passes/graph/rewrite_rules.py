@@ -174,7 +174,7 @@ def _key_rows(key: SSAValue, transposed: bool) -> tuple[SSAValue, bool, Operatio
     transpose of the projection's [b, Sk, h, D] (perm 0, 2, 3, 1), which
     moves every element alone; the same transpose with the last two dims
     kept (0, 2, 1, 3) moves rows of D and gives the attention its keys as
-    rows, read in place (BERT-base: 2.0 -> 0.8 ms a layer's transposes)."""
+    rows, read in place (BERT-base's key transposes: 2.0 -> 0.5 ms an inference)."""
     owner = key.owner
     if not transposed or not isinstance(owner, graph.TransposeOp) or not key.has_one_use():
         return key, transposed, None
