@@ -25,9 +25,12 @@ half is added first, as the instruction does; only its flushing of
 subnormals differs).
 A prefetching kernel (matmul tiles) also takes a pointer into the B block
 that the next tiles read and, at K step l, prefetches the line at
-pf + l * ldb into L2: the caller spreads the block's lines over consecutive
-tiles, so the next B panel streams in from memory while this one computes
-(3% on a 4-layer encoder whose weights do not fit in the caches).
+pf + (l / prefetch_every) * ldb into L2: the caller spreads the block's
+lines over the tiles that share a panel, so the next B panel streams in
+from memory while this one computes (3% on a 4-layer encoder whose weights
+do not fit in the caches). Every tile taking an even share of the next panel
+(prefetch_every > 1), rather than the first few tiles all of it, ran
+ViT-B/16 2-4% faster: fewer prefetches in flight at once, from memory.
 """
 
 from __future__ import annotations
@@ -68,6 +71,8 @@ class Microkernel:
     rows narrower than the tile (7 pixels a row, 2 rows a tile)."""
     a_wrap_step: int = 0
     prefetch: bool = False
+    prefetch_every: int = 1
+    """K steps per prefetched B row (a prefetching kernel)."""
     pairs: str = ""
     """"" (f32), "i16" or "bf16": what each i32 element of A and B holds two of."""
     dot_instruction: bool = False
@@ -82,6 +87,7 @@ class Microkernel:
             f"_ldb{self.ldb}_ldc{self.ldc}{taps}{f'_cv{self.c_vector}' if self.c_vector else ''}"
             f"{f'_w{self.a_wrap}x{self.a_wrap_step}' if self.a_wrap else ''}"
             f"{'_pf' if self.prefetch else ''}"
+            f"{self.prefetch_every if self.prefetch and self.prefetch_every > 1 else ''}"
             f"{'_dot' if self.dot_instruction else ''}"
         )
 
@@ -186,8 +192,15 @@ class Microkernel:
                 f"  %b{v} = {self._load(v, f'%bptr{v}', self.scalar)}",
             ]
         if self.prefetch:  # into L2 (locality 2), a read of data
+            row = "%brow"
+            if self.prefetch_every > 1:
+                row = "%pfrow"
+                lines += [
+                    f"  %pfstep = udiv i64 %l, {self.prefetch_every}",
+                    f"  %pfrow = mul i64 %pfstep, {self.ldb}",
+                ]
             lines += [
-                f"  %pfptr = getelementptr {self.scalar}, ptr %pf, i64 %brow",
+                f"  %pfptr = getelementptr {self.scalar}, ptr %pf, i64 {row}",
                 "  call void @llvm.prefetch.p0(ptr %pfptr, i32 0, i32 2, i32 1)",
             ]
         lines += [f"  %acol = mul i64 %l, {self.a_k}", f"  %abase = add i64 %acol, {a_base}"]

@@ -222,9 +222,12 @@ class BrgemmTileOp(StatementOp):
     With i32 operands each A and B element is a pair (K steps 2l and 2l + 1,
     low half first): of i16 with an i32 C, which accumulates the pairs' dot
     products in i32; of bf16 with an f32 C, which accumulates them in f32.
-    With `prefetch_b`, K step l also asks for prefetch_b[l * ldb] to be
-    brought into L2: the caller points it at the B block the next tiles read
-    (a matmul's next panel), which then arrives while this tile computes.
+    With `prefetch_b`, K step l also asks for prefetch_b[(l / prefetch_every)
+    * ldb] (prefetch_every: 1 unless set) to be brought into L2: the caller
+    points it at the B block the next tiles read (a matmul's next panel),
+    which then arrives while this tile computes; with prefetch_every > 1 the
+    tile asks for ceil(k / prefetch_every) rows, so that the tiles sharing a
+    panel split its next one between them.
 
     Example:
 
@@ -254,6 +257,8 @@ class BrgemmTileOp(StatementOp):
     accumulate_if = opt_operand_def(i1)
     """A run-time accumulate flag (e.g. `K block != 0`), in place of `accumulate`."""
     prefetch_b = opt_operand_def(TirTensorType)
+    prefetch_every = opt_prop_def(IntegerAttr[I64])
+    """K steps per prefetched B row (default 1), with `prefetch_b`."""
     assembly_format = (
         "$a `,` $b `,` $c (`accumulate_if` $accumulate_if^)? "
         "(`prefetch` $prefetch_b^ `:` type($prefetch_b))? attr-dict `:` "
@@ -270,6 +275,11 @@ class BrgemmTileOp(StatementOp):
     def size(self, name: str) -> int:
         """The integer property `name` (`tile_sizes` has them all, typed)."""
         return getattr(self, name).value.data
+
+    @property
+    def prefetch_rows_step(self) -> int:
+        """`prefetch_every`, or 1: K steps per prefetched row of B."""
+        return self.size("prefetch_every") if self.prefetch_every is not None else 1
 
     @property
     def accumulates(self) -> bool:
@@ -353,6 +363,12 @@ class BrgemmTileOp(StatementOp):
             not prefetched or not levels,
             "prefetch is for one (A, B) offset pair: a matmul tile",
         )
+        every = self.prefetch_rows_step
+        _require(every > 0, f"prefetch_every = {every} must be positive")
+        _require(
+            self.prefetch_every is None or bool(prefetched),
+            "prefetch_every needs a prefetch operand",
+        )
         element = self.c.type.element_type
         _require(
             element in (Float32Type(), i32),
@@ -372,7 +388,7 @@ class BrgemmTileOp(StatementOp):
             ("A", last_a + farthest_row + (k - 1) * a_k + 1, self.a),
             ("B", last_b + (k - 1) * ldb + n, self.b),
             ("C", (m - 1) * ldc + row, self.c),
-            *((("prefetch", (k - 1) * ldb + 1, self.prefetch_b),) if prefetched else ()),
+            *((("prefetch", (k - 1) // every * ldb + 1, self.prefetch_b),) if prefetched else ()),
         ):
             count = tensor.type.element_count()
             _require(

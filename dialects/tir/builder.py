@@ -216,7 +216,8 @@ class TirBuilder:
         """One register tile C (+)= sum_b A_b x B_b; sizes: m n k lanes a_row
         a_k ldb ldc [accumulate]; taps: (count, A step, B step) loops, outer first;
         accumulate_if: an i1 deciding at run time whether C is added to;
-        prefetch_b: B rows to prefetch, one line per K step; a_wrap: (rows,
+        prefetch_b: B rows to prefetch, one line per `prefetch_every` K steps
+        (a size, default 1); a_wrap: (rows,
         step), A's rows in runs of `rows`, each `step` after the previous."""
         properties: dict[str, Attribute] = {
             name: tir.BoolAttr.from_bool(value)

@@ -418,16 +418,21 @@ class PackedMatmul:
                 at = [row, depth] if in_place else [b.div(row, s.mr), 0, depth]
             a_view = b.tensor_ptr(a, [*a_batch, *at], [(m - 1) * a_row + (kc - 1) * a_k + 1])
             c_view = b.tensor_ptr(c.value, [*batch_index, row, col], [(m - 1) * self.n + n])
+            spread = {}
             if b_in_place:  # the rows' next columns: the hardware prefetcher's
                 b_view = b.tensor_ptr(packed, [*b_batch, depth, col], [(kc - 1) * self.n + n])
                 ldb, prefetch = self.n, None
             else:
                 panel = b.div(col, s.nr)
                 b_view = b.tensor_ptr(packed, [*b_batch, panel, depth, 0], [kc * s.nr])
-                ldb, prefetch = s.nr, self._next_panel(packed, b_batch, panel, row, depth, kc)
+                every = self._prefetch_every(rows, kc)
+                ldb = s.nr
+                prefetch = self._next_panel(packed, b_batch, panel, row, depth, kc, every)
+                spread = {"prefetch_every": every} if every > 1 else {}
             b.make_brgemm_tile(
                 a_view, b_view, c_view, prefetch_b=prefetch,
-                m=m, n=n, k=kc, lanes=s.lanes, a_row=a_row, a_k=a_k, ldb=ldb, ldc=self.n, **flags,
+                m=m, n=n, k=kc, lanes=s.lanes, a_row=a_row, a_k=a_k, ldb=ldb, ldc=self.n,
+                **spread, **flags,
             )  # fmt: skip
 
         def panel_column(col, n: int) -> None:
@@ -443,17 +448,34 @@ class PackedMatmul:
         if tail_cols:
             panel_column(b.add(col0, full_panels * s.nr), tail_cols)
 
-    def _next_panel(self, packed, b_batch, panel, row, depth, kc: int) -> SSAValue:
+    def _prefetch_every(self, rows: int, kc: int) -> int:
+        """K steps per prefetched row, so that the `rows` of a block share the
+        next panel's K block evenly: each of its row groups takes one column
+        of cache lines of 1 / every of the rows (1: each takes a whole
+        column, as when there are fewer groups than columns)."""
+        s = self.schedule
+        groups, lines = math.ceil(rows / s.mr), math.ceil(s.nr / FLOATS_PER_LINE)
+        return max(1, min(kc, groups // lines))
+
+    def _next_panel(self, packed, b_batch, panel, row, depth, kc: int, every: int) -> SSAValue:
         """Where the tile at `row` prefetches from: the same K block of the
-        next panel (the last panel: its own), one column of cache lines of it,
-        the column chosen by the tile's row group, so that consecutive row
-        groups bring in every line of the block the next panel's tiles read."""
+        next panel (the last panel: its own), one column of cache lines of
+        it, the column and the share of its rows (`every`: the tile
+        prefetches ceil(kc / every) rows) chosen by the tile's row group, so
+        that consecutive row groups bring in every line of the block the
+        next panel's tiles read."""
         b, s = self.b, self.schedule
         panels, lines = math.ceil(self.n / s.nr), math.ceil(s.nr / FLOATS_PER_LINE)
         has_next = b.binary(tir.LtOp, panel, panels - 1)
         following = b.select(has_next, b.add(panel, 1), panel)
-        line = b.mul(b.mod(b.div(row, s.mr), lines), FLOATS_PER_LINE)
-        return b.tensor_ptr(packed, [*b_batch, following, depth, line], [(kc - 1) * s.nr + 1])
+        group = b.div(row, s.mr)
+        line = b.mul(b.mod(group, lines), FLOATS_PER_LINE)
+        share = math.ceil(kc / every)
+        start = depth
+        if every > 1:  # the last share ends with the K block
+            part = b.mul(b.mod(b.div(group, lines), every), share)
+            start = b.add(depth, b.binary(tir.MinOp, part, kc - share))
+        return b.tensor_ptr(packed, [*b_batch, following, start, line], [(share - 1) * s.nr + 1])
 
     def _convert_block(self, c: Operand, batch_index, row0, col0, rows: int, cols: int) -> None:
         origin = [*batch_index, row0, col0]

@@ -60,7 +60,8 @@ def _lower_brgemm_tile(fl: FunctionLowering, op: tir.BrgemmTileOp) -> None:
     c_vector = op.size("ldc_vector") if op.ldc_vector is not None else 0
     wrap, wrap_step = op.a_row_runs
     kernel = Microkernel(*sizes, taps=op.tap_levels(), c_vector=c_vector, a_wrap=wrap,
-                         a_wrap_step=wrap_step, prefetch=prefetch, pairs=pairs,
+                         a_wrap_step=wrap_step, prefetch=prefetch,
+                         prefetch_every=op.prefetch_rows_step if prefetch else 1, pairs=pairs,
                          dot_instruction=dot)  # fmt: skip
     fl.module.require_kernel(kernel)
     k = fl.constant(op.size("k"), i64)

@@ -23,16 +23,17 @@
 // vectors) and reads A where it is (row stride 1024), then runs parallel
 // blocks of the output, each of 6x16 register tiles over all of K (the
 // panel's 1024 x 16 slice takes a quarter of the 512 KiB L2), with 4 rows
-// left over. Each tile prefetches one column of cache lines of the next
-// panel (1024 rows of 16, one line a row).
+// left over. The tiles share the next panel's lines (1024 rows of 16, one
+// line a row) for prefetching: each of a block's 11 row groups takes
+// ceil(1024 / 11) = 94 rows of it (prefetch_every = 11).
 // CHECK-LABEL: tir.func @matmul__1(%out0: !tir.tensor<1024x1024xf32>, %in0: !tir.tensor<1024x1024xf32>, %in1: !tir.tensor<1024x1024xf32>) {
 // CHECK:         tir.define_tensor : !tir.tensor<64x1024x16xf32>
 // CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
 // CHECK:           tir.load %in1[%{{.*}}, %{{.*}} lanes 8]
 // CHECK-NOT:     tir.define_tensor
 // CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
-// CHECK:           tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} prefetch %{{.*}} : !tir.tensor<16369xf32> {m = 6 : i64, n = 16 : i64, k = 1024 : i64, lanes = 8 : i64, a_row = 1024 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 1024 : i64}
-// CHECK:           tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} prefetch %{{.*}} : !tir.tensor<16369xf32> {m = 4 : i64, n = 16 : i64, k = 1024 : i64, lanes = 8 : i64, a_row = 1024 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 1024 : i64}
+// CHECK:           tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} prefetch %{{.*}} : !tir.tensor<1489xf32> {m = 6 : i64, n = 16 : i64, k = 1024 : i64, lanes = 8 : i64, a_row = 1024 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 1024 : i64, prefetch_every = 11 : i64}
+// CHECK:           tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} prefetch %{{.*}} : !tir.tensor<1489xf32> {m = 4 : i64, n = 16 : i64, k = 1024 : i64, lanes = 8 : i64, a_row = 1024 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 1024 : i64, prefetch_every = 11 : i64}
 // The add kernel walks its contiguous operands as one flat range: a
 // parallel loop over 256 chunks of 4096 elements (enough for every thread,
 // whatever the outer dimension), 8-lane (AVX2) vectors within a chunk.
@@ -384,7 +385,7 @@ func.func @merged_rows(%x: tensor<1x16x7x7xf32>, %w: tensor<14x16x3x3xf32>) -> t
 // CHECK:         tir.define_tensor : !tir.tensor<1x144x7x7xf32>
 // CHECK:         tir.define_tensor : !tir.tensor<1x49x32xf32>
 // CHECK:         tir.define_tensor : !tir.tensor<1x9x144x6xf32>
-// CHECK:         tir.brgemm_tile {{.*}} {m = 6 : i64, n = 16 : i64, k = 144 : i64, lanes = 8 : i64, a_row = 1 : i64, a_k = 6 : i64, ldb = 16 : i64, ldc = 32 : i64}
+// CHECK:         tir.brgemm_tile {{.*}} {m = 6 : i64, n = 16 : i64, k = 144 : i64, lanes = 8 : i64, a_row = 1 : i64, a_k = 6 : i64, ldb = 16 : i64, ldc = 32 : i64, prefetch_every = 9 : i64}
 // CHECK:         tir.brgemm_tile {{.*}} {m = 1 : i64, n = 16 : i64, k = 144 : i64
 // CHECK:         tir.load %{{.*}}[%{{.*}}, %[[PIXEL:.*]], %[[CHANNEL:.*]]] : !tir.tensor<1x49x32xf32>
 // CHECK:         tir.store %{{.*}}, %{{.*}}[%{{.*}}, %[[CHANNEL]], %[[PIXEL]]] : !tir.tensor<1x32x49xf32>

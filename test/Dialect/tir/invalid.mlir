@@ -439,6 +439,31 @@ tir.func @brgemm_tile_prefetch_footprint(%A: !tir.tensor<64xf32>, %P: !tir.tenso
 
 // -----
 
+// With prefetch_every = 2 a tile of k = 5 prefetches rows 0..2 of ldb = 16.
+tir.func @brgemm_tile_prefetch_every_footprint(%A: !tir.tensor<64xf32>, %P: !tir.tensor<128xf32>, %C: !tir.tensor<64xf32>, %next: !tir.tensor<32xf32>) {
+  // expected-error @+1 {{prefetch needs 33 elements but !tir.tensor<32xf32> has 32}}
+  tir.brgemm_tile %A, %P, %C prefetch %next : !tir.tensor<32xf32> {m = 2 : i64, n = 4 : i64, k = 5 : i64, lanes = 8 : i64, a_row = 8 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 4 : i64, prefetch_every = 2 : i64} : !tir.tensor<64xf32>, !tir.tensor<128xf32>, !tir.tensor<64xf32>
+  tir.return
+}
+
+// -----
+
+tir.func @brgemm_tile_prefetch_every_zero(%A: !tir.tensor<64xf32>, %P: !tir.tensor<64xf32>, %C: !tir.tensor<64xf32>) {
+  // expected-error @+1 {{prefetch_every = 0 must be positive}}
+  tir.brgemm_tile %A, %P, %C prefetch %P : !tir.tensor<64xf32> {m = 1 : i64, n = 4 : i64, k = 2 : i64, lanes = 4 : i64, a_row = 2 : i64, a_k = 1 : i64, ldb = 4 : i64, ldc = 4 : i64, prefetch_every = 0 : i64} : !tir.tensor<64xf32>, !tir.tensor<64xf32>, !tir.tensor<64xf32>
+  tir.return
+}
+
+// -----
+
+tir.func @brgemm_tile_prefetch_every_alone(%A: !tir.tensor<64xf32>, %P: !tir.tensor<64xf32>, %C: !tir.tensor<64xf32>) {
+  // expected-error @+1 {{prefetch_every needs a prefetch operand}}
+  tir.brgemm_tile %A, %P, %C {m = 1 : i64, n = 4 : i64, k = 2 : i64, lanes = 4 : i64, a_row = 2 : i64, a_k = 1 : i64, ldb = 4 : i64, ldc = 4 : i64, prefetch_every = 2 : i64} : !tir.tensor<64xf32>, !tir.tensor<64xf32>, !tir.tensor<64xf32>
+  tir.return
+}
+
+// -----
+
 tir.func @brgemm_tile_prefetch_taps(%A: !tir.tensor<64xf32>, %P: !tir.tensor<64xf32>, %C: !tir.tensor<64xf32>) {
   // expected-error @+1 {{prefetch is for one (A, B) offset pair: a matmul tile}}
   tir.brgemm_tile %A, %P, %C prefetch %P : !tir.tensor<64xf32> {m = 1 : i64, n = 3 : i64, k = 1 : i64, lanes = 4 : i64, a_row = 1 : i64, a_k = 1 : i64, ldb = 3 : i64, ldc = 3 : i64, taps = array<i64: 2, 1, 1>} : !tir.tensor<64xf32>, !tir.tensor<64xf32>, !tir.tensor<64xf32>
