@@ -172,7 +172,7 @@ class CompiledGraph:
         """Run the pipeline (the default one in stages, keeping each stage's
         text) and translate to LLVM IR; returns it in pieces, and the
         constants set aside."""
-        from graphcompiler.driver.parallel_lowering import Forked, many_ops
+        from graphcompiler.driver.parallel_lowering import Beside, many_ops
         from graphcompiler.driver.registration import apply_pipeline
         from graphcompiler.ir.verifier import verify_module
         from graphcompiler.lowering.llvm.translate import translate_program
@@ -195,18 +195,10 @@ class CompiledGraph:
         if pipeline is None:
             self._progress("graph passes")
             stage(GRAPH_STAGE, verify=True)
-            graph_printer = None  # a big graph is printed in a child, beside the lowering
-            if not self._profiled and many_ops(module):
-                graph_printer = Forked.start(lambda: graph_texts(module))
-            if graph_printer is None:
-                self.graph, self._graph_dot = graph_texts(module)
-            try:
+            big = not self._profiled and many_ops(module)
+            with Beside(lambda: graph_texts(module), fork=big) as texts:  # beside the lowering
                 program = self._graph_to_llvm(module, stage, external_data)
-                if graph_printer is not None:
-                    self.graph, self._graph_dot = graph_printer.result() or UNPRINTED
-            finally:
-                if graph_printer is not None:
-                    graph_printer.cancel()
+                self.graph, self._graph_dot = texts.value(lambda: UNPRINTED)
         else:  # a user's pipeline (plugin passes, maybe): verified after each pass
             self._progress("the pass pipeline")
             self.graph, self._graph_dot = graph_texts(module)
@@ -223,29 +215,23 @@ class CompiledGraph:
         """The default pipeline after the graph passes: Tensor IR (its text
         kept), then the llvm dialect, converted and translated by workers
         where it can be (None: the module is in the llvm dialect here)."""
-        from graphcompiler.driver.parallel_lowering import Forked, lower_in_parallel, worth_forking
+        from graphcompiler.driver.parallel_lowering import Beside, lower_in_parallel, worth_forking
 
         self._progress("lowering to Tensor IR")
         stage(COMPILE_TIR_STAGE)
-        printer = None  # a big module's text is printed in a child meanwhile
-        if not self._profiled and worth_forking(module):
-            printer = Forked.start(lambda: module_text(module))
-        if printer is None:
-            self.tir = module_text(module)
-        self.arena_bytes = arena_argument_bytes(module, self.entry)
-        self._progress("lowering to the llvm dialect")
-        if self._profiled:
-            stage(PROFILE_LLVM_STAGE)
-            return None
-        try:
-            stage(LLVM_TIR_PASSES)
-            program = lower_in_parallel(module, external_data)
-            if printer is not None:  # if it failed: the text after the tir passes
-                self.tir = printer.result() or module_text(module)
-        finally:
-            if printer is not None:
-                printer.cancel()
-        if program is None:
+        big = not self._profiled and worth_forking(module)
+        with Beside(lambda: module_text(module), fork=big) as text:  # printed meanwhile
+            self.arena_bytes = arena_argument_bytes(module, self.entry)
+            self._progress("lowering to the llvm dialect")
+            if self._profiled:
+                stage(PROFILE_LLVM_STAGE)
+                program = None
+            else:
+                stage(LLVM_TIR_PASSES)
+                program = lower_in_parallel(module, external_data)
+            # if the child failed: the text after the tir passes
+            self.tir = text.value(lambda: module_text(module))
+        if program is None and not self._profiled:
             stage("convert-tir-to-llvm")
         return program
 

@@ -140,3 +140,17 @@ def test_a_failed_printer_gives_the_tensor_ir_after_its_passes(weights, monkeypa
     assert compiled.graph.startswith("// not printed")  # printed in a child, which failed
     x = np.random.default_rng(1).standard_normal((512, 96), np.float32)
     np.testing.assert_allclose(compiled(x)[1], np.tanh(x @ weights["v"]), rtol=1e-5, atol=1e-5)
+
+
+def test_a_value_beside_is_the_one_computed_at_once():
+    """Beside: forked, the child's value (the state it forked with, not
+    later changes); not forked, computed at construction; a child whose
+    value was not wanted is stopped on exit."""
+    state = {"text": "before"}
+    with parallel_lowering.Beside(lambda: state["text"], fork=True) as forked:
+        with parallel_lowering.Beside(lambda: state["text"], fork=False) as at_once:
+            state["text"] = "after"
+            assert forked.value(lambda: "failed") == "before" == at_once.value(lambda: "failed")
+    with parallel_lowering.Beside(lambda: state["text"], fork=True) as unwanted:
+        child = unwanted._child
+    assert child is None or child.pid is None  # killed and reaped
