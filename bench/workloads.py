@@ -69,6 +69,13 @@ def elementwise_chain() -> Graph:
     return g
 
 
+def small_relu() -> Graph:
+    """8 KiB in, 8 KiB out: the time is the call's own (checks, output, dispatch)."""
+    g = Graph()
+    g.set_output(g.relu(g.input("x", [1, 2048])))
+    return g
+
+
 def softmax() -> Graph:
     g = Graph()
     g.set_output(g.softmax(g.input("x", [4096, 1024])))
@@ -176,6 +183,7 @@ WORKLOADS: list[Workload] = [
     ),
     Workload("elementwise", "exp(relu(x*2+1)) - x, 4096x4096", elementwise_chain, "memory", 1e-5),
     Workload("softmax", "softmax over rows, 4096x1024", softmax, "memory", 1e-5),
+    Workload("call_overhead", "relu 1x2048: a small graph's call", small_relu, "memory", 1e-5),
     Workload("layer_norm", "layer_norm over rows, 4096x1024", layer_norm, "memory"),
     *(
         Workload(f"attention_s{s}", f"attention 1x8x{s}x64", attention(s), "compute")
