@@ -13,8 +13,9 @@ block a GEMM):
   A block mc x kc in L2; the last K block takes what is left of K)
   and each panel, `tir.brgemm_tile` runs the mr x nr register tile over the
   block's rows;
-- A is read where it is (f32, rows in order); a transposed or f16/bf16 A is
-  first copied into row groups;
+- A is read where it is (f32, rows in order, or transposed and spanning
+  few pages); another transposed or an f16/bf16 A is first copied into row
+  groups;
 - the epilogue (fused element-wise ops) runs on each finished block.
 Every accumulation runs over K in the same order whatever the blocking or
 thread count, so results do not depend on either.
@@ -88,6 +89,11 @@ def _fill_panels(panels: np.ndarray, values: np.ndarray) -> None:
 IN_PLACE_B_MAX_K = 64
 """Rows of B read in place at most: one page each, within the first-level
 data TLB (64 entries on x86 cores since Nehalem)."""
+
+IN_PLACE_TRANSPOSED_A_MAX_BYTES = 64 * 4096
+"""A transposed A ([K, M]) spanning at most this is read in place: the
+pages its K rows cross stay within the first-level data TLB, as in-place
+B's rows do."""
 
 
 class PackedMatmul:
@@ -206,9 +212,14 @@ class PackedMatmul:
     def reads_a_in_place(self) -> bool:
         """An f32, untransposed A is read where it is, without a copy (rows
         4 KiB apart included: with 64-byte aligned outputs and weights that
-        was 7% faster than packing at 256x2048x512)."""
+        was 7% faster than packing at 256x2048x512); so is a transposed one
+        within IN_PLACE_TRANSPOSED_A_MAX_BYTES, its tile's mr rows adjacent
+        in each K row as in a row group (a 7x7 convolution's columns,
+        computed transposed: packing them was a serial, element-by-element
+        copy of up to a fifth of the layer's time)."""
+        shallow = self.k * self.m * 4 <= IN_PLACE_TRANSPOSED_A_MAX_BYTES
         return (
-            not self.transpose_a
+            (shallow or not self.transpose_a)
             and self.a.element == f32
             and not self.a.blocked
             and not self.packs_a_at_compile_time()
@@ -226,7 +237,7 @@ class PackedMatmul:
         A, whose mr rows are adjacent in each of its K rows, so packing is
         one contiguous copy per K step (packed into rows, every value was
         gathered: ResNet-50's 7x7 layers ran 13-16% longer)."""
-        return self.packs_a_at_compile_time() or self.transpose_a
+        return self.packs_a_at_compile_time() or (self.transpose_a and not self.reads_a_in_place())
 
     def _packed_a(self) -> SSAValue:
         """A as row groups, converted to f32: a transposed A as [*batch_a,
@@ -402,7 +413,9 @@ class PackedMatmul:
         full_groups, tail_rows = divmod(rows, s.mr)
         in_place, grouped = self.reads_a_in_place(), self.packs_a_in_groups()
         b_in_place = self.reads_b_in_place()
-        if grouped:
+        if in_place and self.transpose_a:  # [..., K, M]: the tile's rows adjacent
+            a_row, a_k = 1, self.m
+        elif grouped:
             a_row, a_k = 1, s.mr
         else:
             a_row, a_k = (self.k if in_place else self.a_row_stride()), 1
@@ -412,10 +425,12 @@ class PackedMatmul:
             flags = {"accumulate": True} if accumulate else {}
 
         def tile(row, col, m: int, n: int) -> None:
-            if grouped:
+            if in_place:
+                at = [depth, row] if self.transpose_a else [row, depth]
+            elif grouped:
                 at = [b.div(row, s.mr), depth, 0]
             else:
-                at = [row, depth] if in_place else [b.div(row, s.mr), 0, depth]
+                at = [b.div(row, s.mr), 0, depth]
             a_view = b.tensor_ptr(a, [*a_batch, *at], [(m - 1) * a_row + (kc - 1) * a_k + 1])
             c_view = b.tensor_ptr(c.value, [*batch_index, row, col], [(m - 1) * self.n + n])
             spread = {}

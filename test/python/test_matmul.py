@@ -73,7 +73,8 @@ CASES = [
     ([3, 17, 19], [1, 19, 23], False, False),
     ([1, 17, 19], [4, 23, 19], False, True),  # A broadcast over B's batch
     ([13, 1001], [1001, 50], False, False),  # K blocks, then one of the rest of K
-    ([1001, 13], [1001, 50], True, False),  # a transposed A is copied; K tail
+    ([1001, 13], [1001, 50], True, False),  # a transposed A read in place; K tail
+    ([600, 130], [600, 20], True, False),  # one spanning 312 KB is copied into row groups
     ([7, 2048], [2048, 33], False, False),  # A rows 8 KiB apart, read in place
 ]
 
@@ -91,6 +92,23 @@ def test_matmul_variants(monkeypatch, target, a_shape, b_shape, transpose_a, tra
     k = a_shape[-2] if transpose_a else a_shape[-1]
     got = _run_both_thread_counts(compiled, a, b)
     np.testing.assert_allclose(got, want, rtol=0, atol=2e-6 * k)
+
+
+def test_a_shallow_transposed_a_is_read_where_it_is():
+    """A transposed A within IN_PLACE_TRANSPOSED_A_MAX_BYTES feeds the tiles
+    from where it is (each K row's mr values adjacent, K rows M apart): no
+    copy into row groups; a bigger one is still copied."""
+    from graphcompiler.lowering.graph_to_tir.matmul import IN_PLACE_TRANSPOSED_A_MAX_BYTES
+
+    beyond = IN_PLACE_TRANSPOSED_A_MAX_BYTES // 4 // 49 + 1
+    for k, m, copied in ((960, 49, False), (beyond, 49, True)):
+        a = rng.uniform(-1, 1, (k, m)).astype(np.float32)
+        b = rng.uniform(-1, 1, (k, 40)).astype(np.float32)
+        want = _expected(a, b, True, False)
+        compiled = graphcompiler.compile(_matmul_text([k, m], [k, 40], want.shape, "f32", True))
+        assert (f"a_k = {m} : i64" not in compiled.tir) == copied  # K rows M apart: in place
+        got = _run_both_thread_counts(compiled, a, b)
+        np.testing.assert_allclose(got, want, rtol=0, atol=2e-6 * k)
 
 
 @pytest.mark.parametrize("target", TARGETS)
