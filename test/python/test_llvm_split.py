@@ -193,3 +193,22 @@ def test_names_llvm_escapes_are_followed_across_parts(monkeypatch):
         'odd "name\\',
         "plain",
     }
+
+
+def test_the_entry_is_built_as_it_is_and_calls_its_kernels():
+    """The entry, a list of kernel calls, is optnone: LLVM no longer inlines
+    every kernel into it (one huge function, optimized and compiled again);
+    optimized, it still calls k1, k2 and k3, whatever their size."""
+    from graphcompiler.runtime.jit import optimizer
+
+    context = llvm.create_context()
+    (module, *runtime) = jit.program_and_runtime(str(_program()), context, "main", None, ())
+    try:
+        main = module.get_function("main")
+        assert {"noinline", "optnone"} <= set(b" ".join(main.attributes).decode().split())
+        optimizer.optimize_here(module, jit._target_machine())
+        body = str(module.get_function("main"))
+        assert all(f"@{kernel}(" in body for kernel in ("k1", "k2", "k3"))
+    finally:
+        for each in (module, *runtime):
+            each.close()
