@@ -241,8 +241,9 @@ class CompiledGraph:
         """Run on `inputs` (by position or by name). `out`: an array (one
         output) or a tuple of arrays to write the outputs into, of the
         outputs' shapes and dtypes (checked like inputs); they are returned."""
-        if not named and not self.cast_inputs:
-            fast = self._direct.try_call(inputs, out)
+        if not self.cast_inputs:  # named inputs too: onnxruntime's users pass feeds by name
+            ordered = inputs_in_order(self.entry, self.input_names, inputs, named)
+            fast = self._direct.try_call(tuple(ordered), out)
             if fast is not None:
                 return fast
         inputs = self.bind_inputs(inputs, named)

@@ -31,7 +31,7 @@ import numpy as np
 
 from graphcompiler.driver import compile_cache
 from graphcompiler.driver.specializing import SpecializingGraph
-from graphcompiler.runtime.direct_call import DirectCall
+from graphcompiler.runtime.direct_call import DirectCall, inputs_in_order
 from graphcompiler.runtime.object_cache import (
     cache_directory,
     file_digest,
@@ -253,10 +253,10 @@ class WarmGraph:
         self._threads: int | None = None
 
     def __call__(self, *inputs: Any, out: Any = None, **named: Any) -> Any:
-        if not named:
-            result = self._direct.try_call(inputs, out)
-            if result is not None:
-                return result
+        ordered = inputs_in_order(self.entry, self.input_names, inputs, named)
+        result = self._direct.try_call(tuple(ordered), out)
+        if result is not None:
+            return result
         return self._full(*inputs, out=out, **named)
 
     def __getattr__(self, name: str) -> Any:

@@ -169,10 +169,9 @@ class LoadedGraph:
         self._entry = prototype(self._library.function_address("gc_model_entry"))
 
     def __call__(self, *inputs: Any, out: Any = None, **named: Any) -> Any:
-        if not named:
-            fast = self._direct.try_call(inputs, out)
-            if fast is not None:
-                return fast
+        fast = self._direct.try_call(tuple(self._bind(inputs, named)), out)
+        if fast is not None:
+            return fast
         arrays = [self._native(a, spec, "input") for a, spec in zip(
             self._bind(inputs, named), self._inputs, strict=True)]  # fmt: skip
         given = self._given_outputs(out)

@@ -97,6 +97,27 @@ def test_each_new_set_of_shapes_is_compiled_once():
     ]
 
 
+def test_shapes_compiled_before_are_found_without_the_checks(monkeypatch):
+    """A call with shapes already compiled (by position, name or both) is a
+    lookup: the dims' checks ran when those shapes were compiled."""
+    weight = _weight(2)
+    compiled = graphcompiler.compile(_model(weight), cache=False)
+    x, mask = _inputs(2, 3)
+    compiled(x, mask)
+    monkeypatch.setattr(compiled, "_checked", lambda shapes: pytest.fail("checked again"))
+    for positional, named in (
+        ((x, mask), {}),
+        ((), {"mask": mask, "x": x}),
+        ((x,), {"mask": mask}),
+    ):
+        np.testing.assert_allclose(
+            compiled(*positional, **named), _expected(x, mask, weight), rtol=1e-5, atol=1e-4
+        )
+    monkeypatch.undo()
+    with pytest.raises(ValueError, match="dim 'seq' is 3 in input 'x' but 4 in input 'mask'"):
+        compiled(x, np.zeros((2, 4), np.int64))  # a new set of shapes is checked
+
+
 def test_specializations_share_the_weights():
     """Two shapes whose matmuls pack the weight alike read one copy of it
     (a shape that picks another register tile packs its own)."""

@@ -36,6 +36,16 @@ def test_inputs_by_name_in_any_order(compiled):
     np.testing.assert_array_equal(compiled(X, b=B), EXPECTED)
 
 
+def test_inputs_by_name_go_straight_to_the_machine_code(monkeypatch):
+    """Named inputs (onnxruntime's feeds) take the direct call as positional
+    ones do, not the general path that converts and explains (260 us of a
+    small model's 370 us call)."""
+    direct = graphcompiler.compile(RELU_ADD, cache=False)
+    monkeypatch.setattr(type(direct), "bind_inputs", lambda *_: pytest.fail("general path"))
+    np.testing.assert_array_equal(direct(b=B, x=X), EXPECTED)
+    np.testing.assert_array_equal(direct(X, b=B), EXPECTED)
+
+
 @pytest.mark.parametrize(
     ("positional", "named", "message"),
     [
