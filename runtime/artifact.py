@@ -169,11 +169,13 @@ class LoadedGraph:
         self._entry = prototype(self._library.function_address("gc_model_entry"))
 
     def __call__(self, *inputs: Any, out: Any = None, **named: Any) -> Any:
-        fast = self._direct.try_call(tuple(self._bind(inputs, named)), out)
+        bound = self._bind(inputs, named)
+        fast = self._direct.try_call(tuple(bound), out)
         if fast is not None:
             return fast
-        arrays = [self._native(a, spec, "input") for a, spec in zip(
-            self._bind(inputs, named), self._inputs, strict=True)]  # fmt: skip
+        arrays = [
+            self._native(a, spec, "input") for a, spec in zip(bound, self._inputs, strict=True)
+        ]
         given = self._given_outputs(out)
         outputs = [
             self._native(array, spec, "out= array") if array is not None and not spec["bf16"]

@@ -3,8 +3,9 @@
 Arrays of exactly the entry's dtypes and shapes (C-contiguous, aligned) go
 straight to the machine code as addresses, outputs are allocated 64-byte
 aligned (and recycled), and the intermediates' arena comes from a free
-list. `CompiledGraph` takes this path first and falls back to its general
-one (conversions, bf16, rank 0, named inputs, messages); a compile-cache
+list. `CompiledGraph` takes this path first (inputs by position or by
+name, put in order) and falls back to its general one (conversions, bf16,
+rank 0, messages); a compile-cache
 hit serves calls with it before anything of the compiler is imported.
 """
 
