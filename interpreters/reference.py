@@ -351,20 +351,27 @@ def _conv2d(op: graph.Conv2dOp, x: Array, weight: Array) -> Array:
 
 
 def to_blocked_array(x: Array, block: int) -> Array:
-    """[N, C, *spatial] -> [N, C / block, *spatial, block] (graph.to_blocked)."""
+    """[N, C, *spatial] -> [N, ceil(C / block), *spatial, block], the lanes
+    past C zero (graph.to_blocked)."""
     n, c, *spatial = x.shape
-    split = x.reshape(n, c // block, block, *spatial)
+    blocks = -(-c // block)
+    padded = np.zeros((n, blocks * block, *spatial), x.dtype)
+    padded[:, :c] = x
+    split = padded.reshape(n, blocks, block, *spatial)
     return np.ascontiguousarray(np.moveaxis(split, 2, -1))
 
 
-def from_blocked_array(x: Array) -> Array:
-    """[N, C / b, *spatial, b] -> [N, C, *spatial] (graph.from_blocked)."""
+def from_blocked_array(x: Array, channels: int | None = None) -> Array:
+    """[N, C / b, *spatial, b] -> [N, C, *spatial] (graph.from_blocked),
+    `channels` of them (default: every lane)."""
     n, blocks, *spatial, block = x.shape
-    return np.ascontiguousarray(np.moveaxis(x, -1, 2)).reshape(n, blocks * block, *spatial)
+    plain = np.moveaxis(x, -1, 2).reshape(n, blocks * block, *spatial)
+    return np.ascontiguousarray(plain[:, : blocks * block if channels is None else channels])
 
 
 def _blocked_conv2d(op: graph.BlockedConv2dOp, x: Array, weight: Array) -> Array:
-    return to_blocked_array(_conv2d(op, from_blocked_array(x), weight), x.shape[-1])
+    channels = weight.shape[1] * op.group_count
+    return to_blocked_array(_conv2d(op, from_blocked_array(x, channels), weight), x.shape[-1])
 
 
 def _max_pool2d(op: graph.MaxPool2dOp, x: Array) -> Array:
@@ -457,7 +464,7 @@ IMPLEMENTATIONS: dict[type[Operation], Callable[..., Array]] = {
     graph.ConstantOp: _constant,
     graph.Conv2dOp: _conv2d,
     graph.ToBlockedOp: lambda op, x: to_blocked_array(x, op.block_size),
-    graph.FromBlockedOp: lambda op, x: from_blocked_array(x),
+    graph.FromBlockedOp: lambda op, x: from_blocked_array(x, op.result.type.get_shape()[1]),
     graph.BlockedConv2dOp: _blocked_conv2d,
     graph.MaxPool2dOp: _max_pool2d,
     graph.AvgPool2dOp: _avg_pool2d,

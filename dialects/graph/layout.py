@@ -2,11 +2,14 @@
 form, and the convolution that reads and writes it.
 
 A blocked tensor is an ordinary tensor whose shape spells its layout:
-[N, C, H, W] stored as [N, C / b, H, W, b] (oneDNN's nChw16c for b = 16),
-so every op that takes plain tensors (element-wise ops, graph-fuse's
+[N, C, H, W] stored as [N, ceil(C / b), H, W, b] (oneDNN's nChw16c for b =
+16), so every op that takes plain tensors (element-wise ops, graph-fuse's
 epilogues) runs on it unchanged, with the b channels of a pixel in one
-vector. graph-block-layout chooses b (the target's f32 lanes) and where
-the blocked form flows.
+vector. Where b does not divide C, the last block has b - C % b padding
+lanes. What they hold is unspecified (to_blocked writes zeros, lane-wise
+ops whatever their math gives): ops that read across channels
+(blocked_conv2d's reduction, from_blocked) skip them. graph-block-layout
+chooses b (the target's f32 lanes) and where the blocked form flows.
 """
 
 from __future__ import annotations
@@ -32,19 +35,27 @@ from graphcompiler.dialects.graph.conv_pool import (
 
 
 def blocked_shape(shape: list[int], block: int) -> list[int]:
-    """[N, C, *spatial] -> [N, C / block, *spatial, block]."""
-    return [shape[0], shape[1] // block, *shape[2:], block]
+    """[N, C, *spatial] -> [N, ceil(C / block), *spatial, block]."""
+    return [shape[0], -(-shape[1] // block), *shape[2:], block]
 
 
-def plain_shape(shape: list[int]) -> list[int]:
-    """[N, C / b, *spatial, b] -> [N, C, *spatial]."""
-    return [shape[0], shape[1] * shape[-1], *shape[2:-1]]
+def plain_shape(shape: list[int], channels: int | None = None) -> list[int]:
+    """[N, C / b, *spatial, b] -> [N, C, *spatial]; `channels`: C where
+    the last block is padded (default: every lane a channel)."""
+    whole = shape[1] * shape[-1]
+    return [shape[0], whole if channels is None else channels, *shape[2:-1]]
+
+
+def _channels_fit(channels: int, blocks: int, block: int) -> bool:
+    """Whether `blocks` blocks of `block` lanes hold `channels`, with less than a block spare."""
+    return channels > 0 and -(-channels // block) == blocks
 
 
 @irdl_op_definition
 class ToBlockedOp(GraphOp):
-    """Reorders [N, C, *spatial] into [N, C / block, *spatial, block]:
-    result[n, c // block, ..., c % block] = input[n, c, ...].
+    """Reorders [N, C, *spatial] into [N, ceil(C / block), *spatial, block]:
+    result[n, c // block, ..., c % block] = input[n, c, ...], and 0 in the
+    lanes past C.
 
     Example:
 
@@ -69,21 +80,21 @@ class ToBlockedOp(GraphOp):
             raise VerifyException(
                 f"{cls.operand_role(0)} has rank {len(shape)}: expected [N, C, ...] (rank 2 or more)"
             )
-        if block <= 0 or shape[1] % block:
-            raise VerifyException(
-                f"block {block} must be positive and divide the {shape[1]} channels"
-            )
+        if block <= 0:
+            raise VerifyException(f"block {block} must be positive")
         return TensorType(operand_types[0].element_type, blocked_shape(shape, block))
 
 
 @irdl_op_definition
 class FromBlockedOp(GraphOp):
-    """Reorders [N, C / b, *spatial, b] back into [N, C, *spatial] (b is
-    the input's innermost size): to_blocked's inverse.
+    """Reorders [N, ceil(C / b), *spatial, b] back into [N, C, *spatial]
+    (b is the input's innermost size; C is the result's, all the lanes when
+    not given): to_blocked's inverse, the padding lanes dropped.
 
     Example:
 
         %x = graph.from_blocked %b : tensor<1x2x7x7x16xf32> -> tensor<1x32x7x7xf32>
+        %y = graph.from_blocked %b : tensor<1x2x7x7x16xf32> -> tensor<1x24x7x7xf32>
     """
 
     name = "graph.from_blocked"
@@ -99,19 +110,26 @@ class FromBlockedOp(GraphOp):
                 f"{cls.operand_role(0)} has rank {len(shape)}: expected [N, C / b, ..., b] "
                 "(rank 3 or more)"
             )
-        return TensorType(operand_types[0].element_type, plain_shape(shape))
+        channels = None
+        if result_type is not None and len(_shape(result_type)) == len(shape) - 1:
+            given = _shape(result_type)[1]
+            channels = given if _channels_fit(given, shape[1], shape[-1]) else None
+        return TensorType(operand_types[0].element_type, plain_shape(shape, channels))
 
 
 @irdl_op_definition
 class BlockedConv2dOp(ConvolutionOp):
-    """graph.conv2d on channel-blocked tensors: input [N, C / b, H, W, b],
-    weight OIHW [O, C / groups, KH, KW] (plain), result [N, O / b, OH, OW, b];
-    `groups` is 1 or C = O (depthwise). Equal to
-    to_blocked(conv2d(from_blocked(input), weight)) with the same properties.
+    """graph.conv2d on channel-blocked tensors: input [N, ceil(C / b), H, W, b],
+    weight OIHW [O, C / groups, KH, KW] (plain: it gives C and O), result
+    [N, ceil(O / b), OH, OW, b]; `groups` is 1 or C = O (depthwise). Equal to
+    to_blocked(conv2d(from_blocked(input), weight)) with the same
+    properties, but for the result's padding lanes, which it leaves
+    unspecified (the input's are never read).
 
     Example:
 
         %y = graph.blocked_conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x8x8x16xf32>, tensor<32x32x3x3xf32>) -> tensor<1x2x8x8x16xf32>
+        %z = graph.blocked_conv2d %x, %v : (tensor<1x2x8x8x16xf32>, tensor<24x20x1x1xf32>) -> tensor<1x2x8x8x16xf32>
     """
 
     name = "graph.blocked_conv2d"
@@ -123,17 +141,17 @@ class BlockedConv2dOp(ConvolutionOp):
         _require_rank(cls, operand_types, 0, 5)
         _require_rank(cls, operand_types, 1, 4)
         (n, blocks, h, w, block), (o, i, kh, kw) = map(_shape, operand_types)
-        c = blocks * block
         groups = int_value(properties, "groups")
-        if groups not in (1, c) or (groups == c and o != c):
+        c = i * groups
+        if groups != 1 and (groups != o or i != 1):
             raise VerifyException(
                 f"groups {groups} must be 1 or the {c} channels (depthwise, as many outputs)"
             )
-        if i * groups != c or o % block:
+        if not _channels_fit(c, blocks, block):
             raise VerifyException(
-                f"{cls.operand_role(1)} {_fmt([o, i, kh, kw])} does not fit {c} input "
-                f"channels in blocks of {block} and {groups} groups"
+                f"{cls.operand_role(1)} {_fmt([o, i, kh, kw])} with {groups} groups reads "
+                f"{c} channels, which {blocks} blocks of {block} do not hold"
             )
         dilations = _window_params(properties, "dilations", 2, 1)
         oh, ow = window_output_shape(properties, [n, c, h, w], [kh, kw], dilations)
-        return TensorType(operand_types[0].element_type, [n, o // block, oh, ow, block])
+        return TensorType(operand_types[0].element_type, [n, -(-o // block), oh, ow, block])

@@ -113,10 +113,14 @@ class BlockedConv:
         self.x, self.w, self.out, self.epilogue = x, w, out, epilogue
         self.n, self.blocks, self.h, self.width, self.block = x.shape
         self.o, _, self.kh, self.kw = w.shape
+        self.depthwise = op.group_count > 1
+        # the input blocks whose lanes are all channels, and the channels of
+        # a padded last one (blocked_shape): its padding lanes are never read
+        self.channels = w.shape[1] * op.group_count
+        self.whole_blocks, self.last_channels = divmod(self.channels, self.block)
         _, self.out_blocks, self.oh, self.ow, _ = out.shape
         (self.sh, self.sw), self.pads = op.window_strides, op.window_padding
         self.dh, self.dw = op.window_dilations
-        self.depthwise = op.group_count > 1
         # the rows and columns of the padded input that the outputs read
         self.hp = (self.oh - 1) * self.sh + (self.kh - 1) * self.dh + 1
         self.wp = (self.ow - 1) * self.sw + (self.kw - 1) * self.dw + 1
@@ -156,11 +160,10 @@ class BlockedConv:
         else:
             tap_bytes = self.kh * self.kw * b * group_channels * 4
             fitting = max(1, target.l1_bytes // 2 // tap_bytes)
-            self.chunk = max(
-                d for d in range(1, self.blocks + 1) if self.blocks % d == 0 and d <= fitting
-            )
+            whole = max(1, self.whole_blocks)
+            self.chunk = max(d for d in range(1, whole + 1) if whole % d == 0 and d <= fitting)
         groups = self.out_blocks // self.vectors
-        reduction = b if self.depthwise else self.blocks * b
+        reduction = b if self.depthwise else self.channels
         work = math.prod(self.out.shape) * reduction * self.kh * self.kw
         self.parallel = worth_parallel_work(self.n * groups * self.oh, work // 64)
         wanted = 4 * target.cores if self.parallel else 1
@@ -235,17 +238,20 @@ class BlockedConv:
         return gathered
 
     def _packed_weights(self) -> SSAValue:
-        """[groups, C / b, KH, KW, b, v b] panels ([C / b, KH, KW, b] depthwise)."""
+        """[groups, C / b, KH, KW, b, v b] panels ([C / b, KH, KW, b] depthwise),
+        zero past the weights' channels (in and out)."""
         b, kh, kw = self.block, self.kh, self.kw
+        channels, outputs = self.blocks * b, self.out_blocks * b
         if self.depthwise:
             shape = [self.blocks, kh, kw, b]
 
             def pack(weights: np.ndarray) -> np.ndarray:
                 return weights.reshape(self.blocks, b, kh, kw).transpose(0, 2, 3, 1)
 
-            def source(index: list) -> list:
-                channels, ky, kx, lane = index
-                return [self.b.add(self.b.mul(channels, b), lane), 0, ky, kx]
+            def source(index: list) -> tuple[SSAValue, list]:
+                blocks, ky, kx, lane = index
+                o = self.b.add(self.b.mul(blocks, b), lane)
+                return self.b.binary(tir.LtOp, o, self.o), [o, 0, ky, kx]
         else:
             width, groups = self.vectors * b, self.out_blocks // self.vectors
             shape = [groups, self.blocks, kh, kw, b, width]
@@ -254,18 +260,33 @@ class BlockedConv:
                 split = weights.reshape(groups, width, self.blocks, b, kh, kw)
                 return split.transpose(0, 2, 4, 5, 3, 1)
 
-            def source(index: list) -> list:
-                group, channels, ky, kx, lane, column = index
+            def source(index: list) -> tuple[SSAValue, list]:
+                group, blocks, ky, kx, lane, column = index
                 o = self.b.add(self.b.mul(group, width), column)
-                return [o, self.b.add(self.b.mul(channels, b), lane), ky, kx]
+                c = self.b.add(self.b.mul(blocks, b), lane)
+                inside = self.b.binary(tir.AndOp, self.b.binary(tir.LtOp, o, self.o),
+                                       self.b.binary(tir.LtOp, c, self.channels))  # fmt: skip
+                return inside, [o, c, ky, kx]
 
         if isinstance(self.w.constant, DenseIntOrFPElementsAttr):
-            return self.kernel.packed_constant(
-                self.w, "packed_w", lambda weights: np.ascontiguousarray(pack(weights))
-            )
+
+            def padded_pack(weights: np.ndarray) -> np.ndarray:
+                padded = np.zeros((outputs, 1 if self.depthwise else channels, kh, kw), np.float32)
+                padded[: self.o, : weights.shape[1]] = weights
+                return np.ascontiguousarray(pack(padded))
+
+            return self.kernel.packed_constant(self.w, "packed_w", padded_pack)
         packed = self.b.make_tensor(shape, f32)
         with self.kernel.loop_nest(shape, parallel=False) as index:
-            self.b.make_store(self.kernel.load(self.w, source(index)), packed, index)
+            inside, at = source(index)
+            if self.channels == channels and self.o == outputs:
+                self.b.make_store(self.kernel.load(self.w, at), packed, index)
+            else:
+                branch = self.b.make_if(inside, with_else=True)
+                with self.b.at_end_of(branch.then_region.block):
+                    self.b.make_store(self.kernel.load(self.w, at), packed, index)
+                with self.b.at_end_of(branch.else_region.block):
+                    self.b.make_store(self.b.const(0.0, f32), packed, index)
         return packed
 
     # --- the tiles ---------------------------------------------------------------------
@@ -302,68 +323,87 @@ class BlockedConv:
             tile(b.value(whole * self.pixels, IndexType()), rest)
 
     def _tile_rows(self, source, rows: int, columns: int, weights, image, group, y0) -> None:
+        """The task's rows, reduced over the whole input blocks in chunks,
+        then over the channels of a padded last block (a K of fewer than b)."""
+        b, block = self.b, self.block
+        width = self.vectors * block
+        filter_taps = [
+            (self.kh, self.dh * columns * block, self.kw * block * width),
+            (self.kw, self.dw * block, block * width),
+        ]
+        plane = rows * columns * block
+        chunks = self.whole_blocks // self.chunk
+        if chunks:
+            chunk_taps = [(self.chunk, plane, self.kh * self.kw * block * width), *filter_taps]
+            with b.make_for(0, chunks, 1) as chunk:
+                accumulate = b.binary(tir.NeOp, chunk, 0) if chunks > 1 else False
+                reduction = (b.mul(chunk, self.chunk), block, chunk_taps, accumulate)
+                self._reduce_rows(source, rows, columns, weights, image, group, y0, *reduction)
+        if self.last_channels:  # onto the whole blocks' sums, if any
+            last = b.value(self.whole_blocks, IndexType())
+            reduction = (last, self.last_channels, filter_taps, bool(chunks))
+            self._reduce_rows(source, rows, columns, weights, image, group, y0, *reduction)
+
+    def _reduce_rows(
+        self, source, rows: int, columns: int, weights, image, group, y0,
+        channels: SSAValue, k: int, taps: list, accumulate: SSAValue | bool,
+    ) -> None:  # fmt: skip
+        """One reduction over the task's rows: input blocks from `channels`
+        (as many as `taps` step over), `k` lanes of each, added to the
+        output where `accumulate` (decided at run time for an SSA value)."""
         b, block = self.b, self.block
         sh, sw = self.a_strides
         width = self.vectors * block
-        plane = rows * columns * block
-        taps = [
-            (count, a_step, b_step)
-            for count, a_step, b_step in (
-                (self.chunk, plane, self.kh * self.kw * block * width),
-                (self.kh, self.dh * columns * block, self.kw * block * width),
-                (self.kw, self.dw * block, block * width),
-            )
-            if count > 1
-        ]
+        taps = [tap for tap in taps if tap[0] > 1]
         last_a = sum((count - 1) * a_step for count, a_step, _ in taps)
         last_b = sum((count - 1) * b_step for count, _, b_step in taps)
         first_block = b.mul(group, self.vectors)
         out_plane = self.oh * self.ow * block
-        chunks = self.blocks // self.chunk
         # whole rows a tile, 2 or more where they are narrow (see register_tile)
         tile_rows = min(self.tile_rows, self.rows)
-        with b.make_for(0, chunks, 1) as chunk:
-            channels = b.mul(chunk, self.chunk)
-            b_view = b.tensor_ptr(
-                weights, [group, channels, 0, 0, 0, 0], [last_b + (block - 1) * width + width]
-            )
-            accumulate = b.binary(tir.NeOp, chunk, 0) if chunks > 1 else None
+        b_view = b.tensor_ptr(
+            weights, [group, channels, 0, 0, 0, 0], [last_b + (block - 1) * width + width]
+        )
 
-            def tile(y, x0, m: int) -> None:
-                """m pixels from (y, x0), running on into the next rows when
-                m is more than a row (then x0 = 0)."""
-                runs = None
-                if m > self.ow:
-                    runs = (self.ow, sh * columns * block)
-                farthest = (m - 1) * sw * block
-                if runs:
-                    last = m - 1
-                    farthest = last // self.ow * runs[1] + last % self.ow * sw * block
-                a_view = b.tensor_ptr(
-                    source, [image, channels, b.mul(y, sh), b.mul(x0, sw), 0],
-                    [last_a + farthest + block],
-                )  # fmt: skip
-                c_view = b.tensor_ptr(
-                    self.out.value, [image, first_block, y, x0, 0],
-                    [(self.vectors - 1) * out_plane + m * block],
-                )  # fmt: skip
-                sizes = dict(m=m, n=width, k=block, lanes=block, a_row=sw * block, a_k=1,
-                             ldb=width, ldc=block)  # fmt: skip
-                if self.vectors > 1:
-                    sizes["ldc_vector"] = out_plane
-                b.make_brgemm_tile(a_view, b_view, c_view, taps, accumulate, a_wrap=runs, **sizes)
-
-            if tile_rows == 1:
-                with b.make_for(0, self.rows, 1) as row:
-                    y = b.add(y0, row)
-                    self._row_tiles(lambda x0, m: tile(y, x0, m))
+        def tile(y, x0, m: int) -> None:
+            """m pixels from (y, x0), running on into the next rows when
+            m is more than a row (then x0 = 0)."""
+            runs = None
+            if m > self.ow:
+                runs = (self.ow, sh * columns * block)
+            farthest = (m - 1) * sw * block
+            if runs:
+                last = m - 1
+                farthest = last // self.ow * runs[1] + last % self.ow * sw * block
+            a_view = b.tensor_ptr(
+                source, [image, channels, b.mul(y, sh), b.mul(x0, sw), 0],
+                [last_a + farthest + block],
+            )  # fmt: skip
+            c_view = b.tensor_ptr(
+                self.out.value, [image, first_block, y, x0, 0],
+                [(self.vectors - 1) * out_plane + m * block],
+            )  # fmt: skip
+            sizes = dict(m=m, n=width, k=k, lanes=block, a_row=sw * block, a_k=1,
+                         ldb=width, ldc=block)  # fmt: skip
+            if self.vectors > 1:
+                sizes["ldc_vector"] = out_plane
+            if isinstance(accumulate, bool):
+                sizes["accumulate"], accumulate_if = accumulate, None
             else:
-                zero = b.value(0, IndexType())
-                whole, rest = divmod(self.rows, tile_rows)
-                with b.make_for(0, whole * tile_rows, tile_rows) as row:
-                    tile(b.add(y0, row), zero, tile_rows * self.ow)
-                if rest:
-                    tile(b.add(y0, whole * tile_rows), zero, rest * self.ow)
+                accumulate_if = accumulate
+            b.make_brgemm_tile(a_view, b_view, c_view, taps, accumulate_if, a_wrap=runs, **sizes)
+
+        if tile_rows == 1:
+            with b.make_for(0, self.rows, 1) as row:
+                y = b.add(y0, row)
+                self._row_tiles(lambda x0, m: tile(y, x0, m))
+        else:
+            zero = b.value(0, IndexType())
+            whole, rest = divmod(self.rows, tile_rows)
+            with b.make_for(0, whole * tile_rows, tile_rows) as row:
+                tile(b.add(y0, row), zero, tile_rows * self.ow)
+            if rest:
+                tile(b.add(y0, whole * tile_rows), zero, rest * self.ow)
 
     def _depthwise_rows(self, weights, image, channels, y0) -> None:
         """The task's rows read straight from the unpadded input: a tap
@@ -432,33 +472,36 @@ class BlockedConv:
 
 
 def _direct(kernel: Kernel, op, x: Operand, w: Operand, out: Operand) -> None:
-    """Other element types and blocks wider than a vector: one sum per output element."""
+    """Other element types and blocks wider than a vector: one sum per
+    output element (a padding lane's is 0)."""
     b = kernel.b
     _, _, h, width, block = x.shape
-    _, c_per_group, kh, kw = w.shape
+    outputs, c_per_group, kh, kw = w.shape
     (sh, sw), (top, left) = op.window_strides, op.window_padding[:2]
     dh, dw = op.window_dilations
     depthwise = op.group_count > 1
     with kernel.loop_nest(out.shape) as (image, blocks, y, x_, lane):
         o = b.add(b.mul(blocks, block), lane)
         total = kernel.var(compute_type(out.element), 0)
-        with kernel.loop_nest([c_per_group, kh, kw], parallel=False) as (c, ky, kx):
-            row = b.add(b.sub(b.mul(y, sh), top), b.mul(ky, dh))
-            column = b.add(b.sub(b.mul(x_, sw), left), b.mul(kx, dw))
-            inside = None
-            for coordinate, size in ((row, h), (column, width)):
-                check = b.binary(
-                    tir.AndOp,
-                    b.binary(tir.GeOp, coordinate, 0),
-                    b.binary(tir.LtOp, coordinate, size),
-                )
-                inside = check if inside is None else b.binary(tir.AndOp, inside, check)
-            branch = b.make_if(inside)
-            with b.at_end_of(branch.then_region.block):
-                channel = o if depthwise else c
-                at = [image, b.div(channel, block), row, column, b.mod(channel, block)]
-                product = b.mul(kernel.load(x, at), kernel.load(w, [o, c, ky, kx]))
-                b.make_assign(total, b.add(b.read(total), product))
+        output = b.make_if(b.binary(tir.LtOp, o, outputs)) if outputs % block else None
+        with b.at_end_of(output.then_region.block) if output else _here():  # not a padding lane
+            with kernel.loop_nest([c_per_group, kh, kw], parallel=False) as (c, ky, kx):
+                row = b.add(b.sub(b.mul(y, sh), top), b.mul(ky, dh))
+                column = b.add(b.sub(b.mul(x_, sw), left), b.mul(kx, dw))
+                inside = None
+                for coordinate, size in ((row, h), (column, width)):
+                    check = b.binary(
+                        tir.AndOp,
+                        b.binary(tir.GeOp, coordinate, 0),
+                        b.binary(tir.LtOp, coordinate, size),
+                    )
+                    inside = check if inside is None else b.binary(tir.AndOp, inside, check)
+                branch = b.make_if(inside)
+                with b.at_end_of(branch.then_region.block):
+                    channel = o if depthwise else c
+                    at = [image, b.div(channel, block), row, column, b.mod(channel, block)]
+                    product = b.mul(kernel.load(x, at), kernel.load(w, [o, c, ky, kx]))
+                    b.make_assign(total, b.add(b.read(total), product))
         kernel.store(out, [image, blocks, y, x_, lane], b.read(total))
 
 
@@ -466,28 +509,46 @@ def reorder(kernel: Kernel, op) -> None:
     """graph.to_blocked / graph.from_blocked: for each image and block of b
     channels, the b planes [b, S] become the pixels' blocks [S, b] (or
     back), through flat views of both (S = the spatial size): b plain rows
-    read in step, one block written at a time. Parallel over the blocks."""
+    read in step, one block written at a time; a padded last block has
+    fewer planes (to_blocked writes zeros in its other lanes). Parallel
+    over the blocks."""
     b = kernel.b
     to_blocked = op.name == "graph.to_blocked"
     plain, blocked = (
         (kernel.inputs[0], kernel.out) if to_blocked else (kernel.out, kernel.inputs[0])
     )
     n, blocks, *spatial, block = blocked.shape
+    whole, last = divmod(plain.shape[1], block)
     pixels = math.prod(spatial)
     rank = len(blocked.shape)
     outer = [n, blocks]
     parallel = worth_parallel_work(n * blocks, n * blocks * pixels * block)
     with kernel.loop_nest([n * blocks], parallel) as (flat,):
         image, channels = unflatten(kernel, flat, outer)
-        first = b.mul(channels, block)
-        planes = b.tensor_ptr(plain.value, [image, first] + [0] * (rank - 3), [block * pixels])
-        pixel_blocks = b.tensor_ptr(
-            blocked.value, [image, channels] + [0] * (rank - 2), [pixels * block]
-        )
-        with b.make_for(0, pixels, 1) as pixel, b.make_for(0, block, 1) as lane:
-            in_plane = b.add(b.mul(lane, pixels), pixel)
-            in_block = b.add(b.mul(pixel, block), lane)
-            if to_blocked:
-                b.make_store(b.make_load(planes, [in_plane]), pixel_blocks, [in_block])
-            else:
-                b.make_store(b.make_load(pixel_blocks, [in_block]), planes, [in_plane])
+
+        def copy(lanes: int) -> None:
+            first = b.mul(channels, block)
+            planes = b.tensor_ptr(plain.value, [image, first] + [0] * (rank - 3), [lanes * pixels])
+            pixel_blocks = b.tensor_ptr(
+                blocked.value, [image, channels] + [0] * (rank - 2), [pixels * block]
+            )
+            with b.make_for(0, pixels, 1) as pixel, b.make_for(0, lanes, 1) as lane:
+                in_plane = b.add(b.mul(lane, pixels), pixel)
+                in_block = b.add(b.mul(pixel, block), lane)
+                if to_blocked:
+                    b.make_store(b.make_load(planes, [in_plane]), pixel_blocks, [in_block])
+                else:
+                    b.make_store(b.make_load(pixel_blocks, [in_block]), planes, [in_plane])
+            if to_blocked and lanes < block:
+                zero = b.const(0, pixel_blocks.type.element_type)
+                with b.make_for(0, pixels, 1) as pixel, b.make_for(lanes, block, 1) as lane:
+                    b.make_store(zero, pixel_blocks, [b.add(b.mul(pixel, block), lane)])
+
+        if not last or not whole:
+            copy(last or block)
+        else:
+            branch = b.make_if(b.binary(tir.LtOp, channels, whole), with_else=True)
+            with b.at_end_of(branch.then_region.block):
+                copy(block)
+            with b.at_end_of(branch.else_region.block):
+                copy(last)

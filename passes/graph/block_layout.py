@@ -10,17 +10,19 @@ convolution, as oneDNN's NCHWc graphs do (TVM's AlterOpLayout), in one walk
 in block order:
 - where every convolution of the function qualifies (else none is
   blocked: islands of blocked layers would pay a reorder at each end), an
-  f32 conv2d with constant weights whose channels (in and out) are
-  multiples of b, with one group or depthwise, becomes
-  from_blocked(blocked_conv2d(to_blocked(input)));
+  f32 conv2d with constant weights, at least b channels in and out, and
+  one group or depthwise, becomes from_blocked(blocked_conv2d(to_blocked(input)));
+  channels that b does not divide leave padding lanes in the last block
+  (dialects/graph/layout.py), which no op reads;
 - an element-wise op one of whose operands is a from_blocked of the op's
   shape runs on the blocked tensors instead, its result reordered back
   after it: its other operands are blocked too (a per-channel [C, 1, 1]
   operand, e.g. a bias, becomes [C / b, 1, 1, b]; one broadcast along
   the channels keeps a block of 1); constant ones are reordered here, at
   compile time;
-- to_blocked(from_blocked(x)) is x, and the reorders left without users
-  are dropped.
+- to_blocked(from_blocked(x)) is x (its padding lanes may differ from
+  the zeros to_blocked writes: nothing reads them), and the reorders left
+  without users are dropped.
 What remains are reorders at the graph's inputs and outputs and before
 ops without a blocked form (pooling, reductions, reshapes).
 """
@@ -48,33 +50,39 @@ BLOCKABLE_OPS = tuple(op for op in graph.ELEMENTWISE_OPS if op is not graph.Broa
 result shape is its own)."""
 
 
+def wide_enough(op: graph.Conv2dOp, block: int) -> bool:
+    """At least a block of channels in and out. Narrower convolutions stay
+    plain (an RGB stem, a one-channel head): padded to a block, their
+    tensors and FMAs would be mostly padding."""
+    c, o = op.input.type.get_shape()[1], op.weight.type.get_shape()[0]
+    return c >= block and o >= block
+
+
 def convertible(op: graph.Conv2dOp, block: int) -> bool:
-    """f32, constant weights, channels in whole blocks, one group or depthwise."""
-    n, c, _, _ = op.input.type.get_shape()
-    o = op.weight.type.get_shape()[0]
+    """f32, constant weights, wide enough, one group or depthwise. The
+    channels need not fill whole blocks (MobileNet-v2's 24, EfficientNet's
+    40 with 16-channel blocks): the padding lanes cost a quarter more
+    memory on those layers, a plain island would cost reorders."""
+    c, o = op.input.type.get_shape()[1], op.weight.type.get_shape()[0]
     groups = op.group_count
     return (
         all(v.type.element_type == Float32Type() for v in (op.input, op.weight, op.result))
         and isinstance(op.weight.owner, graph.ConstantOp)
-        and c % block == 0
-        and o % block == 0
+        and wide_enough(op, block)
         and (groups == 1 or groups == c == o)
     )
 
 
 def blocks_whole_network(function: func.FuncOp, block: int) -> bool:
-    """Whether every convolution of `function` with at least `block` input
-    channels can be blocked. Where some cannot (the 24- and 40-channel
-    layers of MobileNet-v2 and EfficientNet with 16-channel blocks), the
+    """Whether every convolution of `function` wide enough to block can
+    be. Where some cannot (grouped, or weights given at run time), the
     blocked form would be cut into islands with reorders between them,
     each moving a whole tensor through memory (as much as an element-wise
-    op): those networks ran 10-20% slower blocked than plain, and with
-    8-channel blocks on AVX-512 (half-width vectors) 60% slower. A stem
-    with fewer channels than a block (RGB) does not count."""
+    op): such networks ran 10-20% slower blocked than plain."""
     return all(
         convertible(op, block)
         for op in function.body.block.ops
-        if isinstance(op, graph.Conv2dOp) and op.input.type.get_shape()[1] >= block
+        if isinstance(op, graph.Conv2dOp) and wide_enough(op, block)
     )
 
 
@@ -114,7 +122,7 @@ class _Layout:
         blocked_input = self.to_blocked(op.input, op)
         conv = graph.BlockedConv2dOp.build_from([blocked_input, op.weight], **op.properties)
         Rewriter.insert_op(conv, InsertPoint.before(op))
-        back = graph.FromBlockedOp.build_from([conv.result])
+        back = graph.FromBlockedOp.build_from([conv.result], op.result.type)
         Rewriter.replace_op(op, back)
         self.counts["blocked-convolutions"] += 1
 
@@ -162,7 +170,8 @@ class _Layout:
             operands, result_type if free_result else None, **op.properties
         )
         Rewriter.insert_op(blocked, InsertPoint.before(op))
-        Rewriter.replace_op(op, graph.FromBlockedOp.build_from([blocked.results[0]]))
+        back = graph.FromBlockedOp.build_from([blocked.results[0]], op.results[0].type)
+        Rewriter.replace_op(op, back)
         self.counts["blocked-ops"] += 1
 
 

@@ -56,7 +56,7 @@ func.func @depthwise(%x: tensor<1x16x6x6xf32>, %mask: tensor<1x1x6x6xf32>, %s: t
 
 // -----
 
-// Left plain: channels not in whole blocks (an RGB stem), weights that
+// Left plain: fewer channels than a block (an RGB stem), weights that
 // are not constants, grouped convolutions that are not depthwise, and
 // integer convolutions.
 // CHECK-LABEL: func.func @plain
@@ -91,18 +91,46 @@ func.func @broadcast_blocked(%x: tensor<1x16x1x1xf32>, %big: tensor<1x16x4x4xf32
 
 // -----
 
-// One layer whose channels are not whole blocks (24 with blocks of 16)
-// keeps the whole function plain: islands of blocked layers would pay a
-// reorder at each end.
+// Channels that a block does not divide (24 with blocks of 16) are padded
+// to whole blocks: 2 blocks, the second with 8 padding lanes, which
+// to_blocked fills with zeros, the bias's constant too, and from_blocked
+// drops. With blocks of 8 the same layers fill 3 whole blocks.
+// CHECK-LABEL: func.func @padded
+// CHECK:         %[[IN:.*]] = graph.to_blocked %x {block = 16 : i64} : tensor<1x32x8x8xf32> -> tensor<1x2x8x8x16xf32>
+// CHECK-NEXT:    %[[C1:.*]] = graph.blocked_conv2d %[[IN]], %w : (tensor<1x2x8x8x16xf32>, tensor<24x32x1x1xf32>) -> tensor<1x2x8x8x16xf32>
+// CHECK-NEXT:    %[[B:.*]] = graph.constant dense<{{\[\[\[\[\[}}5.000000e-01, {{.*}}, 5.000000e-01]]], {{\[\[\[}}5.000000e-01, 5.000000e-01, 5.000000e-01, 5.000000e-01, 5.000000e-01, 5.000000e-01, 5.000000e-01, 5.000000e-01, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00]]]]]> : tensor<1x2x1x1x16xf32>
+// CHECK-NEXT:    %[[A:.*]] = graph.add %[[C1]], %[[B]] : (tensor<1x2x8x8x16xf32>, tensor<1x2x1x1x16xf32>) -> tensor<1x2x8x8x16xf32>
+// CHECK-NEXT:    %[[R:.*]] = graph.relu %[[A]] : tensor<1x2x8x8x16xf32>
+// CHECK-NEXT:    %[[C2:.*]] = graph.blocked_conv2d %[[R]], %w2 : (tensor<1x2x8x8x16xf32>, tensor<24x24x1x1xf32>) -> tensor<1x2x8x8x16xf32>
+// CHECK-NEXT:    %[[OUT:.*]] = graph.from_blocked %[[C2]] : tensor<1x2x8x8x16xf32> -> tensor<1x24x8x8xf32>
+// CHECK-NEXT:    func.return %[[OUT]]
+// BLOCK8-LABEL: func.func @padded
+// BLOCK8:         graph.blocked_conv2d %{{.*}}, %w : (tensor<1x4x8x8x8xf32>, tensor<24x32x1x1xf32>) -> tensor<1x3x8x8x8xf32>
+// BLOCK8:         graph.from_blocked %{{.*}} : tensor<1x3x8x8x8xf32> -> tensor<1x24x8x8xf32>
+func.func @padded(%x: tensor<1x32x8x8xf32>) -> tensor<1x24x8x8xf32> {
+  %w = graph.constant dense<0.01> : tensor<24x32x1x1xf32>
+  %w2 = graph.constant dense<0.02> : tensor<24x24x1x1xf32>
+  %b = graph.constant dense<0.5> : tensor<24x1x1xf32>
+  %0 = graph.conv2d %x, %w : (tensor<1x32x8x8xf32>, tensor<24x32x1x1xf32>) -> tensor<1x24x8x8xf32>
+  %1 = graph.add %0, %b : (tensor<1x24x8x8xf32>, tensor<24x1x1xf32>) -> tensor<1x24x8x8xf32>
+  %2 = graph.relu %1 : tensor<1x24x8x8xf32>
+  %3 = graph.conv2d %2, %w2 : (tensor<1x24x8x8xf32>, tensor<24x24x1x1xf32>) -> tensor<1x24x8x8xf32>
+  func.return %3 : tensor<1x24x8x8xf32>
+}
+
+// -----
+
+// One layer that cannot be blocked (a grouped convolution) keeps the whole
+// function plain: islands of blocked layers would pay a reorder at each end.
 // CHECK-LABEL: func.func @islands
 // CHECK-NOT:     blocked
 // BLOCK8-LABEL: func.func @islands
-// BLOCK8-COUNT-2: graph.blocked_conv2d
+// BLOCK8-NOT:     blocked
 func.func @islands(%x: tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32> {
-  %w = graph.constant dense<0.01> : tensor<24x32x1x1xf32>
-  %w2 = graph.constant dense<0.02> : tensor<32x24x1x1xf32>
-  %0 = graph.conv2d %x, %w : (tensor<1x32x8x8xf32>, tensor<24x32x1x1xf32>) -> tensor<1x24x8x8xf32>
-  %1 = graph.relu %0 : tensor<1x24x8x8xf32>
-  %2 = graph.conv2d %1, %w2 : (tensor<1x24x8x8xf32>, tensor<32x24x1x1xf32>) -> tensor<1x32x8x8xf32>
+  %w = graph.constant dense<0.01> : tensor<32x32x1x1xf32>
+  %g = graph.constant dense<0.02> : tensor<32x16x1x1xf32>
+  %0 = graph.conv2d %x, %w : (tensor<1x32x8x8xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x8x8xf32>
+  %1 = graph.relu %0 : tensor<1x32x8x8xf32>
+  %2 = graph.conv2d %1, %g {groups = 2 : i64} : (tensor<1x32x8x8xf32>, tensor<32x16x1x1xf32>) -> tensor<1x32x8x8xf32>
   func.return %2 : tensor<1x32x8x8xf32>
 }

@@ -1,6 +1,7 @@
 """Channel-blocked convolutions: graph.blocked_conv2d through brgemm tiles
 (padding, stride, dilation, tiles of several output blocks, reductions cut
-into chunks, depthwise, weights given at run time) on every target the
+into chunks, depthwise, weights given at run time, channels that do not
+fill the last block, whose padding lanes hold NaN and must not be read) on every target the
 host runs, and graph-block-layout in the default pipeline (convolution
 chains with epilogues, residual adds, reorders before pooling), against the
 reference interpreter; 1 and 2 threads bitwise equal.
@@ -25,9 +26,11 @@ def _window(h, k, stride, before, after, dilation) -> int:
     return (h + before + after - dilation * (k - 1) - 1) // stride + 1
 
 
-def _check(text: str, inputs: list, atol: float, constants: list = ()):
+def _check(text: str, inputs: list, atol: float, constants: list = (), channels=None):
     """Compiled 1 and 2 threads give the same bits, within `atol` of the
-    reference; `constants` bind the last arguments at compile time."""
+    reference; `constants` bind the last arguments at compile time;
+    `channels`: those of a blocked result compared (its padding lanes are
+    unspecified)."""
     names = ["w"] if constants else []
     compiled = graphcompiler.compile(
         text, cache=False, constants=dict(zip(names, constants, strict=True))
@@ -37,6 +40,8 @@ def _check(text: str, inputs: list, atol: float, constants: list = ()):
     one = compiled(*inputs)
     compiled.set_num_threads(2)
     np.testing.assert_array_equal(one, compiled(*inputs))
+    if channels is not None:
+        one, expected = (reference.from_blocked_array(r, channels) for r in (one, expected))
     np.testing.assert_allclose(one, expected, rtol=0, atol=atol)
     return compiled
 
@@ -57,6 +62,12 @@ BLOCKED_CASES = [
     (16, 16, (3, 5), (7, 7), (1, 1), (3, 3, 3, 3), (1, 1), 16),  # depthwise, window past both edges
     (32, 32, (9, 23), (3, 3), (2, 2), (0, 0, 1, 1), (1, 2), 32),  # depthwise, bottom-right pads
     (16, 16, (6, 30), (3, 3), (1, 1), (0, 0, 0, 0), (1, 1), 16),  # depthwise, unpadded
+    # channels that neither 16 nor 8 divides: a padded last block in and out
+    (20, 36, (9, 11), (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),  # whole blocks, then the rest
+    (12, 20, (7, 7), (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),  # (16 lanes) only a padded block
+    (140, 28, (7, 7), (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),  # chunks, then the rest
+    (36, 20, (10, 10), (1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),  # gathered, padded
+    (20, 20, (10, 13), (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 20),  # depthwise, padded
 ]
 
 
@@ -64,9 +75,9 @@ def _blocked_text(c, o, size, kernel, stride, pad, dilation, groups, block, weig
     oh = _window(size[0], kernel[0], stride[0], pad[0], pad[2], dilation[0])
     ow = _window(size[1], kernel[1], stride[1], pad[1], pad[3], dilation[1])
     x, w, y = (
-        [1, c // block, *size, block],
+        [1, -(-c // block), *size, block],
         [o, c // groups, *kernel],
-        [1, o // block, oh, ow, block],
+        [1, -(-o // block), oh, ow, block],
     )
     props = (
         f"{{strides = array<i64: {stride[0]}, {stride[1]}>, padding = array<i64: {', '.join(map(str, pad))}>, "
@@ -93,35 +104,41 @@ def test_blocked_conv2d_matches_the_reference(
     x = rng.uniform(-1, 1, x_shape).astype(np.float32)
     w = rng.uniform(-1, 1, w_shape).astype(np.float32)
     x[0, 0, 1, 2, 3] = np.nan  # propagates to the outputs whose window holds it
+    x[:, -1, ..., c - (x_shape[1] - 1) * block :] = np.nan  # padding lanes: never read
     atol = 1e-5 * w_shape[1] * kernel[0] * kernel[1]
-    compiled = _check(text, [x], atol, constants=[w])  # weights packed at compile time
+    compiled = _check(text, [x], atol, constants=[w], channels=o)  # weights packed now
     assert ("tir.brgemm_tile" in compiled.tir) == (groups == 1)
     if groups > 1:  # the taps read the input where it is: no padded copy
         assert "tir.define_tensor" not in compiled.tir
-    _check(text, [x, w], atol)  # weights packed at run time
+    _check(text, [x, w], atol, channels=o)  # weights packed at run time
 
 
-def test_blocks_wider_than_a_vector_take_the_direct_loop():
+@pytest.mark.parametrize("channels", [128, 100])
+def test_blocks_wider_than_a_vector_take_the_direct_loop(channels):
     text, x_shape, w_shape = _blocked_text(
-        128, 128, (3, 3), (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, 128, True
+        channels, channels, (3, 3), (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, 128, True
     )
     x = rng.uniform(-1, 1, x_shape).astype(np.float32)
+    x[:, :, :, :, channels:] = np.nan  # padding lanes
     w = rng.uniform(-1, 1, w_shape).astype(np.float32)
-    compiled = _check(text, [x, w], 1e-5 * 128 * 9)
+    compiled = _check(text, [x, w], 1e-5 * 128 * 9, channels=channels)
     assert "tir.brgemm_tile" not in compiled.tir
 
 
 def _network(c: int) -> str:
-    """conv -> bias -> relu -> depthwise -> relu6 -> conv -> + residual ->
-    max pool, then a global average over a reshape: the blocked form must
-    flow through the epilogues and stop before the pooling."""
+    """conv -> bias -> relu -> depthwise -> relu6 -> / scale -> conv -> +
+    residual -> max pool, then a global average over a reshape: the blocked
+    form must flow through the epilogues and stop before the pooling. With
+    padded blocks, the division makes the padding lanes 0 / 0 (NaN), which
+    the last convolution must not read."""
     x, y = _t([1, c, 12, 12]), _t([1, c, 6, 6])
-    return f"""func.func @main(%x: {x}, %w1: {_t([c, c, 3, 3])}, %b1: {_t([c, 1, 1])}, %dw: {_t([c, 1, 3, 3])}, %w2: {_t([c, c, 1, 1])}) -> ({y}, {_t([1, c])}) {{
+    return f"""func.func @main(%x: {x}, %w1: {_t([c, c, 3, 3])}, %b1: {_t([c, 1, 1])}, %dw: {_t([c, 1, 3, 3])}, %s: {_t([c, 1, 1])}, %w2: {_t([c, c, 1, 1])}) -> ({y}, {_t([1, c])}) {{
   %0 = graph.conv2d %x, %w1 {{padding = array<i64: 1, 1, 1, 1>}} : ({x}, {_t([c, c, 3, 3])}) -> {x}
   %1 = graph.add %0, %b1 : ({x}, {_t([c, 1, 1])}) -> {x}
   %2 = graph.relu %1 : {x}
   %3 = graph.conv2d %2, %dw {{padding = array<i64: 1, 1, 1, 1>, groups = {c} : i64}} : ({x}, {_t([c, 1, 3, 3])}) -> {x}
-  %4 = graph.clamp %3 {{min = 0.0 : f32, max = 6.0 : f32}} : {x}
+  %r = graph.clamp %3 {{min = 0.0 : f32, max = 6.0 : f32}} : {x}
+  %4 = graph.div %r, %s : ({x}, {_t([c, 1, 1])}) -> {x}
   %5 = graph.conv2d %4, %w2 : ({x}, {_t([c, c, 1, 1])}) -> {x}
   %6 = graph.add %5, %x : ({x}, {x}) -> {x}
   %7 = graph.max_pool2d %6 {{kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>}} : {x} -> {y}
@@ -131,13 +148,14 @@ def _network(c: int) -> str:
 
 
 @pytest.mark.parametrize("target", TARGETS)
-def test_block_layout_runs_networks_on_blocked_tensors(monkeypatch, target):
+@pytest.mark.parametrize("c", [32, 20])  # 20: a padded last block of 16 or 8 lanes
+def test_block_layout_runs_networks_on_blocked_tensors(monkeypatch, target, c):
     monkeypatch.setenv("GC_TARGET", target)
-    c = 32
     text = _network(c)
-    shapes = [[c, c, 3, 3], [c, 1, 1], [c, 1, 3, 3], [c, c, 1, 1]]
+    shapes = [[c, c, 3, 3], [c, 1, 1], [c, 1, 3, 3], [c, 1, 1], [c, c, 1, 1]]
     weights = [rng.uniform(-0.3, 0.3, s).astype(np.float32) for s in shapes]
-    names = ["w1", "b1", "dw", "w2"]
+    weights[3] = rng.uniform(0.5, 1.5, shapes[3]).astype(np.float32)
+    names = ["w1", "b1", "dw", "s", "w2"]
     x = rng.uniform(-1, 1, [1, c, 12, 12]).astype(np.float32)
     compiled = graphcompiler.compile(
         text, cache=False, constants=dict(zip(names, weights, strict=True))

@@ -312,8 +312,8 @@ func.func @attention_mask_grows_scores(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>,
 
 // -----
 
-func.func @to_blocked_partial_block(%x: tensor<1x24x4x4xf32>) {
-  // expected-error @+1 {{block 16 must be positive and divide the 24 channels}}
+func.func @to_blocked_too_few_blocks(%x: tensor<1x24x4x4xf32>) {
+  // expected-error @+1 {{result type tensor<1x1x4x4x16xf32> does not match the inferred type tensor<1x2x4x4x16xf32>}}
   %0 = graph.to_blocked %x {block = 16 : i64} : tensor<1x24x4x4xf32> -> tensor<1x1x4x4x16xf32>
   func.return
 }
@@ -328,6 +328,14 @@ func.func @from_blocked_rank(%x: tensor<2x16xf32>) {
 
 // -----
 
+func.func @from_blocked_channels_past_the_blocks(%x: tensor<1x2x4x4x16xf32>) {
+  // expected-error @+1 {{result type tensor<1x40x4x4xf32> does not match the inferred type tensor<1x32x4x4xf32>}}
+  %0 = graph.from_blocked %x : tensor<1x2x4x4x16xf32> -> tensor<1x40x4x4xf32>
+  func.return
+}
+
+// -----
+
 func.func @blocked_conv_groups(%x: tensor<1x2x4x4x16xf32>, %w: tensor<32x16x1x1xf32>) {
   // expected-error @+1 {{groups 2 must be 1 or the 32 channels (depthwise, as many outputs)}}
   %0 = graph.blocked_conv2d %x, %w {groups = 2 : i64} : (tensor<1x2x4x4x16xf32>, tensor<32x16x1x1xf32>) -> tensor<1x2x4x4x16xf32>
@@ -336,8 +344,8 @@ func.func @blocked_conv_groups(%x: tensor<1x2x4x4x16xf32>, %w: tensor<32x16x1x1x
 
 // -----
 
-func.func @blocked_conv_outputs(%x: tensor<1x2x4x4x16xf32>, %w: tensor<24x32x1x1xf32>) {
-  // expected-error @+1 {{operand #1 ('weight') [24, 32, 1, 1] does not fit 32 input channels in blocks of 16 and 1 groups}}
-  %0 = graph.blocked_conv2d %x, %w : (tensor<1x2x4x4x16xf32>, tensor<24x32x1x1xf32>) -> tensor<1x2x4x4x16xf32>
+func.func @blocked_conv_inputs(%x: tensor<1x2x4x4x16xf32>, %w: tensor<16x40x1x1xf32>) {
+  // expected-error @+1 {{operand #1 ('weight') [16, 40, 1, 1] with 1 groups reads 40 channels, which 2 blocks of 16 do not hold}}
+  %0 = graph.blocked_conv2d %x, %w : (tensor<1x2x4x4x16xf32>, tensor<16x40x1x1xf32>) -> tensor<1x1x4x4x16xf32>
   func.return
 }

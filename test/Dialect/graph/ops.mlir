@@ -160,6 +160,18 @@ func.func @channel_blocks(%x: tensor<1x32x7x7xf32>, %w: tensor<32x32x3x3xf32>, %
   func.return %3 : tensor<1x32x4x4xf32>
 }
 
+// Channels a block does not divide: the last block is padded.
+// CHECK-LABEL: func.func @padded_channel_blocks
+func.func @padded_channel_blocks(%x: tensor<1x24x7x7xf32>, %w: tensor<40x24x1x1xf32>) -> tensor<1x40x7x7xf32> {
+  // CHECK-NEXT: %0 = graph.to_blocked %x {block = 16 : i64} : tensor<1x24x7x7xf32> -> tensor<1x2x7x7x16xf32>
+  %0 = graph.to_blocked %x {block = 16 : i64} : tensor<1x24x7x7xf32> -> tensor<1x2x7x7x16xf32>
+  // CHECK-NEXT: %1 = graph.blocked_conv2d %0, %w : (tensor<1x2x7x7x16xf32>, tensor<40x24x1x1xf32>) -> tensor<1x3x7x7x16xf32>
+  %1 = graph.blocked_conv2d %0, %w : (tensor<1x2x7x7x16xf32>, tensor<40x24x1x1xf32>) -> tensor<1x3x7x7x16xf32>
+  // CHECK-NEXT: %2 = graph.from_blocked %1 : tensor<1x3x7x7x16xf32> -> tensor<1x40x7x7xf32>
+  %2 = graph.from_blocked %1 : tensor<1x3x7x7x16xf32> -> tensor<1x40x7x7xf32>
+  func.return %2 : tensor<1x40x7x7xf32>
+}
+
 // Blocked formats are tensor encodings; plain tensors print without one.
 // CHECK-LABEL: func.func @formats
 // CHECK-SAME: tensor<64x32xf32, #graph.format<"KN" -> "NK16k16n">>
