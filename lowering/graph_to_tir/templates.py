@@ -20,11 +20,7 @@ from xdsl.ir import Operation, SSAValue
 from graphcompiler.dialects import graph, tir
 from graphcompiler.lowering.graph_to_tir.attention import attention
 from graphcompiler.lowering.graph_to_tir.conv import conv2d, conv2d_into
-from graphcompiler.lowering.graph_to_tir.conv_blocked import (
-    blocked_conv2d,
-    blocked_conv2d_into,
-    reorder,
-)
+from graphcompiler.lowering.graph_to_tir.conv_blocked import blocked_conv2d, blocked_conv2d_into
 from graphcompiler.lowering.graph_to_tir.gather_pad import pad, take
 from graphcompiler.lowering.graph_to_tir.indexing import (
     gather_elements,
@@ -49,6 +45,7 @@ from graphcompiler.lowering.graph_to_tir.normalization import (
 )
 from graphcompiler.lowering.graph_to_tir.pool import pool
 from graphcompiler.lowering.graph_to_tir.reductions import reduction, unflatten
+from graphcompiler.lowering.graph_to_tir.reorder import reorder
 from graphcompiler.lowering.graph_to_tir.scalar_math import (
     activation,
     clamp,

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import DenseArrayBase, IndexType, VectorType, i32
+from xdsl.dialects.builtin import DenseArrayBase, DenseIntOrFPElementsAttr, IndexType, VectorType, i32
 from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import tir
@@ -91,11 +91,20 @@ def _lower_vector_pair(fl: FunctionLowering, op: tir.VectorPairExpression) -> No
 
 
 def _lower_permutex2var(fl: FunctionLowering, op: tir.Permutex2varOp) -> None:
-    """result[j] = concat(a, b)[idx[j] mod 2n], through a stack buffer (the
+    """result[j] = concat(a, b)[idx[j] mod 2n]: with constant indices a
+    shufflevector (LLVM picks the target's permutes: vpermt2ps on AVX-512,
+    blends and lane permutes on AVX2), else through a stack buffer (the
     llvm dialect has no extractelement)."""
     vector_type = convert_type(op.a.type)
     lanes = vector_type.get_shape()[0]
     element = vector_type.element_type
+    indices = op.idx.owner
+    if isinstance(indices, tir.ConstOp) and isinstance(indices.value, DenseIntOrFPElementsAttr):
+        values = [int(v) % (2 * lanes) for v in indices.value.get_values()]
+        mask = DenseArrayBase.from_list(i32, values * (lanes if len(values) == 1 else 1))
+        shuffle = llvm.ShuffleVectorOp(fl.value(op.a), fl.value(op.b), mask, vector_type)
+        fl.values[op.result] = fl.emit_value(shuffle)
+        return
     table = fl.alloca(element, 2 * lanes)
     fl.emit(llvm.StoreOp(fl.value(op.a), table))
     upper = fl.emit_value(llvm.GEPOp(table, [lanes], element))

@@ -447,10 +447,24 @@ func.func @blocked_strided_pointwise(%x: tensor<1x4x8x8x8xf32>, %w: tensor<32x32
 // -----
 
 // Depthwise on blocks: one FMA a pixel and tap, the block's 8 channels one
-// vector, the weight vector loaded once per tap for the tile's 5 pixels.
+// vector, read from the input where it is (no padded copy: the only
+// tensor made holds the weights given at run time). A filter row outside
+// the input is skipped; output pixel 0, whose window crosses the left edge,
+// checks its columns, then pixels 1-3 are one tile of 3 (the weight vector
+// loaded once per tap for them), then pixel 4, past the right edge.
 // CHECK-LABEL: tir.func @blocked_conv2d__1(%out0: !tir.tensor<1x2x5x5x8xf32>
+// CHECK-COUNT-1: tir.define_tensor
+// CHECK-NOT:     tir.define_tensor
+// CHECK:         %[[W0:.*]] = tir.load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} lanes 8] : !tir.tensor<2x3x3x8xf32>
+// CHECK:         tir.if
+// CHECK:           tir.load %in0
+// CHECK-NEXT:      tir.read
+// CHECK-NEXT:      tir.fmadd %{{.*}}, %[[W0]], %{{.*}} : vector<8xf32>
 // CHECK:         %[[W:.*]] = tir.load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} lanes 8] : !tir.tensor<2x3x3x8xf32>
-// CHECK-COUNT-5: tir.fmadd %{{.*}}, %[[W]], %{{.*}} : vector<8xf32>
+// CHECK-COUNT-3: tir.fmadd %{{.*}}, %[[W]], %{{.*}} : vector<8xf32>
+// CHECK:         %[[W4:.*]] = tir.load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} lanes 8] : !tir.tensor<2x3x3x8xf32>
+// CHECK:         tir.if
+// CHECK:           tir.fmadd %{{.*}}, %[[W4]], %{{.*}} : vector<8xf32>
 // CHECK-NOT:     tir.fmadd
 func.func @blocked_depthwise(%x: tensor<1x2x9x9x8xf32>, %w: tensor<16x1x3x3xf32>) -> tensor<1x2x5x5x8xf32> {
   %0 = graph.blocked_conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, groups = 16 : i64} : (tensor<1x2x9x9x8xf32>, tensor<16x1x3x3xf32>) -> tensor<1x2x5x5x8xf32>

@@ -57,7 +57,8 @@ tir.func @constant_offsets(%A: !tir.tensor<4x8xf32>) -> f32 {
 
 // -----
 
-// Intrinsics map to LLVM intrinsics or shuffles; vars become allocas.
+// Intrinsics map to LLVM intrinsics or shuffles (permutex2var with constant
+// indices too, taken mod 2n); vars become allocas.
 // CHECK-LABEL: llvm.func @intrinsics(
 // CHECK:         llvm.alloca %{{.*}} x f32
 // CHECK:         llvm.intr.fma
@@ -65,6 +66,7 @@ tir.func @constant_offsets(%A: !tir.tensor<4x8xf32>) -> f32 {
 // CHECK:         llvm.call_intrinsic "llvm.round.f32"
 // CHECK:         llvm.call_intrinsic "llvm.fptosi.sat.i32.f32"
 // CHECK:         llvm.shufflevector %{{.*}}, %{{.*}} [0, 8, 1, 9, 4, 12, 5, 13]
+// CHECK-NEXT:    llvm.shufflevector %{{.*}}, %{{.*}} [7, 15, 0, 8, 3, 11, 1, 9]
 // CHECK:         llvm.call_intrinsic "llvm.sqrt.f32"
 tir.func @intrinsics(%v: vector<8xf32>, %x: f32) -> f32 {
   %acc = tir.define_var %x : !tir.var<f32>
@@ -73,6 +75,8 @@ tir.func @intrinsics(%v: vector<8xf32>, %x: f32) -> f32 {
   %r = tir.round %sum : f32 -> f32
   %i = tir.cast %r : f32 -> i32
   %lo = tir.unpack_low %v, %v {elem_bits = 32 : i64} : vector<8xf32>
+  %picks = tir.const dense<[7, 15, 0, 8, 3, 11, 17, 25]> : vector<8xi32>
+  %picked = tir.permutex2var %lo, %picks, %v : vector<8xf32>, vector<8xi32>
   %s = tir.sqrt %x : f32 -> f32
   tir.assign %acc = %s : !tir.var<f32>
   %out = tir.read %acc : !tir.var<f32>

@@ -186,6 +186,7 @@ tir.func @vector() {
 // SHUFFLE-NEXT: 3 0 12 11 7 4 16 15
 // SHUFFLE-NEXT: 14 15 16 17 0 1 2 3
 // SHUFFLE-NEXT: 7 17 0 10 3 13 1 11
+// SHUFFLE-NEXT: 16 16 0 0 6 6 2 2
 tir.func @shuffles() {
   %a = tir.const dense<[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]> : vector<8xf32>
   %b = tir.const dense<[10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0]> : vector<8xf32>
@@ -212,6 +213,11 @@ tir.func @shuffles() {
   %px = tir.permutex2var %a, %idx, %b : vector<8xf32>, vector<8xi32>
   %s5 = tir.call @show(%px) : (vector<8xf32>) -> none
   tir.evaluate %s5 : none
+  // indices known only at run time (doubled: [14, 30, 0, 16, 6, 22, 34, 50] mod 16)
+  %idx2 = tir.add %idx, %idx : (vector<8xi32>, vector<8xi32>) -> vector<8xi32>
+  %px2 = tir.permutex2var %a, %idx2, %b : vector<8xf32>, vector<8xi32>
+  %s6 = tir.call @show(%px2) : (vector<8xf32>) -> none
+  tir.evaluate %s6 : none
   tir.return
 }
 
