@@ -20,11 +20,14 @@ in block order:
   operand, e.g. a bias, becomes [C / b, 1, 1, b]; one broadcast along
   the channels keeps a block of 1); constant ones are reordered here, at
   compile time;
+- a reduction over every spatial dim of a from_blocked value (a global
+  pool, squeeze-and-excitation's mean) runs on the blocked tensor, each
+  lane a channel, and reorders back only its one pixel per channel;
 - to_blocked(from_blocked(x)) is x (its padding lanes may differ from
   the zeros to_blocked writes: nothing reads them), and the reorders left
   without users are dropped.
 What remains are reorders at the graph's inputs and outputs and before
-ops without a blocked form (pooling, reductions, reshapes).
+ops without a blocked form (pooling, other reductions, reshapes).
 """
 
 from __future__ import annotations
@@ -48,6 +51,10 @@ from graphcompiler.target.description import get_target
 BLOCKABLE_OPS = tuple(op for op in graph.ELEMENTWISE_OPS if op is not graph.BroadcastToOp)
 """Element-wise ops that run on blocked tensors as they are (broadcast_to's
 result shape is its own)."""
+PIXEL_REDUCTIONS = (
+    graph.ReduceSumOp, graph.ReduceMeanOp, graph.ReduceMaxOp, graph.ReduceMinOp, graph.ReduceProdOp
+)  # fmt: skip
+"""Reductions that run on blocked tensors when they reduce the pixels only."""
 
 
 def wide_enough(op: graph.Conv2dOp, block: int) -> bool:
@@ -174,6 +181,25 @@ class _Layout:
         Rewriter.replace_op(op, back)
         self.counts["blocked-ops"] += 1
 
+    def sink_into_reduction(self, op: graph.ReduceOp) -> None:
+        """Reduce the blocked tensor when `op` reduces every spatial dim of
+        a from_blocked value: [N, C / b, *spatial, b] -> [N, C / b, (1, ...,) b]."""
+        owner = op.input.owner
+        rank = len(op.input.type.get_shape())
+        if not (
+            isinstance(owner, graph.FromBlockedOp)
+            and owner.input.type.get_shape()[-1] == self.block
+            and rank >= 3
+            and op.reduced_axes(rank) == list(range(2, rank))
+        ):
+            return
+        spatial = list(range(2, rank))
+        blocked = type(op).build_from([owner.input], axes=spatial, keep_dims=op.keeps_reduced_dims)
+        Rewriter.insert_op(blocked, InsertPoint.before(op))
+        back = graph.FromBlockedOp.build_from([blocked.results[0]], op.results[0].type)
+        Rewriter.replace_op(op, back)
+        self.counts["blocked-ops"] += 1
+
 
 def _drop_unused_reorders(function: func.FuncOp) -> None:
     """Reorders, reshapes and constants this pass made that nothing reads."""
@@ -194,7 +220,7 @@ class GraphBlockLayoutPass(FunctionPass):
     block: int = pass_option(0, "channels per block (0: the target's f32 lanes)")
     STATISTICS = {
         "blocked-convolutions": "conv2d ops made blocked_conv2d",
-        "blocked-ops": "element-wise ops moved onto blocked tensors",
+        "blocked-ops": "element-wise ops and pixel reductions moved onto blocked tensors",
     }
 
     def run_on_function(self, function: func.FuncOp) -> dict[str, int]:
@@ -212,5 +238,7 @@ class GraphBlockLayoutPass(FunctionPass):
                 layout.convert_conv(op)
             elif isinstance(op, BLOCKABLE_OPS):
                 layout.sink_reorder(op)
+            elif isinstance(op, PIXEL_REDUCTIONS):
+                layout.sink_into_reduction(op)
         _drop_unused_reorders(function)
         return layout.counts

@@ -134,3 +134,33 @@ func.func @islands(%x: tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32> {
   %2 = graph.conv2d %1, %g {groups = 2 : i64} : (tensor<1x32x8x8xf32>, tensor<32x16x1x1xf32>) -> tensor<1x32x8x8xf32>
   func.return %2 : tensor<1x32x8x8xf32>
 }
+
+// -----
+
+// A reduction over every pixel (a global pool, squeeze-and-excitation's
+// mean) runs on the blocked tensor, lane by lane: the sigmoid and the
+// channel-wise scale after it stay blocked, and a pooled result is
+// reordered back as one pixel per channel, to 24 channels. A reduction
+// over the channels takes the plain form.
+// CHECK-LABEL: func.func @pixel_reductions
+// CHECK:         %[[C:.*]] = graph.blocked_conv2d
+// CHECK-NEXT:    %[[M:.*]] = graph.reduce_mean %[[C]] {axes = array<i64: 2, 3>, keep_dims = true} : tensor<1x2x8x8x16xf32> -> tensor<1x2x1x1x16xf32>
+// CHECK-NEXT:    %[[S:.*]] = graph.sigmoid %[[M]] : tensor<1x2x1x1x16xf32>
+// CHECK-NEXT:    %[[SCALED:.*]] = graph.mul %[[C]], %[[S]] : (tensor<1x2x8x8x16xf32>, tensor<1x2x1x1x16xf32>) -> tensor<1x2x8x8x16xf32>
+// CHECK-NEXT:    %[[PLAIN:.*]] = graph.from_blocked %[[SCALED]] : tensor<1x2x8x8x16xf32> -> tensor<1x24x8x8xf32>
+// CHECK-NEXT:    %[[MAX:.*]] = graph.reduce_max %[[SCALED]] {axes = array<i64: 2, 3>} : tensor<1x2x8x8x16xf32> -> tensor<1x2x16xf32>
+// CHECK-NEXT:    %[[PM:.*]] = graph.from_blocked %[[MAX]] : tensor<1x2x16xf32> -> tensor<1x24xf32>
+// CHECK-NEXT:    %[[SUM:.*]] = graph.reduce_sum %[[PLAIN]] {axes = array<i64: 1>} : tensor<1x24x8x8xf32> -> tensor<1x8x8xf32>
+// CHECK-NEXT:    func.return %[[PM]], %[[SUM]]
+// BLOCK8-LABEL: func.func @pixel_reductions
+// BLOCK8:         graph.reduce_mean %{{.*}} {axes = array<i64: 2, 3>, keep_dims = true} : tensor<1x3x8x8x8xf32> -> tensor<1x3x1x1x8xf32>
+func.func @pixel_reductions(%x: tensor<1x32x8x8xf32>) -> (tensor<1x24xf32>, tensor<1x8x8xf32>) {
+  %w = graph.constant dense<0.01> : tensor<24x32x1x1xf32>
+  %0 = graph.conv2d %x, %w : (tensor<1x32x8x8xf32>, tensor<24x32x1x1xf32>) -> tensor<1x24x8x8xf32>
+  %1 = graph.reduce_mean %0 {axes = array<i64: 2, 3>, keep_dims = true} : tensor<1x24x8x8xf32> -> tensor<1x24x1x1xf32>
+  %2 = graph.sigmoid %1 : tensor<1x24x1x1xf32>
+  %3 = graph.mul %0, %2 : (tensor<1x24x8x8xf32>, tensor<1x24x1x1xf32>) -> tensor<1x24x8x8xf32>
+  %4 = graph.reduce_max %3 {axes = array<i64: -1, -2>} : tensor<1x24x8x8xf32> -> tensor<1x24xf32>
+  %5 = graph.reduce_sum %3 {axes = array<i64: 1>} : tensor<1x24x8x8xf32> -> tensor<1x8x8xf32>
+  func.return %4, %5 : tensor<1x24xf32>, tensor<1x8x8xf32>
+}

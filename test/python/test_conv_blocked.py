@@ -7,6 +7,8 @@ chains with epilogues, residual adds, reorders before pooling), against the
 reference interpreter; 1 and 2 threads bitwise equal.
 """
 
+import re
+
 import numpy as np
 import pytest
 
@@ -127,8 +129,9 @@ def test_blocks_wider_than_a_vector_take_the_direct_loop(channels):
 
 def _network(c: int) -> str:
     """conv -> bias -> relu -> depthwise -> relu6 -> / scale -> conv -> +
-    residual -> max pool, then a global average over a reshape: the blocked
-    form must flow through the epilogues and stop before the pooling. With
+    residual -> max pool, and a global average: the blocked form must flow
+    through the epilogues and stop before the pooling, and the average
+    must reduce the blocked tensor (a pixel per channel reordered). With
     padded blocks, the division makes the padding lanes 0 / 0 (NaN), which
     the last convolution must not read."""
     x, y = _t([1, c, 12, 12]), _t([1, c, 6, 6])
@@ -162,7 +165,9 @@ def test_block_layout_runs_networks_on_blocked_tensors(monkeypatch, target, c):
     )
     assert compiled.graph.count("graph.blocked_conv2d") == 3
     assert compiled.graph.count("graph.to_blocked") == 1  # the residual shares it
-    assert compiled.graph.count("graph.from_blocked") == 1  # before the pooling ops
+    # before the max pool; after the global average, which reduces the blocked tensor
+    assert compiled.graph.count("graph.from_blocked") == 2
+    assert re.search(r"graph.reduce_mean .*: tensor<1x\d+x12x12x\d+xf32>", compiled.graph)
     expected = reference.run(text, x, *weights)
     compiled.set_num_threads(1)
     one = compiled(x)
