@@ -8,7 +8,11 @@ schedules:
   row with ACCUMULATORS independent vector accumulators of the target's
   width, combined as a tree, then across lanes, then with a scalar tail;
 - the contiguous dim is kept: blocks of ACCUMULATORS vectors of kept columns
-  accumulate whole vectors along the reduced dims, no lane combination.
+  accumulate whole vectors along the reduced dims, no lane combination;
+- only a short last dim is reduced (fewer elements than a vector: the taps
+  of a bilinear resize): a plain loop over the outputs, each reducing its
+  few elements in scalars, which LLVM vectorizes across outputs (vector
+  accumulators and a lane combination per output cost 15x more).
 The outermost loop runs over the outputs (rows, or row x column blocks),
 parallel when the whole op reads enough elements. The row kernels built on
 these accumulators (softmax, layer_norm, ...) are in normalization.py.
@@ -296,7 +300,9 @@ def reduction(kernel: Kernel, op: graph.ReduceOp) -> None:
     groups = merge_dims(x.shape, axes)
     view = _view(kernel, x, [size for size, _ in groups])
     lanes = kernel.lanes if is_vectorizable(x) and monoid.across is not None else 1
-    if groups[-1][1]:
+    if [is_reduced for _, is_reduced in groups] == [False, True] and groups[1][0] < lanes:
+        _reduce_short_rows(kernel, view, flat_out, *(size for size, _ in groups), monoid, finish)
+    elif groups[-1][1]:
         _reduce_rows(kernel, view, flat_out, groups, monoid, element, lanes, finish)
     else:
         _reduce_columns(kernel, view, flat_out, groups, monoid, element, lanes, finish)
@@ -322,6 +328,27 @@ def _reduce_rows(kernel, view, flat_out, groups, monoid, element, lanes, finish)
 
             _blocked_row(kernel, length, lanes, visit, accumulators)
         kernel.store(flat_out, [flat], finish(accumulators.result()))
+
+
+SHORT_ROWS_PER_TASK = 1024
+"""Outputs of a short-row reduction per parallel task: an inner loop long
+enough to vectorize, with tasks enough for the threads."""
+
+
+def _reduce_short_rows(kernel, view, flat_out, rows: int, length: int, monoid, finish) -> None:
+    """out[i] = in[i, 0] (+) ... (+) in[i, length - 1], in order, for rows
+    of fewer elements than a vector."""
+    b = kernel.b
+    per_task = min(rows, SHORT_ROWS_PER_TASK)
+    tasks = math.ceil(rows / per_task)
+    with kernel.loop_nest([tasks], worth_parallel_work(tasks, rows * length)) as (task,):
+        first = b.mul(task, per_task)
+        end = b.binary(tir.MinOp, b.add(first, per_task), rows) if rows % per_task else None
+        with b.make_for(first, end if end is not None else b.add(first, per_task), 1) as row:
+            total = kernel.load(view, [row, 0])
+            for j in range(1, length):
+                total = monoid.combine(b, total, kernel.load(view, [row, j]))
+            kernel.store(flat_out, [row], finish(total))
 
 
 def _blocked_row(kernel, length, lanes, visit, accumulators) -> None:

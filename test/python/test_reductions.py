@@ -109,6 +109,44 @@ def test_integer_and_half_reductions(name, monkeypatch):
     check_against_reference(b, inputs, name, monkeypatch, rtol=2e-3, atol=2e-3)
 
 
+SHORT_ROWS = [
+    ([2500, 2], [1]),  # a bilinear resize's two taps; tasks of 1024 rows, then the rest
+    ([3, 700, 3], [2]),
+    ([64, 7], [-1]),
+    ([5, 4, 15], [2]),  # shorter than a vector with 16 lanes, not with 8 or 4
+]
+
+
+@pytest.mark.parametrize("name", TARGETS)
+def test_short_last_axis_reductions(name, monkeypatch):
+    """A last axis shorter than a vector, reduced in scalars per output
+    (no vector accumulators to combine): every op, NaN and +-inf among the
+    values, integers too."""
+    b = GraphBuilder()
+    inputs = []
+    for shape, axes in SHORT_ROWS:
+        x = b.make_input(shape)
+        values = (rng.standard_normal(shape) * 10).astype(np.float32)
+        flat = values.reshape(-1)
+        flat[rng.integers(0, flat.size, 5)] = NAN
+        flat[rng.integers(0, flat.size, 5)] = INF
+        flat[rng.integers(0, flat.size, 5)] = -INF
+        inputs.append(values)
+        for op in ("reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod"):
+            b.make_output(b.make(op, [x], axes=axes).result)
+    i = b.make_input([999, 3], "i32")
+    inputs.append(rng.integers(-1000, 1000, [999, 3]).astype(np.int32))
+    for op in ("reduce_sum", "reduce_max", "reduce_min"):
+        b.make_output(b.make(op, [i], axes=[1]).result)
+    with np.errstate(invalid="ignore", over="ignore"):
+        check_against_reference(b, inputs, name, monkeypatch, rtol=1e-5, atol=1e-4)
+    single = GraphBuilder()
+    single.make_output(single.make("reduce_sum", [single.make_input([2500, 2])], axes=[1]).result)
+    monkeypatch.setenv("GC_TARGET", name)
+    tir_text = graphcompiler.compile(single.module(), cache=False).tir
+    assert "tir.reduce_add" not in tir_text  # no lanes combined per output
+
+
 def _with_specials(shape, rows: dict[int, dict[int, float]]) -> np.ndarray:
     x = rng.standard_normal(shape).astype(np.float32)
     for row, columns in rows.items():
