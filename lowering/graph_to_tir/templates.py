@@ -60,6 +60,7 @@ from graphcompiler.lowering.graph_to_tir.scalar_math import (
     softplus,
 )
 from graphcompiler.lowering.graph_to_tir.scan import TEMPLATES as SCAN_TEMPLATES
+from graphcompiler.lowering.graph_to_tir.transpose import source_index, tiled, transpose_tiles
 
 Template = Callable[[Kernel, Operation], None]
 f32 = Float32Type()
@@ -228,12 +229,16 @@ def gather(
     return template
 
 
-def _transpose_index(kernel: Kernel, op: graph.TransposeOp, index: list) -> list:
-    perm = op.permutation
-    source = [None] * len(perm)
-    for d, p in enumerate(perm):
-        source[p] = index[d]
-    return source
+def transpose(kernel: Kernel, op: graph.TransposeOp) -> None:
+    """Register tiles where the innermost dim moves (transpose.py), else a
+    gather, vectorized where it stays."""
+    if tiled(kernel, op):
+        transpose_tiles(kernel, op)
+        return
+    gather(
+        lambda kernel, op, index: source_index(op, index),
+        lambda op: op.permutation[-1] == len(op.permutation) - 1,
+    )(kernel, op)
 
 
 def _slice_index(kernel: Kernel, op: graph.SliceOp, index: list) -> list:
@@ -492,10 +497,7 @@ TEMPLATES: dict[type, Template] = {
     graph.InstanceNormOp: instance_norm,
     graph.BatchNormOp: batch_norm,
     graph.AttentionOp: attention,
-    graph.TransposeOp: gather(
-        _transpose_index,
-        lambda op: op.permutation[-1] == len(op.permutation) - 1,
-    ),
+    graph.TransposeOp: transpose,
     graph.SliceOp: gather(_slice_index, _slice_vectorizable),
     graph.ReshapeOp: reshape,
     graph.GatherOp: take,

@@ -11,6 +11,7 @@ import pytest
 import graphcompiler
 from graphcompiler.dialects.graph.builders import GraphBuilder, tensor_type
 from graphcompiler.interpreters import reference
+from graphcompiler.target import description as targets
 
 rng = np.random.default_rng(129)
 RTOL, ATOL = 1e-4, 1e-5
@@ -199,6 +200,36 @@ def test_data_movement():
     ]
     b.make_output([op.result for op in ops])
     check(b)
+
+
+@pytest.mark.parametrize("target", ["avx512", "avx2"])
+@pytest.mark.parametrize(
+    "shape, perm, tiles",
+    [
+        ([2, 256, 64], [0, 2, 1], True),  # the last two dims swapped
+        ([37, 53], [1, 0], True),  # edges past the whole tiles on both dims
+        ([2, 3, 33, 18], [3, 1, 0, 2], True),  # the innermost dim moved outermost
+        ([3, 17, 40, 5], [0, 3, 2, 1], False),  # 5 rows: no whole tile
+        ([1, 19, 12, 64], [0, 2, 1, 3], False),  # the innermost dim stays: vector rows
+    ],
+)
+def test_transposes_by_register_tiles(monkeypatch, target, shape, perm, tiles):
+    """A transpose moving the innermost dim runs b x b tiles transposed in
+    registers, then its edges element by element: an exact copy (NaN, inf
+    and -0.0 too), 1 and 2 threads alike."""
+    if not targets.supported(target):
+        pytest.skip(f"the host cannot run {target} code")
+    monkeypatch.setenv("GC_TARGET", target)
+    b = GraphBuilder()
+    b.make_output(b.make("transpose", [b.make_input(shape)], perm=perm).result)
+    x = rng.standard_normal(shape).astype(np.float32)
+    x.reshape(-1)[:3] = [np.nan, np.inf, -0.0]
+    compiled = graphcompiler.compile(b.module(), cache=False)
+    assert ("tir.permutex2var" in compiled.tir) == tiles
+    for threads in (1, 2):
+        compiled.set_num_threads(threads)
+        np.testing.assert_array_equal(compiled(x), np.transpose(x, perm))
+        assert np.signbit(compiled(x).reshape(-1)).sum() == np.signbit(x).sum()
 
 
 def test_constants_and_odd_returns():
