@@ -343,8 +343,10 @@ def _reduce_short_rows(kernel, view, flat_out, rows: int, length: int, monoid, f
     tasks = math.ceil(rows / per_task)
     with kernel.loop_nest([tasks], worth_parallel_work(tasks, rows * length)) as (task,):
         first = b.mul(task, per_task)
-        end = b.binary(tir.MinOp, b.add(first, per_task), rows) if rows % per_task else None
-        with b.make_for(first, end if end is not None else b.add(first, per_task), 1) as row:
+        end = b.add(first, per_task)
+        if rows % per_task:  # the last task stops at the last row
+            end = b.binary(tir.MinOp, end, rows)
+        with b.make_for(first, end, 1) as row:
             total = kernel.load(view, [row, 0])
             for j in range(1, length):
                 total = monoid.combine(b, total, kernel.load(view, [row, j]))

@@ -229,16 +229,19 @@ def gather(
     return template
 
 
+_transpose_gather = gather(
+    lambda kernel, op, index: source_index(op, index),
+    lambda op: op.permutation[-1] == len(op.permutation) - 1,
+)
+
+
 def transpose(kernel: Kernel, op: graph.TransposeOp) -> None:
     """Register tiles where the innermost dim moves (transpose.py), else a
     gather, vectorized where it stays."""
     if tiled(kernel, op):
         transpose_tiles(kernel, op)
-        return
-    gather(
-        lambda kernel, op, index: source_index(op, index),
-        lambda op: op.permutation[-1] == len(op.permutation) - 1,
-    )(kernel, op)
+    else:
+        _transpose_gather(kernel, op)
 
 
 def _slice_index(kernel: Kernel, op: graph.SliceOp, index: list) -> list:
