@@ -240,18 +240,22 @@ def test_prefetching_microkernels_take_the_next_panel():
     assert kc == schedule.kc and last == 1 and 0 < rest < kc and full * kc + rest == 4099
 
 
-def test_tiles_of_a_block_share_the_next_panel_for_prefetching():
+def test_tiles_of_a_block_share_the_next_panel_for_prefetching(monkeypatch):
     """A block of 22 row groups of 9 rows and 48-wide panels (3 lines a
     row): each tile prefetches one line of every 7th K row of the next
-    panel, and the results are those of numpy."""
+    panel; a 512x768x768 matmul spreads its prefetches, and its results are
+    those of numpy. Blocks follow the target's caches and cores: the fixed
+    AVX-512 description here, not the host's (on a 16-core Sapphire Rapids
+    with 2 MiB of L2 the test's earlier host-target matmul spread none)."""
+    monkeypatch.setenv("GC_TARGET", "avx512")
     kernel = Microkernel(m=9, n=48, lanes=16, a_row=768, a_k=1, ldb=48, ldc=3072,
                          prefetch=True, prefetch_every=7)  # fmt: skip
     assert kernel.name.endswith("_pf7") and _declared_after_round_trip(kernel) == (kernel,)
     assert "%pfstep = udiv i64 %l, 7" in kernel.llvm_ir()
     rng = np.random.default_rng(3)
-    a = rng.standard_normal((197, 768), dtype=np.float32)
-    b = rng.standard_normal((768, 144), dtype=np.float32)
-    compiled = graphcompiler.compile(_matmul_text(a.shape, b.shape, (197, 144)))
+    a = rng.standard_normal((512, 768), dtype=np.float32)
+    b = rng.standard_normal((768, 768), dtype=np.float32)
+    compiled = graphcompiler.compile(_matmul_text(a.shape, b.shape, (512, 768)))
     spread = [k.prefetch_every for k in compiled.microkernels if getattr(k, "prefetch", False)]
     assert spread and max(spread) > 1
     np.testing.assert_allclose(compiled(a, b), a @ b, rtol=1e-4, atol=1e-3)
