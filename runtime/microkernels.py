@@ -22,7 +22,11 @@ sign-extended products), bf16 pairs into f32 sums (`vdpbf16ps` with
 `dot_instruction`, on AVX512-BF16; else each half widened to f32 by a shift
 and two FMAs, the same sums: a bf16 product is exact in f32, and the odd
 half is added first, as the instruction does; only its flushing of
-subnormals differs).
+subnormals differs). A kernel on byte quads takes four K steps to an i32,
+u8 in A and s8 in B, and adds their four products to an i32 sum: VNNI's
+`vpdpbusd` with `dot_instruction` (four times the products per
+instruction of an f32 FMA); else the bytes widened, multiplied and summed
+in i32, the same exact sums (the path every host's tests run).
 A prefetching kernel (matmul tiles) also takes a pointer into the B block
 that the next tiles read and, at K step l, prefetches the line at
 pf + (l / prefetch_every) * ldb into L2: the caller spreads the block's
@@ -40,7 +44,11 @@ from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 PREFIX = "gc_ukernel_f32_"
-PAIRS_PREFIXES = {"i16": "gc_ukernel_i16x2_", "bf16": "gc_ukernel_bf16x2_"}
+PAIRS_PREFIXES = {
+    "i16": "gc_ukernel_i16x2_",
+    "bf16": "gc_ukernel_bf16x2_",
+    "u8s8": "gc_ukernel_u8s8x4_",
+}
 
 
 @dataclass(frozen=True)
@@ -74,9 +82,11 @@ class Microkernel:
     prefetch_every: int = 1
     """K steps per prefetched B row (a prefetching kernel)."""
     pairs: str = ""
-    """"" (f32), "i16" or "bf16": what each i32 element of A and B holds two of."""
+    """What each i32 element of A and B holds: "" (f32 elements), two i16
+    ("i16"), two bf16 ("bf16"), or four bytes, u8 in A and s8 in B ("u8s8")."""
     dot_instruction: bool = False
-    """bf16 pairs: use `vdpbf16ps` (the target has AVX512-BF16)."""
+    """Use the target's dot-product instruction: `vdpbf16ps` on bf16 pairs,
+    `vpdpbusd` on byte quads (`has_dot_instruction`)."""
 
     @property
     def name(self) -> str:
@@ -115,7 +125,7 @@ class Microkernel:
     @property
     def sum_scalar(self) -> str:
         """The LLVM type of one element of C (the sums)."""
-        return "i32" if self.pairs == "i16" else "float"
+        return "i32" if self.pairs in ("i16", "u8s8") else "float"
 
     @property
     def vec(self) -> str:
@@ -225,6 +235,8 @@ class Microkernel:
         vec, lanes = self.vec, self.lanes
         if self.pairs == "bf16":
             return self._bf16_pairs_multiply_add(result, a, b, acc)
+        if self.pairs == "u8s8":
+            return self._byte_quads_multiply_add(result, a, b, acc)
         if not self.pairs:
             return [
                 f"  {result} = call {vec} @llvm.fmuladd.v{lanes}f32({vec} {a}, {vec} {b}, {vec} {acc})"
@@ -272,6 +284,37 @@ class Microkernel:
         return lines + [
             f"  %{name}_odd = call {sums} {fmuladd}({sums} %{name}_ahi, {sums} %{name}_bhi, {sums} {acc})",
             f"  {result} = call {sums} {fmuladd}({sums} %{name}_alo, {sums} %{name}_blo, {sums} %{name}_odd)",
+        ]
+
+    def _byte_quads_multiply_add(self, result: str, a: str, b: str, acc: str) -> list[str]:
+        """acc + the dot products of u8 (A) by s8 (B) byte quads in i32:
+        `vpdpbusd`, or the bytes widened (A zero-, B sign-extended),
+        multiplied and each lane's four products added."""
+        vec, lanes, name = self.vec, self.lanes, result[1:]
+        bytes_ = f"<{4 * lanes} x i8>"
+        lines = [
+            f"  %{name}_a8 = bitcast {vec} {a} to {bytes_}",
+            f"  %{name}_b8 = bitcast {vec} {b} to {bytes_}",
+        ]
+        if self.dot_instruction:
+            call = f"call {vec} @{_vpdpbusd(lanes)}({vec} {acc}, {bytes_} %{name}_a8, {bytes_} %{name}_b8)"
+            return lines + [f"  {result} = {call}"]
+        wide = f"<{4 * lanes} x i32>"
+        lines += [
+            f"  %{name}_a32 = zext {bytes_} %{name}_a8 to {wide}",
+            f"  %{name}_b32 = sext {bytes_} %{name}_b8 to {wide}",
+            f"  %{name}_p = mul nsw {wide} %{name}_a32, %{name}_b32",
+        ]
+        for byte in range(4):
+            picked = ", ".join(f"i32 {4 * i + byte}" for i in range(lanes))
+            lines.append(
+                f"  %{name}_q{byte} = shufflevector {wide} %{name}_p, {wide} poison, <{lanes} x i32> <{picked}>"
+            )
+        return lines + [
+            f"  %{name}_s01 = add {vec} %{name}_q0, %{name}_q1",
+            f"  %{name}_s23 = add {vec} %{name}_q2, %{name}_q3",
+            f"  %{name}_s = add {vec} %{name}_s01, %{name}_s23",
+            f"  {result} = add {vec} %{name}_s, {acc}",
         ]
 
     def a_offset(self, r: int) -> int:
@@ -345,14 +388,35 @@ def _dpbf16ps(lanes: int) -> str:
     return f"llvm.x86.avx512bf16.dpbf16ps.{32 * lanes}"
 
 
-def _intrinsic_declarations(lanes: set[int], dot_lanes: set[int]) -> str:
+def _vpdpbusd(lanes: int) -> str:
+    """The VNNI dot product of u8 x s8 byte quads into `lanes` i32 sums."""
+    return f"llvm.x86.avx512.vpdpbusd.{32 * lanes}"
+
+
+def has_dot_instruction(target, pairs: str, lanes: int) -> bool:
+    """Whether `target` has the dot-product instruction of `pairs` kernels
+    of `lanes`: AVX512-BF16's `vdpbf16ps`, AVX512-VNNI's `vpdpbusd` (on 16
+    lanes; AVX-VNNI's on 8)."""
+    extensions = target.extensions
+    if pairs == "bf16":
+        return "avx512bf16" in extensions
+    if pairs == "u8s8":
+        return "avx512vnni" in extensions or (lanes == 8 and "avxvnni" in extensions)
+    return False
+
+
+def _intrinsic_declarations(lanes: set[int], dots: set[tuple[str, int]]) -> str:
     text = (
         "declare void @llvm.prefetch.p0(ptr, i32, i32, i32)\n"
         "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)\n"
     )
-    for n in sorted(dot_lanes):
-        sums, halves = f"<{n} x float>", f"<{2 * n} x bfloat>"
-        text += f"declare {sums} @{_dpbf16ps(n)}({sums}, {halves}, {halves})\n"
+    for pairs, n in sorted(dots):
+        if pairs == "bf16":
+            sums, halves = f"<{n} x float>", f"<{2 * n} x bfloat>"
+            text += f"declare {sums} @{_dpbf16ps(n)}({sums}, {halves}, {halves})\n"
+        else:
+            sums, quads = f"<{n} x i32>", f"<{4 * n} x i8>"
+            text += f"declare {sums} @{_vpdpbusd(n)}({sums}, {quads}, {quads})\n"
     for n in sorted(lanes):
         mask = f"<{n} x i1>"
         text += f"declare <{n} x float> @llvm.fmuladd.v{n}f32(<{n} x float>, <{n} x float>, <{n} x float>)\n"
@@ -392,7 +456,11 @@ def microkernel_module(kernels: Sequence[GeneratedKernel]) -> str:
     return (
         _intrinsic_declarations(
             {k.lanes for k in defined.values()},
-            {k.lanes for k in defined.values() if isinstance(k, Microkernel) and k.dot_instruction},
+            {
+                (k.pairs, k.lanes)
+                for k in defined.values()
+                if isinstance(k, Microkernel) and k.dot_instruction
+            },
         )
         + body
         + 'attributes #0 = { noinline nounwind "frame-pointer"="none" }\n'

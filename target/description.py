@@ -96,7 +96,9 @@ def host_target() -> Target:
     else:
         base = _FIXED["generic"]
     caches = _cache_sizes()
-    known = ("avx512bf16", "avx512vnni", "avx512fp16", "amx-tile", "amx-bf16", "amx-int8")
+    known = (
+        "avx512bf16", "avx512vnni", "avxvnni", "avx512fp16", "amx-tile", "amx-bf16", "amx-int8",
+    )  # fmt: skip
     return replace(
         base,
         name="host",

@@ -181,6 +181,18 @@ def replace_with(value: SSAValue, new_value: SSAValue) -> None:
     value.replace_all_uses_with(new_value)
 
 
+def erase_if_unused(value: SSAValue) -> None:
+    """Erase the op defining `value` if nothing uses its results, then the
+    ops of its operands likewise (what a rewrite left without users)."""
+    op = value.owner
+    if not isinstance(op, Operation) or any(result.uses for result in op.results):
+        return
+    operands = list(op.operands)
+    Rewriter.erase_op(op)
+    for operand in operands:
+        erase_if_unused(operand)
+
+
 # --- traversal ------------------------------------------------------------------
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import BoolAttr, TensorType
+from xdsl.dialects.builtin import BoolAttr, IntegerType, Signedness, TensorType
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
@@ -25,17 +25,19 @@ class MatmulOp(GraphOp):
     a is [..., M, K] ([..., K, M] with `transpose_a`), b is [..., K, N]
     ([..., N, K] with `transpose_b`, e.g. a PyTorch Linear weight), the
     result [..., M, N] (numpy.matmul; both operands have rank >= 2 and one
-    element type). f16 and bf16 accumulate in f32; integers wrap. The
-    result may be wider than the operands (`widens`): integer operands of
-    at most 16 bits give an i32 result (each product and the sum in i32, as
-    ONNX MatMulInteger computes; 8-bit operands minus their zero points fit
-    in i16), f16 and bf16 operands an f32 one (the f32 sum not rounded
-    back: oneDNN's bf16 fpmath mode, `graph-bf16-fpmath`).
+    element type, except that a u8 A may multiply an i8 B). f16 and bf16
+    accumulate in f32; integers wrap. The result may be wider than the
+    operands (`widens`): integer operands of at most 16 bits give an i32
+    result (each product and the sum in i32, as ONNX MatMulInteger
+    computes; u8 x i8 is what VNNI's `vpdpbusd` multiplies), f16 and bf16
+    operands an f32 one (the f32 sum not rounded back: oneDNN's bf16
+    fpmath mode, `graph-bf16-fpmath`).
 
     Example:
 
         %y = graph.matmul %x, %w {transpose_b = true} : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
         %acc = graph.matmul %q, %wq : (tensor<4x8xi16>, tensor<8x16xi16>) -> tensor<4x16xi32>
+        %acc8 = graph.matmul %u, %w8 : (tensor<4x8xui8>, tensor<8x16xi8>) -> tensor<4x16xi32>
         %z = graph.matmul %xb, %wb : (tensor<4x8xbf16>, tensor<8x16xbf16>) -> tensor<4x16xf32>
     """
 
@@ -70,7 +72,10 @@ class MatmulOp(GraphOp):
     @classmethod
     def infer_type(cls, operand_types, properties, result_type=None):
         _require_numeric(cls, operand_types[0], 0)
-        _require_same_element_type(cls, operand_types)
+        elements = {t.element_type for t in operand_types}
+        mixed_bytes = elements == {IntegerType(8), IntegerType(8, Signedness.UNSIGNED)}
+        if not mixed_bytes:
+            _require_same_element_type(cls, operand_types)
         shapes = [_shape(t) for t in operand_types]
         for index, shape in enumerate(shapes):
             if len(shape) < 2:
@@ -93,4 +98,6 @@ class MatmulOp(GraphOp):
         element = operand_types[0].element_type
         if result_type is not None and widens_to(element, result_type.element_type):
             element = result_type.element_type
+        elif mixed_bytes:
+            raise VerifyException("a u8 x i8 matmul has an i32 result (it widens)")
         return TensorType(element, [*batch, m, n])

@@ -76,6 +76,11 @@ class BrgemmBase(StatementOp):
         return self.gemm_sizes._asdict()
 
     @property
+    def quads(self) -> bool:
+        """`u8_s8_quads`: four bytes to each i32 of A (u8) and B (s8)."""
+        return bool(self.u8_s8_quads.value.data)
+
+    @property
     def accumulates(self) -> bool:
         """`accumulate`: C is added to rather than overwritten."""
         return bool(self.accumulate.value.data)
@@ -222,6 +227,9 @@ class BrgemmTileOp(StatementOp):
     With i32 operands each A and B element is a pair (K steps 2l and 2l + 1,
     low half first): of i16 with an i32 C, which accumulates the pairs' dot
     products in i32; of bf16 with an f32 C, which accumulates them in f32.
+    With `u8_s8_quads`, each is four bytes instead (K steps 4l to 4l + 3,
+    lowest byte first), u8 in A and s8 in B, their dot products summed into
+    an i32 C (VNNI's `vpdpbusd`).
     With `prefetch_b`, K step l also asks for prefetch_b[(l / prefetch_every)
     * ldb] (prefetch_every: 1 unless set) to be brought into L2: the caller
     points it at the B block the next tiles read (a matmul's next panel),
@@ -259,6 +267,8 @@ class BrgemmTileOp(StatementOp):
     prefetch_b = opt_operand_def(TirTensorType)
     prefetch_every = opt_prop_def(IntegerAttr[I64])
     """K steps per prefetched B row (default 1), with `prefetch_b`."""
+    u8_s8_quads = prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
+    """A's and B's i32 elements hold four bytes each: u8 in A, s8 in B."""
     assembly_format = (
         "$a `,` $b `,` $c (`accumulate_if` $accumulate_if^)? "
         "(`prefetch` $prefetch_b^ `:` type($prefetch_b))? attr-dict `:` "
@@ -280,6 +290,11 @@ class BrgemmTileOp(StatementOp):
     def prefetch_rows_step(self) -> int:
         """`prefetch_every`, or 1: K steps per prefetched row of B."""
         return self.size("prefetch_every") if self.prefetch_every is not None else 1
+
+    @property
+    def quads(self) -> bool:
+        """`u8_s8_quads`: four bytes to each i32 of A (u8) and B (s8)."""
+        return bool(self.u8_s8_quads.value.data)
 
     @property
     def accumulates(self) -> bool:
@@ -384,6 +399,10 @@ class BrgemmTileOp(StatementOp):
                 operand.type.element_type == operand_element,
                 f"{operand.type} differs from A's element type {operand_element}",
             )
+        _require(
+            not self.quads or operand_element == element == i32,
+            "u8_s8_quads needs i32 A, B and C",
+        )
         for name, footprint, tensor in (
             ("A", last_a + farthest_row + (k - 1) * a_k + 1, self.a),
             ("B", last_b + (k - 1) * ldb + n, self.b),

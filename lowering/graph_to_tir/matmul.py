@@ -101,6 +101,8 @@ class PackedMatmul:
 
     accumulator: Attribute = f32
     """The element type of the packed operands, the tiles and C."""
+    tile_properties: dict[str, bool] = {}
+    """Extra properties of every `tir.brgemm_tile` (what the operands hold)."""
 
     def __init__(
         self,
@@ -447,7 +449,7 @@ class PackedMatmul:
             b.make_brgemm_tile(
                 a_view, b_view, c_view, prefetch_b=prefetch,
                 m=m, n=n, k=kc, lanes=s.lanes, a_row=a_row, a_k=a_k, ldb=ldb, ldc=self.n,
-                **spread, **flags,
+                **spread, **flags, **self.tile_properties,
             )  # fmt: skip
 
         def panel_column(col, n: int) -> None:

@@ -1,8 +1,9 @@
-"""Widening matmuls on pairs of 16-bit values: PackedMatmul's blocking and
-loop nest, with operands packed two K steps to an i32 and the generated
-pair microkernels (runtime/microkernels.py): integers of at most 16 bits
-into i32 (`vpmaddwd`), and bf16 into f32 where the target has AVX512-BF16
-(`vdpbf16ps`)."""
+"""Widening matmuls on small values packed into i32 words: PackedMatmul's
+blocking and loop nest, with operands packed two or four K steps to an i32
+and the generated microkernels on them (runtime/microkernels.py): pairs of
+integers of at most 16 bits into i32 (`vpmaddwd`), bf16 pairs into f32
+where the target has AVX512-BF16 (`vdpbf16ps`), and u8 x s8 byte quads
+into i32 where it has VNNI (`vpdpbusd`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from collections.abc import Callable
 
 import numpy as np
 from xdsl.dialects.builtin import (
-    BFloat16Type,
     DenseIntOrFPElementsAttr,
     Float32Type,
     IntegerType,
@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import tir
+from graphcompiler.ir.element_types import bit_width
 from graphcompiler.lowering.graph_to_tir.kernel import PARALLEL_MIN_ELEMENTS, Operand
 from graphcompiler.lowering.graph_to_tir.matmul import PackedMatmul, _fill_panels, unflatten
 from graphcompiler.target.schedules import MatmulSchedule
@@ -39,11 +40,15 @@ class Int16PairsMatmul(PackedMatmul):
     accumulator = i32
     scratch_registers = 1
     """The register the product needs: `vpmaddwd` cannot add to its operand."""
+    values_per_word = 2
+    """K steps packed into one i32 (the lowest first)."""
+    word_dtype: type = np.int16
+    """One packed value (the bits of a constant's elements)."""
 
     def __init__(self, kernel, a, b_, out, transposes, epilogue):
         self.k_values = a.shape[-2] if transposes[0] else a.shape[-1]
         super().__init__(kernel, a, b_, out, transposes, epilogue)
-        self.k = math.ceil(self.k_values / 2)
+        self.k = math.ceil(self.k_values / self.values_per_word)
         *batch, m, n = out.shape
         self.schedule = MatmulSchedule.for_shape(
             kernel.target,
@@ -65,8 +70,8 @@ class Int16PairsMatmul(PackedMatmul):
         return False
 
     def _packed_b(self) -> tuple[SSAValue, list[int]]:
-        """B as pair panels [*batch_b, panels, ceil(K / 2), nr]: packed at
-        compile time when constant, else per call (columns past N zero)."""
+        """B as word panels [*batch_b, panels, words, nr]: packed at compile
+        time when constant, else per call (columns past N zero)."""
         s, n, panels = self.schedule, self.n, math.ceil(self.n / self.schedule.nr)
         batch_b = self.b_in.shape[:-2]
         if isinstance(self.b_in.constant, DenseIntOrFPElementsAttr):
@@ -88,62 +93,73 @@ class Int16PairsMatmul(PackedMatmul):
                     inner = (safe, depth) if self.transpose_b else (depth, safe)
                     return [*batch_index, *inner]
 
-                with b.make_for(0, self.k, 1) as pair:
-                    value = b.select(inside, self._pair(self.b_in, at, pair), 0)
-                    b.make_store(value, packed, [*batch_index, panel, pair, j])
+                with b.make_for(0, self.k, 1) as word:
+                    value = b.select(inside, self._word(self.b_in, at, word), 0)
+                    b.make_store(value, packed, [*batch_index, panel, word, j])
         return packed, batch_b
 
+    @property
+    def value_bits(self) -> int:
+        return 32 // self.values_per_word
+
     def _bits(self, value: SSAValue) -> SSAValue:
-        """The 16 bits of an element (as loaded, in its compute type) in the
-        low half of an i32."""
-        return self.b.binary(tir.IntAndOp, self.b.cast(value, i32), 0xFFFF)
+        """The bits of an element (as loaded, in its compute type) at the
+        bottom of an i32."""
+        mask = (1 << self.value_bits) - 1
+        return self.b.binary(tir.IntAndOp, self.b.cast(value, i32), mask)
 
     def _constant_bits(self, values: np.ndarray) -> np.ndarray:
-        """A constant's elements as int16 (their bits)."""
-        return values.astype(np.int16)
+        """A constant's elements as `word_dtype` (their bits)."""
+        return values.astype(self.word_dtype)
 
-    def _pair(self, source: Operand, at: Callable, pair: SSAValue) -> SSAValue:
-        """The i32 of K steps 2 pair (low half) and 2 pair + 1 (high half, 0
-        past K) of `source` at `at(depth)`."""
-        b, kernel = self.b, self.kernel
+    def _word(self, source: Operand, at: Callable, word: SSAValue) -> SSAValue:
+        """The i32 of K steps per * word (lowest bits) to per * word + per -
+        1 of `source` at `at(depth)` (0 past K)."""
+        b, kernel, per = self.b, self.kernel, self.values_per_word
 
-        def half(depth) -> SSAValue:
+        def bits(depth) -> SSAValue:
             return self._bits(kernel.load(source, at(depth)))
 
-        low = b.mul(pair, 2)
-        high = b.add(low, 1)
-        if self.k_values % 2:
-            inside = b.binary(tir.LtOp, high, self.k_values)
-            upper = b.select(inside, half(b.select(inside, high, low)), 0)
-        else:
-            upper = half(high)
-        return b.binary(tir.IntOrOp, half(low), b.binary(tir.ShlOp, upper, 16))
+        first = b.mul(word, per)
+        packed = bits(first)
+        for step in range(1, per):
+            depth = b.add(first, step)
+            if self.k_values % per:
+                inside = b.binary(tir.LtOp, depth, self.k_values)
+                value = b.select(inside, bits(b.select(inside, depth, first)), 0)
+            else:
+                value = bits(depth)
+            shifted = b.binary(tir.ShlOp, value, step * self.value_bits)
+            packed = b.binary(tir.IntOrOp, packed, shifted)
+        return packed
 
     def _packed_constant(self, panels: int) -> SSAValue:
         k_values, nr, transpose_b = self.k_values, self.schedule.nr, self.transpose_b
+        per = self.values_per_word
 
         def pack(values: np.ndarray) -> np.ndarray:
             if transpose_b:
                 values = np.swapaxes(values, -1, -2)
             *batch, _, n = values.shape
-            even = np.zeros((*batch, 2 * math.ceil(k_values / 2), n), np.int16)
-            even[..., :k_values, :] = self._constant_bits(values)
-            pairs = even.reshape(*batch, -1, 2, n).swapaxes(-1, -2).copy().view(np.int32)[..., 0]
-            packed = np.zeros((*batch, panels, pairs.shape[-2], nr), np.int32)
-            _fill_panels(np.swapaxes(packed, -3, -2), pairs)
+            whole = np.zeros((*batch, per * self.k, n), self.word_dtype)
+            whole[..., :k_values, :] = self._constant_bits(values)
+            grouped = whole.reshape(*batch, -1, per, n).swapaxes(-1, -2).copy()
+            words = grouped.view(np.int32)[..., 0]
+            packed = np.zeros((*batch, panels, words.shape[-2], nr), np.int32)
+            _fill_panels(np.swapaxes(packed, -3, -2), words)
             return packed
 
         return self.kernel.packed_constant(self.b_in, "packed_b", pack)
 
     def _packed_a(self) -> SSAValue:
-        """A as [*batch_a, groups, mr, row stride] pairs: low half A[r, 2l],
-        high half A[r, 2l + 1] (0 past K)."""
-        s, m, pairs = self.schedule, self.m, self.k
+        """A as [*batch_a, groups, mr, row stride] words: A[r, per * l] in
+        the lowest bits, up to A[r, per * l + per - 1] (0 past K)."""
+        s, m, words, per = self.schedule, self.m, self.k, self.values_per_word
         kernel, b, source = self.kernel, self.b, self.a
         batch_a = source.shape[:-2]
         packed = b.make_tensor([*batch_a, math.ceil(m / s.mr), s.mr, self.a_row_stride()], i32)
         rows = [*batch_a, m]
-        parallel = math.prod(rows) > 1 and math.prod(rows) * pairs >= PARALLEL_MIN_ELEMENTS * 2
+        parallel = math.prod(rows) > 1 and math.prod(rows) * words >= PARALLEL_MIN_ELEMENTS * 2
         with kernel.loop_nest([math.prod(rows)], parallel) as (flat,):
             *batch_index, row = unflatten(kernel, flat, rows)
             target = [*batch_index, b.div(row, s.mr), b.mod(row, s.mr)]
@@ -152,25 +168,26 @@ class Int16PairsMatmul(PackedMatmul):
                 inner = (depth, row) if self.transpose_a else (row, depth)
                 return [*batch_index, *inner]
 
-            scalar_from = pairs // s.lanes * s.lanes if self._pairs_in_place() else 0
-            if scalar_from:  # the pairs are A's own bytes: vector copies
-                with b.make_for(0, scalar_from, s.lanes) as pair:
-                    indices = kernel.physical(source, at(b.mul(pair, 2)))
-                    halves = b.make_load(source.value, indices, 2 * s.lanes)  # the bits as stored
-                    value = b.unary(tir.ReinterpretOp, halves, VectorType(i32, [s.lanes]))
-                    b.make_store(value, packed, [*target, pair], s.lanes)
-            if scalar_from < pairs:
-                with b.make_for(scalar_from, pairs, 1) as pair:
-                    b.make_store(self._pair(source, at, pair), packed, [*target, pair])
+            scalar_from = words // s.lanes * s.lanes if self._words_in_place() else 0
+            if scalar_from:  # the words are A's own bytes: vector copies
+                with b.make_for(0, scalar_from, s.lanes) as word:
+                    indices = kernel.physical(source, at(b.mul(word, per)))
+                    parts = b.make_load(source.value, indices, per * s.lanes)  # bits as stored
+                    value = b.unary(tir.ReinterpretOp, parts, VectorType(i32, [s.lanes]))
+                    b.make_store(value, packed, [*target, word], s.lanes)
+            if scalar_from < words:
+                with b.make_for(scalar_from, words, 1) as word:
+                    b.make_store(self._word(source, at, word), packed, [*target, word])
         return packed
 
-    def _pairs_in_place(self) -> bool:
-        """Whether A's rows already hold its pairs: 16-bit, K contiguous and even."""
+    def _words_in_place(self) -> bool:
+        """Whether A's rows already hold its words: values of the packed
+        width, K contiguous and a multiple of the values per word."""
         return (
-            self.a.element in (IntegerType(16), BFloat16Type())
+            bit_width(self.a.element) == self.value_bits
             and not self.transpose_a
             and not self.a.blocked
-            and self.k_values % 2 == 0
+            and self.k_values % self.values_per_word == 0
         )
 
 
@@ -196,3 +213,16 @@ class Bf16PairsMatmul(Int16PairsMatmul):
             .astype(np.uint16)
             .view(np.int16)
         )
+
+
+class U8S8QuadsMatmul(Int16PairsMatmul):
+    """A widening u8 x s8 matmul (an i32 result) on byte quads for targets
+    with VNNI: A (u8) and B (s8) packed four K steps to an i32, multiplied
+    and added into i32 tiles by `vpdpbusd` (four times the products per
+    instruction of an f32 FMA, exact). graph-integer-matmul makes every
+    8-bit matmul u8 x s8."""
+
+    scratch_registers = 0  # vpdpbusd adds to its accumulator, as an FMA
+    values_per_word = 4
+    word_dtype = np.int8
+    tile_properties = {"u8_s8_quads": True}

@@ -1,12 +1,12 @@
 """`graph.matmul`'s template: which implementation computes an op, the
 packed f32 GEMM (matmul.py), a GEMM on pairs of 16-bit values for a
-widening integer matmul, and a widening bf16 one on a target with
-AVX512-BF16 (matmul_pairs.py), or a dot product per element for other
-integers."""
+widening integer matmul, on u8 x s8 byte quads on a target with VNNI, and
+a widening bf16 one on a target with AVX512-BF16 (matmul_pairs.py), or a
+dot product per element for other integers."""
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import BFloat16Type
+from xdsl.dialects.builtin import BFloat16Type, IntegerType, Signedness
 
 from graphcompiler.dialects import graph
 from graphcompiler.lowering.graph_to_tir.kernel import Kernel, Operand, compute_type
@@ -16,10 +16,16 @@ from graphcompiler.lowering.graph_to_tir.matmul import (
     _broadcast_batch,
     f32,
 )
-from graphcompiler.lowering.graph_to_tir.matmul_pairs import Bf16PairsMatmul, Int16PairsMatmul
+from graphcompiler.lowering.graph_to_tir.matmul_pairs import (
+    Bf16PairsMatmul,
+    Int16PairsMatmul,
+    U8S8QuadsMatmul,
+)
+from graphcompiler.runtime.microkernels import has_dot_instruction
 from graphcompiler.target.description import Target
 
 bf16 = BFloat16Type()
+u8, s8 = IntegerType(8, Signedness.UNSIGNED), IntegerType(8)
 
 
 def matmul(kernel: Kernel, op: graph.MatmulOp) -> None:
@@ -39,6 +45,8 @@ def matmul_into(
         Bf16PairsMatmul(kernel, a, b_, out, transposes, epilogue).emit()
     elif all(compute_type(o.element) == f32 for o in (a, b_, out)):
         PackedMatmul(kernel, a, b_, out, transposes, epilogue).emit()
+    elif op.widens and (a.element, b_.element) == (u8, s8) and byte_quads(kernel.target):
+        U8S8QuadsMatmul(kernel, a, b_, out, transposes, epilogue).emit()
     elif op.widens:
         Int16PairsMatmul(kernel, a, b_, out, transposes, epilogue).emit()
     else:
@@ -51,6 +59,12 @@ def bf16_pairs(target: Target) -> bool:
     """Whether bf16 matmuls run on bf16 pairs (`vdpbf16ps`); elsewhere the
     f32 kernels convert their operands as they pack them."""
     return "avx512bf16" in target.extensions
+
+
+def byte_quads(target: Target) -> bool:
+    """Whether u8 x s8 matmuls run on byte quads (`vpdpbusd`); elsewhere on
+    pairs, as other integers of at most 16 bits."""
+    return has_dot_instruction(target, "u8s8", target.f32_lanes)
 
 
 def _matmul_loops(

@@ -14,7 +14,7 @@ from graphcompiler.lowering.llvm.microkernels import declaration
 from graphcompiler.lowering.tir_to_llvm.function import FunctionLowering
 from graphcompiler.lowering.tir_to_llvm.types import _fail
 from graphcompiler.runtime.brgemm_routines import BrgemmRoutine
-from graphcompiler.runtime.microkernels import GeneratedKernel, Microkernel
+from graphcompiler.runtime.microkernels import GeneratedKernel, Microkernel, has_dot_instruction
 from graphcompiler.target.description import get_target
 from graphcompiler.target.schedules import MatmulSchedule
 
@@ -54,9 +54,11 @@ def _lower_brgemm_tile(fl: FunctionLowering, op: tir.BrgemmTileOp) -> None:
     sizes = (op.size(name) for name in ("m", "n", "lanes", "a_row", "a_k", "ldb", "ldc"))
     prefetch = op.prefetch_b is not None
     pairs = ""
-    if op.a.type.element_type == i32:  # pairs of 16-bit values: i16 for an i32 C, else bf16
+    if op.quads:
+        pairs = "u8s8"
+    elif op.a.type.element_type == i32:  # pairs of 16-bit values: i16 for an i32 C, else bf16
         pairs = "i16" if op.c.type.element_type == i32 else "bf16"
-    dot = pairs == "bf16" and "avx512bf16" in get_target().extensions
+    dot = has_dot_instruction(get_target(), pairs, op.size("lanes"))
     c_vector = op.size("ldc_vector") if op.ldc_vector is not None else 0
     wrap, wrap_step = op.a_row_runs
     kernel = Microkernel(*sizes, taps=op.tap_levels(), c_vector=c_vector, a_wrap=wrap,

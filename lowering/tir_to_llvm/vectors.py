@@ -4,7 +4,13 @@
 from __future__ import annotations
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import DenseArrayBase, DenseIntOrFPElementsAttr, IndexType, VectorType, i32
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    IndexType,
+    VectorType,
+    i32,
+)
 from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import tir

@@ -12,8 +12,10 @@ where the zero points are integers cast to f32 (how the ONNX importer
 writes DequantizeLinear) and the scales factor out of the sum: one value
 for A, one value or one per output column for B. The integer sum is exact
 (8-bit operands minus their zero points fit in i16, products and sums in
-i32) and runs on the i16-pair microkernels at twice the f32 rate; the
-float result differs from the dequantized f32 product only by that
+i32); the pass's second rewrite (eight_bit_matmul.py) then multiplies the
+8-bit values themselves, u8 by s8, and subtracts the zero points' terms
+after, which is what the ONNX importer's integer ops get too. The float
+result differs from the dequantized f32 product only by that
 product's rounding. Anything else (per-row scales of A, scales along K,
 other element types) stays as it is, and so does a product of two
 activations (B computed at run time, as the attention's keys): packing both
@@ -35,7 +37,9 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import VerifyException
 
 from graphcompiler.dialects import graph
+from graphcompiler.dialects.graph.builders import erase_if_unused
 from graphcompiler.passes.function_pass import FunctionPass
+from graphcompiler.passes.graph import eight_bit_matmul
 
 f32, i16, i32 = Float32Type(), IntegerType(16), IntegerType(32)
 _EIGHT_BIT = ("i8", "ui8")
@@ -156,29 +160,27 @@ def rewrite(matmul: graph.MatmulOp) -> bool:
     dequantizations = list(matmul.operands)
     Rewriter.erase_op(matmul)
     for value in dequantizations:
-        _erase_if_unused(value)
+        erase_if_unused(value)
     return True
-
-
-def _erase_if_unused(value: SSAValue) -> None:
-    """Erase the op defining `value` if nothing uses it, then its operands'
-    (the f32 dequantization the integer matmul replaced)."""
-    op = value.owner
-    if not isinstance(op, Operation) or any(result.uses for result in op.results):
-        return
-    operands = list(op.operands)
-    Rewriter.erase_op(op)
-    for operand in operands:
-        _erase_if_unused(operand)
 
 
 @dataclass(frozen=True)
 class GraphIntegerMatmulPass(FunctionPass):
-    """Matmuls of dequantized 8-bit operands as integer matmuls (module doc)."""
+    """Matmuls of dequantized 8-bit operands as integer matmuls (module
+    doc), then every integer matmul of centered 8-bit values as a u8 x s8
+    one with its zero points' terms (eight_bit_matmul.py)."""
 
     name = "graph-integer-matmul"
-    STATISTICS = {"integer-matmuls": "matmuls of dequantized operands computed on integers"}
+    STATISTICS = {
+        "integer-matmuls": "matmuls of dequantized operands computed on integers",
+        "u8-s8-matmuls": "integer matmuls on the 8-bit values, zero points subtracted after",
+    }
 
     def run_on_function(self, function: func.FuncOp) -> dict[str, int]:
         matmuls = [op for op in function.body.block.ops if isinstance(op, graph.MatmulOp)]
-        return {"integer-matmuls": sum(rewrite(op) for op in matmuls)}
+        integer = sum(rewrite(op) for op in matmuls)
+        matmuls = [op for op in function.body.block.ops if isinstance(op, graph.MatmulOp)]
+        return {
+            "integer-matmuls": integer,
+            "u8-s8-matmuls": sum(eight_bit_matmul.rewrite(op) for op in matmuls),
+        }

@@ -1,15 +1,18 @@
 // RUN: gc-opt %s --split-input-file --pass-pipeline='builtin.module(graph-integer-matmul)' | filecheck %s
 
 // A u8 activation (one scale, one zero point) times i8 weights with one
-// scale per output column: an i16 x i16 -> i32 matmul, then one f32 multiply.
+// scale per output column: an integer matmul on the 8-bit values, the zero
+// point times B's column sums subtracted, then one f32 multiply.
 // CHECK-LABEL: func.func @per_column
 // CHECK:         %qb = graph.constant
-// CHECK-NEXT:    %[[A16:.*]] = graph.cast %qa : tensor<4x8xui8> -> tensor<4x8xi16>
 // CHECK-NEXT:    %[[ZA16:.*]] = graph.cast %za : tensor<ui8> -> tensor<i16>
-// CHECK-NEXT:    %[[A:.*]] = graph.sub %[[A16]], %[[ZA16]] : (tensor<4x8xi16>, tensor<i16>) -> tensor<4x8xi16>
-// CHECK-NEXT:    %[[B:.*]] = graph.cast %qb : tensor<8x16xi8> -> tensor<8x16xi16>
-// CHECK-NEXT:    %[[ACC:.*]] = graph.matmul %[[A]], %[[B]] : (tensor<4x8xi16>, tensor<8x16xi16>) -> tensor<4x16xi32>
-// CHECK-NEXT:    %[[F:.*]] = graph.cast %[[ACC]] : tensor<4x16xi32> -> tensor<4x16xf32>
+// CHECK-NEXT:    %[[ACC:.*]] = graph.matmul %qa, %qb : (tensor<4x8xui8>, tensor<8x16xi8>) -> tensor<4x16xi32>
+// CHECK-NEXT:    %[[B32:.*]] = graph.cast %qb : tensor<8x16xi8> -> tensor<8x16xi32>
+// CHECK-NEXT:    %[[COLUMNS:.*]] = graph.reduce_sum %[[B32]] {axes = array<i64: -2>, keep_dims = true} : tensor<8x16xi32> -> tensor<1x16xi32>
+// CHECK-NEXT:    %[[ZA:.*]] = graph.cast %[[ZA16]] : tensor<i16> -> tensor<i32>
+// CHECK-NEXT:    %[[SHARE:.*]] = graph.mul %[[ZA]], %[[COLUMNS]] : (tensor<i32>, tensor<1x16xi32>) -> tensor<1x16xi32>
+// CHECK-NEXT:    %[[SUM:.*]] = graph.sub %[[ACC]], %[[SHARE]] : (tensor<4x16xi32>, tensor<1x16xi32>) -> tensor<4x16xi32>
+// CHECK-NEXT:    %[[F:.*]] = graph.cast %[[SUM]] : tensor<4x16xi32> -> tensor<4x16xf32>
 // CHECK-NEXT:    %[[S:.*]] = graph.mul %sa, %sb : (tensor<f32>, tensor<16xf32>) -> tensor<16xf32>
 // CHECK-NEXT:    %[[Y:.*]] = graph.mul %[[F]], %[[S]] : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
 // CHECK-NEXT:    func.return %[[Y]]
@@ -28,10 +31,16 @@ func.func @per_column(%qa: tensor<4x8xui8>, %za: tensor<ui8>, %sa: tensor<f32>, 
 // -----
 
 // A transposed B (a Gemm weight [N, K]) with per-row scales [N, 1]: the
-// scales become one per output column.
+// scales become one per output column. The i8 activation is shifted to u8
+// (zero point 128); B's sums along its rows become one per column.
 // CHECK-LABEL: func.func @transposed
 // CHECK:         %[[COLUMNS:.*]] = graph.reshape %sb : tensor<16x1xf32> -> tensor<16xf32>
-// CHECK-NEXT:    graph.matmul %{{.*}}, %{{.*}} {transpose_b = true} : (tensor<4x8xi16>, tensor<16x8xi16>) -> tensor<4x16xi32>
+// CHECK:         %[[SHIFTED:.*]] = graph.add %{{.*}}, %[[OFFSET:.*]] : (tensor<4x8xi16>, tensor<i16>) -> tensor<4x8xi16>
+// CHECK-NEXT:    %[[A:.*]] = graph.cast %[[SHIFTED]] : tensor<4x8xi16> -> tensor<4x8xui8>
+// CHECK-NEXT:    graph.matmul %[[A]], %qb {transpose_b = true} : (tensor<4x8xui8>, tensor<16x8xi8>) -> tensor<4x16xi32>
+// CHECK:         graph.reduce_sum %{{.*}} {axes = array<i64: -1>, keep_dims = true} : tensor<16x8xi32> -> tensor<16x1xi32>
+// CHECK-NEXT:    graph.reshape %{{.*}} : tensor<16x1xi32> -> tensor<1x16xi32>
+// CHECK-NEXT:    graph.cast %[[OFFSET]] : tensor<i16> -> tensor<i32>
 // CHECK:         graph.mul %sa, %[[COLUMNS]] : (tensor<f32>, tensor<16xf32>) -> tensor<16xf32>
 func.func @transposed(%qa: tensor<4x8xi8>, %sa: tensor<f32>, %sb: tensor<16x1xf32>) -> tensor<4x16xf32> {
   %qb = graph.constant dense<-2> : tensor<16x8xi8>
@@ -67,4 +76,48 @@ func.func @negative(%qa: tensor<4x8xi8>, %sa_rows: tensor<4x1xf32>, %sa: tensor<
   %r = graph.mul %rf, %sb : (tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xf32>
   %3 = graph.matmul %af8, %r : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
   func.return %0, %1, %2, %3 : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>
+}
+
+// -----
+
+// MatMulInteger as the importer builds it, with every zero point: an i8 A
+// (shifted to u8) and a u8 B (shifted to i8, zero point - 128), one zero
+// point per row of A and per column of B. Both sums are subtracted and
+// K * za * zb added back.
+// CHECK-LABEL: func.func @zero_points
+// CHECK:         %[[A:.*]] = graph.cast %{{.*}} : tensor<4x8xi16> -> tensor<4x8xui8>
+// CHECK:         %[[B:.*]] = graph.cast %{{.*}} : tensor<8x16xi16> -> tensor<8x16xi8>
+// CHECK:         %[[ACC:.*]] = graph.matmul %[[A]], %[[B]] : (tensor<4x8xui8>, tensor<8x16xi8>) -> tensor<4x16xi32>
+// CHECK:         graph.reduce_sum %{{.*}} {axes = array<i64: -2>, keep_dims = true} : tensor<8x16xi32> -> tensor<1x16xi32>
+// CHECK:         graph.sub %[[ACC]], %{{.*}} : (tensor<4x16xi32>, tensor<4x16xi32>) -> tensor<4x16xi32>
+// CHECK:         graph.reduce_sum %{{.*}} {axes = array<i64: -1>, keep_dims = true} : tensor<4x8xi32> -> tensor<4x1xi32>
+// CHECK:         %[[K:.*]] = graph.constant dense<8> : tensor<i32>
+// CHECK:         %[[TERM:.*]] = graph.mul %{{.*}}, %[[K]] : (tensor<4x16xi32>, tensor<i32>) -> tensor<4x16xi32>
+// CHECK-NEXT:    %[[Y:.*]] = graph.add %{{.*}}, %[[TERM]] : (tensor<4x16xi32>, tensor<4x16xi32>) -> tensor<4x16xi32>
+// CHECK-NEXT:    func.return %[[Y]]
+func.func @zero_points(%qa: tensor<4x8xi8>, %za: tensor<4x1xi16>, %zb: tensor<16xi16>) -> tensor<4x16xi32> {
+  %qb = graph.constant dense<200> : tensor<8x16xui8>
+  %a16 = graph.cast %qa : tensor<4x8xi8> -> tensor<4x8xi16>
+  %a = graph.sub %a16, %za : (tensor<4x8xi16>, tensor<4x1xi16>) -> tensor<4x8xi16>
+  %b16 = graph.cast %qb : tensor<8x16xui8> -> tensor<8x16xi16>
+  %b = graph.sub %b16, %zb : (tensor<8x16xi16>, tensor<16xi16>) -> tensor<8x16xi16>
+  %y = graph.matmul %a, %b : (tensor<4x8xi16>, tensor<8x16xi16>) -> tensor<4x16xi32>
+  func.return %y : tensor<4x16xi32>
+}
+
+// -----
+
+// Left alone: a zero point that varies along K (it does not factor out of
+// the sum) and 16-bit values.
+// CHECK-LABEL: func.func @integer_negative
+// CHECK-NOT:     xui8>, tensor<
+// CHECK-COUNT-2: graph.matmul %{{.*}} : (tensor<4x8xi16>, tensor<8x16xi16>) -> tensor<4x16xi32>
+func.func @integer_negative(%qa: tensor<4x8xui8>, %za_k: tensor<1x8xi16>, %x: tensor<4x8xi16>) -> (tensor<4x16xi32>, tensor<4x16xi32>) {
+  %qb = graph.constant dense<1> : tensor<8x16xi8>
+  %a16 = graph.cast %qa : tensor<4x8xui8> -> tensor<4x8xi16>
+  %a = graph.sub %a16, %za_k : (tensor<4x8xi16>, tensor<1x8xi16>) -> tensor<4x8xi16>
+  %b = graph.cast %qb : tensor<8x16xi8> -> tensor<8x16xi16>
+  %0 = graph.matmul %a, %b : (tensor<4x8xi16>, tensor<8x16xi16>) -> tensor<4x16xi32>
+  %1 = graph.matmul %x, %b : (tensor<4x8xi16>, tensor<8x16xi16>) -> tensor<4x16xi32>
+  func.return %0, %1 : tensor<4x16xi32>, tensor<4x16xi32>
 }

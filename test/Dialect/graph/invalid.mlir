@@ -97,6 +97,22 @@ func.func @matmul_contracting(%a: tensor<4x8xf32>, %b: tensor<7x16xf32>) {
 
 // -----
 
+func.func @matmul_mixed_bytes(%a: tensor<4x8xui8>, %b: tensor<8x16xi8>) {
+  // expected-error @+1 {{a u8 x i8 matmul has an i32 result (it widens)}}
+  %0 = graph.matmul %a, %b : (tensor<4x8xui8>, tensor<8x16xi8>) -> tensor<4x16xui8>
+  func.return
+}
+
+// -----
+
+func.func @matmul_mixed_types(%a: tensor<4x8xui8>, %b: tensor<8x16xi16>) {
+  // expected-error @+1 {{operand #1 ('b') has element type i16, expected ui8 like operand #0 ('a')}}
+  %0 = graph.matmul %a, %b : (tensor<4x8xui8>, tensor<8x16xi16>) -> tensor<4x16xi32>
+  func.return
+}
+
+// -----
+
 func.func @matmul_rank(%a: tensor<8xf32>, %b: tensor<8x16xf32>) {
   // expected-error @+1 {{operand #0 ('a') has rank 1, expected at least 2}}
   %0 = graph.matmul %a, %b : (tensor<8xf32>, tensor<8x16xf32>) -> tensor<16xf32>

@@ -85,6 +85,14 @@ func.func @matmul(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>, %bt: tensor<16x8xf3
   func.return %1 : tensor<4x16xf32>
 }
 
+// u8 x i8 (VNNI's operands) widens to i32.
+// CHECK-LABEL: func.func @matmul_u8_i8
+func.func @matmul_u8_i8(%a: tensor<4x8xui8>, %b: tensor<8x16xi8>) -> tensor<4x16xi32> {
+  // CHECK-NEXT: %0 = graph.matmul %a, %b : (tensor<4x8xui8>, tensor<8x16xi8>) -> tensor<4x16xi32>
+  %0 = graph.matmul %a, %b : (tensor<4x8xui8>, tensor<8x16xi8>) -> tensor<4x16xi32>
+  func.return %0 : tensor<4x16xi32>
+}
+
 // CHECK-LABEL: func.func @reductions
 func.func @reductions(%x: tensor<2x3x4xf32>, %g: tensor<3x4xf32>, %c: tensor<3xf32>) -> tensor<2xf32> {
   // CHECK-NEXT: %0 = graph.reduce_sum %x {axes = array<i64: 1, 2>} : tensor<2x3x4xf32> -> tensor<2xf32>

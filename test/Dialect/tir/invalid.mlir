@@ -390,6 +390,14 @@ tir.func @brgemm_tile_types(%A: !tir.tensor<64xbf16>, %P: !tir.tensor<64xf32>, %
 
 // -----
 
+tir.func @brgemm_tile_quad_types(%A: !tir.tensor<64xi32>, %P: !tir.tensor<64xi32>, %C: !tir.tensor<64xf32>) {
+  // expected-error @+1 {{u8_s8_quads needs i32 A, B and C}}
+  tir.brgemm_tile %A, %P, %C {m = 2 : i64, n = 4 : i64, k = 2 : i64, lanes = 8 : i64, a_row = 8 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 4 : i64, u8_s8_quads = true} : !tir.tensor<64xi32>, !tir.tensor<64xi32>, !tir.tensor<64xf32>
+  tir.return
+}
+
+// -----
+
 tir.func @brgemm_tile_pair_types(%A: !tir.tensor<64xi32>, %P: !tir.tensor<64xf32>, %C: !tir.tensor<64xf32>) {
   // expected-error @+1 {{!tir.tensor<64xf32> differs from A's element type i32}}
   tir.brgemm_tile %A, %P, %C {m = 2 : i64, n = 4 : i64, k = 2 : i64, lanes = 8 : i64, a_row = 8 : i64, a_k = 1 : i64, ldb = 16 : i64, ldc = 4 : i64} : !tir.tensor<64xi32>, !tir.tensor<64xf32>, !tir.tensor<64xf32>
