@@ -90,6 +90,12 @@ size_t gc_model_output_bytes(int index) {
 static void start_pool(void) {
     cpu_set_t set;
     int cpus = 1;
+#if defined(__x86_64__) && defined(SYS_arch_prctl)
+    /* Linux lends AMX's tile state to a process only once asked: int8 and
+     * bf16 matmuls on AMX tiles would stop on their first tile instruction
+     * (runtime/amx_tiles.py; refused harmlessly on CPUs without AMX). */
+    syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XFEATURE_XTILEDATA */);
+#endif
     if (sched_getaffinity(0, sizeof set, &set) == 0)
         cpus = CPU_COUNT(&set);
 #ifdef SYS_futex

@@ -43,6 +43,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
+from graphcompiler.runtime.amx_tiles import tile_declarations, tile_kernel_ir
+
 PREFIX = "gc_ukernel_f32_"
 PAIRS_PREFIXES = {
     "i16": "gc_ukernel_i16x2_",
@@ -87,6 +89,8 @@ class Microkernel:
     dot_instruction: bool = False
     """Use the target's dot-product instruction: `vdpbf16ps` on bf16 pairs,
     `vpdpbusd` on byte quads (`has_dot_instruction`)."""
+    amx: bool = False
+    """Byte quads or bf16 pairs on AMX tiles (runtime/amx_tiles.py)."""
 
     @property
     def name(self) -> str:
@@ -98,7 +102,7 @@ class Microkernel:
             f"{f'_w{self.a_wrap}x{self.a_wrap_step}' if self.a_wrap else ''}"
             f"{'_pf' if self.prefetch else ''}"
             f"{self.prefetch_every if self.prefetch and self.prefetch_every > 1 else ''}"
-            f"{'_dot' if self.dot_instruction else ''}"
+            f"{'_dot' if self.dot_instruction else ''}{'_amx' if self.amx else ''}"
         )
 
     def fields(self) -> dict[str, Any]:
@@ -145,6 +149,8 @@ class Microkernel:
         """`void NAME(ptr A, ptr B, ptr C, i64 K, i1 accumulate[, ptr pf])`,
         K >= 1: one loop per tap level around the K loop; the accumulators
         live in registers across all of them."""
+        if self.amx:
+            return tile_kernel_ir(self)
         tiles = [(r, v) for r in range(self.m) for v in range(self.vectors)]
         prefetch = ", ptr %pf" if self.prefetch else ""
         lines = [
@@ -454,7 +460,10 @@ def microkernel_module(kernels: Sequence[GeneratedKernel]) -> str:
     # noinline: a kernel calls its microkernels once per register tile; inlined
     # into every call site they multiplied the JIT's time for no speed
     return (
-        _intrinsic_declarations(
+        tile_declarations(
+            {k.pairs for k in defined.values() if isinstance(k, Microkernel) and k.amx}
+        )
+        + _intrinsic_declarations(
             {k.lanes for k in defined.values()},
             {
                 (k.pairs, k.lanes)

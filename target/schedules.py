@@ -30,6 +30,12 @@ MIN_KC = 256
 microkernel's start) cost more than a few percent of the tile's FMAs."""
 
 
+AMX_TILE_ROWS = 16
+"""Rows of an AMX tile (and 32-bit columns of its 64-byte rows)."""
+AMX_TILE_WORDS = 16
+"""K words (4 bytes: two bf16, four int8) of one A tile row and B tile."""
+
+
 @dataclass(frozen=True)
 class MatmulSchedule:
     """Register tile mr x nr (nr = vectors x lanes) and cache blocks."""
@@ -189,4 +195,23 @@ class MatmulSchedule:
         mc, nc = mr * math.ceil(groups / blocks_m), nr * math.ceil(panels / blocks_n)
         unit = math.lcm(nr, column_multiple)
         nc = min(unit * math.ceil(nc / unit), unit * math.ceil(n / unit))
+        return MatmulSchedule(mr, nr, target.f32_lanes, kc, mc, nc)
+
+    @staticmethod
+    def for_amx_tiles(target: Target, batch: int, m: int, n: int, words: int, constant_b: bool):
+        """The schedule of AMX tile kernels over `words` K words (a multiple
+        of AMX_TILE_WORDS): a register tile of up to 2 x 2 tiles (32 x 32 of
+        C: four accumulator tiles, two of A, two of B, the 8 tile
+        registers), K blocks of whole tiles whose B slice takes a quarter of
+        L2, and the usual M and N blocks."""
+        mr = min(2 * AMX_TILE_ROWS, m)
+        nr = AMX_TILE_ROWS if n <= AMX_TILE_ROWS else 2 * AMX_TILE_ROWS
+        slice_words = max(AMX_TILE_WORDS, target.l2_bytes // 4 // (nr * 4))
+        k_blocks = math.ceil(words / slice_words)
+        kc = AMX_TILE_WORDS * math.ceil(words / k_blocks / AMX_TILE_WORDS)
+        blocks_m, blocks_n = MatmulSchedule._blocks(
+            target, batch, m, n, words, mr, nr, kc, constant_b
+        )
+        groups, panels = math.ceil(m / mr), math.ceil(n / nr)
+        mc, nc = mr * math.ceil(groups / blocks_m), nr * math.ceil(panels / blocks_n)
         return MatmulSchedule(mr, nr, target.f32_lanes, kc, mc, nc)

@@ -103,6 +103,9 @@ class PackedMatmul:
     """The element type of the packed operands, the tiles and C."""
     tile_properties: dict[str, bool] = {}
     """Extra properties of every `tir.brgemm_tile` (what the operands hold)."""
+    amx_tiles = False
+    """The tiles run on AMX (matmul_pairs.py): one call takes a panel's
+    full row groups, and the next panel is not prefetched."""
 
     def __init__(
         self,
@@ -442,10 +445,11 @@ class PackedMatmul:
             else:
                 panel = b.div(col, s.nr)
                 b_view = b.tensor_ptr(packed, [*b_batch, panel, depth, 0], [kc * s.nr])
-                every = self._prefetch_every(rows, kc)
-                ldb = s.nr
-                prefetch = self._next_panel(packed, b_batch, panel, row, depth, kc, every)
-                spread = {"prefetch_every": every} if every > 1 else {}
+                ldb, prefetch = s.nr, None
+                if not self.amx_tiles:
+                    every = self._prefetch_every(rows, kc)
+                    prefetch = self._next_panel(packed, b_batch, panel, row, depth, kc, every)
+                    spread = {"prefetch_every": every} if every > 1 else {}
             b.make_brgemm_tile(
                 a_view, b_view, c_view, prefetch_b=prefetch,
                 m=m, n=n, k=kc, lanes=s.lanes, a_row=a_row, a_k=a_k, ldb=ldb, ldc=self.n,
@@ -453,7 +457,9 @@ class PackedMatmul:
             )  # fmt: skip
 
         def panel_column(col, n: int) -> None:
-            if full_groups:
+            if full_groups and self.amx_tiles:  # one call: the kernel loops over them
+                tile(row0, col, full_groups * s.mr, n)
+            elif full_groups:
                 with b.make_for(0, full_groups, 1) as group:
                     tile(b.add(row0, b.mul(group, s.mr)), col, s.mr, n)
             if tail_rows:

@@ -23,7 +23,8 @@ from graphcompiler.dialects import tir
 from graphcompiler.ir.element_types import bit_width
 from graphcompiler.lowering.graph_to_tir.kernel import PARALLEL_MIN_ELEMENTS, Operand
 from graphcompiler.lowering.graph_to_tir.matmul import PackedMatmul, _fill_panels, unflatten
-from graphcompiler.target.schedules import MatmulSchedule
+from graphcompiler.runtime.amx_tiles import has_amx
+from graphcompiler.target.schedules import AMX_TILE_WORDS, MatmulSchedule
 
 i32 = IntegerType(32)
 
@@ -44,12 +45,24 @@ class Int16PairsMatmul(PackedMatmul):
     """K steps packed into one i32 (the lowest first)."""
     word_dtype: type = np.int16
     """One packed value (the bits of a constant's elements)."""
+    tile_kind = ""
+    """The words' kind on AMX tiles (runtime/amx_tiles.py), "" if none."""
 
     def __init__(self, kernel, a, b_, out, transposes, epilogue):
         self.k_values = a.shape[-2] if transposes[0] else a.shape[-1]
         super().__init__(kernel, a, b_, out, transposes, epilogue)
-        self.k = math.ceil(self.k_values / self.values_per_word)
+        self.words = math.ceil(self.k_values / self.values_per_word)
         *batch, m, n = out.shape
+        constant_b = self.packs_b_at_compile_time()
+        if self.tile_kind and has_amx(kernel.target, self.tile_kind):
+            # whole tiles of K: the packed words past K are zeros
+            self.amx_tiles = True
+            self.k = AMX_TILE_WORDS * math.ceil(self.words / AMX_TILE_WORDS)
+            self.schedule = MatmulSchedule.for_amx_tiles(
+                kernel.target, math.prod(batch), m, n, self.k, constant_b
+            )
+            return
+        self.k = self.words
         self.schedule = MatmulSchedule.for_shape(
             kernel.target,
             math.prod(batch),
@@ -57,7 +70,7 @@ class Int16PairsMatmul(PackedMatmul):
             n,
             self.k,
             scratch_registers=self.scratch_registers,
-            constant_b=self.packs_b_at_compile_time(),
+            constant_b=constant_b,
         )
 
     def reads_a_in_place(self) -> bool:
@@ -93,10 +106,17 @@ class Int16PairsMatmul(PackedMatmul):
                     inner = (safe, depth) if self.transpose_b else (depth, safe)
                     return [*batch_index, *inner]
 
-                with b.make_for(0, self.k, 1) as word:
+                with b.make_for(0, self.words, 1) as word:
                     value = b.select(inside, self._word(self.b_in, at, word), 0)
                     b.make_store(value, packed, [*batch_index, panel, word, j])
+                self._zero_words(packed, lambda word: [*batch_index, panel, word, j])
         return packed, batch_b
+
+    def _zero_words(self, packed, at: Callable) -> None:
+        """Zeros in the packed words past K's (whole AMX tiles of K)."""
+        if self.words < self.k:
+            with self.b.make_for(self.words, self.k, 1) as word:
+                self.b.make_store(self.b.const(0, i32), packed, at(word))
 
     @property
     def value_bits(self) -> int:
@@ -154,7 +174,7 @@ class Int16PairsMatmul(PackedMatmul):
     def _packed_a(self) -> SSAValue:
         """A as [*batch_a, groups, mr, row stride] words: A[r, per * l] in
         the lowest bits, up to A[r, per * l + per - 1] (0 past K)."""
-        s, m, words, per = self.schedule, self.m, self.k, self.values_per_word
+        s, m, words, per = self.schedule, self.m, self.words, self.values_per_word
         kernel, b, source = self.kernel, self.b, self.a
         batch_a = source.shape[:-2]
         packed = b.make_tensor([*batch_a, math.ceil(m / s.mr), s.mr, self.a_row_stride()], i32)
@@ -178,6 +198,7 @@ class Int16PairsMatmul(PackedMatmul):
             if scalar_from < words:
                 with b.make_for(scalar_from, words, 1) as word:
                     b.make_store(self._word(source, at, word), packed, [*target, word])
+            self._zero_words(packed, lambda word: [*target, word])
         return packed
 
     def _words_in_place(self) -> bool:
@@ -199,6 +220,7 @@ class Bf16PairsMatmul(Int16PairsMatmul):
 
     accumulator = Float32Type()
     scratch_registers = 0  # vdpbf16ps adds to its accumulator, as an FMA
+    tile_kind = "bf16"
 
     def _bits(self, value: SSAValue) -> SSAValue:
         """A bf16 value (loaded as the f32 it widens to exactly) is the high
@@ -226,3 +248,4 @@ class U8S8QuadsMatmul(Int16PairsMatmul):
     values_per_word = 4
     word_dtype = np.int8
     tile_properties = {"u8_s8_quads": True}
+    tile_kind = "u8s8"

@@ -5,6 +5,8 @@ a register-tile microkernel, or a whole brgemm routine built of them
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import Float32Type, IndexType, i1, i32, i64
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -13,6 +15,7 @@ from graphcompiler.dialects import tir
 from graphcompiler.lowering.llvm.microkernels import declaration
 from graphcompiler.lowering.tir_to_llvm.function import FunctionLowering
 from graphcompiler.lowering.tir_to_llvm.types import _fail
+from graphcompiler.runtime.amx_tiles import fits_tiles, has_amx
 from graphcompiler.runtime.brgemm_routines import BrgemmRoutine
 from graphcompiler.runtime.microkernels import GeneratedKernel, Microkernel, has_dot_instruction
 from graphcompiler.target.description import get_target
@@ -58,13 +61,17 @@ def _lower_brgemm_tile(fl: FunctionLowering, op: tir.BrgemmTileOp) -> None:
         pairs = "u8s8"
     elif op.a.type.element_type == i32:  # pairs of 16-bit values: i16 for an i32 C, else bf16
         pairs = "i16" if op.c.type.element_type == i32 else "bf16"
-    dot = has_dot_instruction(get_target(), pairs, op.size("lanes"))
+    target = get_target()
+    dot = has_dot_instruction(target, pairs, op.size("lanes"))
     c_vector = op.size("ldc_vector") if op.ldc_vector is not None else 0
     wrap, wrap_step = op.a_row_runs
     kernel = Microkernel(*sizes, taps=op.tap_levels(), c_vector=c_vector, a_wrap=wrap,
                          a_wrap_step=wrap_step, prefetch=prefetch,
                          prefetch_every=op.prefetch_rows_step if prefetch else 1, pairs=pairs,
                          dot_instruction=dot)  # fmt: skip
+    if has_amx(target, pairs) and fits_tiles(kernel, op.size("k")):
+        # the tiles' loads stream B well enough: no prefetch operand
+        kernel, prefetch = replace(kernel, amx=True, prefetch=False, prefetch_every=1), False
     fl.module.require_kernel(kernel)
     k = fl.constant(op.size("k"), i64)
     if op.accumulate_if is not None:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import llvmlite.binding as llvm
 
+from graphcompiler.runtime.amx_tiles import enable_amx
 from graphcompiler.runtime.jit import shared_data
 from graphcompiler.runtime.jit.optimizer import OPT_LEVEL, Job, build, optimize_here, prestart
 from graphcompiler.runtime.microkernels import GeneratedKernel, microkernel_module
@@ -277,6 +278,7 @@ class JitEngine:
         code generation (the compile cache)."""
         num_threads = default_num_threads() if num_threads is None else num_threads
         check_num_threads(num_threads)  # before the costly compilation
+        enable_amx()  # code from the compile cache may use AMX tiles
         machine = _target_machine()
         # A context of its own: LLVM keeps the types and constants a module
         # creates for the life of its context, so programs compiled in the

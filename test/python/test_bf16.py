@@ -81,10 +81,22 @@ def test_unknown_precision_is_refused():
     "m,k,n,transpose_b", [(33, 64, 40, False), (7, 37, 19, True), (65, 130, 70, False)]
 )
 @pytest.mark.parametrize("constant_b", [True, False])
-def test_bf16_pair_kernels(monkeypatch, m, k, n, transpose_b, constant_b):
+@pytest.mark.parametrize("amx", [True, False])
+def test_bf16_pair_kernels(monkeypatch, m, k, n, transpose_b, constant_b, amx):
     """The path of AVX512-BF16 hosts (bf16 pairs packed two K steps to an
     i32, pair microkernels) with the portable multiply-add that stands in
-    for `vdpbf16ps` where the host lacks it: the same sums."""
+    for `vdpbf16ps` where the host lacks it: the same sums; and on hosts
+    with AMX-BF16, the pairs on AMX tiles."""
+    from graphcompiler.lowering.graph_to_tir import matmul_pairs
+    from graphcompiler.lowering.tir_to_llvm import brgemm
+    from graphcompiler.runtime.amx_tiles import has_amx
+    from graphcompiler.target.description import get_target
+
+    if amx and not has_amx(get_target("host"), "bf16"):
+        pytest.skip("the host has no AMX-BF16 (or Linux did not lend its tiles)")
+    if not amx:
+        for module in (matmul_pairs, brgemm):
+            monkeypatch.setattr(module, "has_amx", lambda *args: False)
     monkeypatch.setattr(matmul_template, "bf16_pairs", lambda target: True)
     rng = np.random.default_rng(k)
     x = rng.standard_normal((m, k), dtype=np.float32)
@@ -106,6 +118,7 @@ def test_bf16_pair_kernels(monkeypatch, m, k, n, transpose_b, constant_b):
         )
         compiled = graphcompiler.compile(text, cache=False)
     assert "gc_ukernel_bf16x2_" in compiled.llvm_ir
+    assert ("_amx" in compiled.llvm_ir) == amx
     args = {"x": x} if constant_b else {"x": x, "w": w}
     want = np.maximum(_bf16_product(x, w.T if transpose_b else w), 0)
     assert _relative_error(compiled(**args), want) < 1e-6

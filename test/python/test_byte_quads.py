@@ -9,12 +9,15 @@ import numpy as np
 import pytest
 
 import graphcompiler
-from graphcompiler.lowering.graph_to_tir import matmul_template
+from graphcompiler.lowering.graph_to_tir import matmul_pairs, matmul_template
 from graphcompiler.lowering.tir_to_llvm import brgemm
+from graphcompiler.runtime.amx_tiles import has_amx
 from graphcompiler.runtime.microkernels import Microkernel, has_dot_instruction, microkernel_module
 from graphcompiler.target.description import get_target
 
-VNNI_HOST = has_dot_instruction(get_target("host"), "u8s8", get_target("host").f32_lanes)
+HOST = get_target("host")
+VNNI_HOST = has_dot_instruction(HOST, "u8s8", HOST.f32_lanes)
+AMX_HOST = has_amx(HOST, "u8s8")
 
 
 def _dims(shape) -> str:
@@ -26,16 +29,22 @@ def _tensor(shape, element: str) -> str:
 
 
 def _force(monkeypatch, path: str) -> None:
-    """Run u8 x s8 matmuls on `path`: "vnni" (the host's instruction),
-    "emulated" (byte quads without it) or "pairs" (as without VNNI)."""
+    """Run u8 x s8 matmuls on `path`: "amx" (the host's tiles), "vnni" (the
+    host's vpdpbusd), "emulated" (byte quads without either) or "pairs"
+    (as without VNNI)."""
+    if path == "amx" and not AMX_HOST:
+        pytest.skip("the host has no AMX-INT8 (or Linux did not lend its tiles)")
     if path == "vnni" and not VNNI_HOST:
         pytest.skip("the host has no VNNI")
     monkeypatch.setattr(matmul_template, "byte_quads", lambda target: path != "pairs")
+    if path != "amx":
+        for module in (matmul_pairs, brgemm):
+            monkeypatch.setattr(module, "has_amx", lambda *args: False)
     if path == "emulated":
         monkeypatch.setattr(brgemm, "has_dot_instruction", lambda *args: False)
 
 
-@pytest.mark.parametrize("path", ["vnni", "emulated", "pairs"])
+@pytest.mark.parametrize("path", ["amx", "vnni", "emulated", "pairs"])
 @pytest.mark.parametrize(
     "a_shape, b_shape, transposes",
     [
@@ -43,7 +52,8 @@ def _force(monkeypatch, path: str) -> None:
         ((5, 7), (7, 19), (False, False)),  # K not a multiple of 4, column tail
         ((33, 64), (64, 48), (False, False)),  # A's quads copied in place
         ((2, 9, 31), (31, 17), (False, False)),  # batched A
-        ((70, 130), (40, 130), (False, True)),  # B stored [N, K]
+        ((70, 130), (40, 130), (False, True)),  # B stored [N, K]; 2 chunks of 32 rows
+        ((96, 256), (256, 64), (False, False)),  # whole AMX tiles of K
         ((31, 6), (31, 24), (True, False)),  # A stored [K, M]
         ((3, 4, 12), (3, 12, 5), (False, False)),  # batched B
     ],
@@ -73,7 +83,8 @@ func.func @main(%a: tensor<{_dims(a.shape)}xui8>, %b: tensor<{_dims(b.shape)}xi8
     compiled = graphcompiler.compile(text, constants=constants, cache=False)
     kind = "gc_ukernel_i16x2_" if path == "pairs" else "gc_ukernel_u8s8x4_"
     assert kind in compiled.llvm_ir
-    assert ("_dot" in compiled.llvm_ir) == (path == "vnni")
+    assert ("_dot" in compiled.llvm_ir) == (path in ("vnni", "amx"))
+    assert ("_amx" in compiled.llvm_ir) == (path == "amx")
     got = compiled(a) if constant_b else compiled(a, b)
     assert got.dtype == np.int32 and np.array_equal(got, want)
 
@@ -202,3 +213,25 @@ def test_byte_quads_use_vpdpbusd_where_the_target_has_it():
         parsed.verify()
         assembly = machine.emit_assembly(parsed)
         assert f"vpdpbusd\t%{register}" in assembly and "vpmaddwd" not in assembly
+
+
+@pytest.mark.parametrize("pairs, product", [("u8s8", "tdpbusd"), ("bf16", "tdpbf16ps")])
+def test_amx_tile_kernels_compile_to_tile_instructions(pairs, product):
+    """The AMX kernels (2 x 2 tiles of 16 x 16 sums, rows in chunks of 32,
+    a column tail of 5) built and compiled to assembly on every host: the
+    tiles are configured once per call, loaded, multiplied and stored."""
+    import llvmlite.binding as llvm
+
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    machine = llvm.Target.from_default_triple().create_target_machine(
+        cpu="sapphirerapids", features="+amx-tile,+amx-int8,+amx-bf16", opt=2
+    )
+    kernel = Microkernel(m=64, n=21, lanes=16, a_row=80, a_k=1, ldb=32, ldc=48, pairs=pairs,
+                         dot_instruction=True, amx=True)  # fmt: skip
+    parsed = llvm.parse_assembly(microkernel_module([kernel]))
+    parsed.verify()
+    assembly = machine.emit_assembly(parsed)
+    assert assembly.count("ldtilecfg") == 1 and "tilerelease" in assembly
+    assert assembly.count(f"{product}\t") == 4  # one per C tile, in the K loop
+    assert "tilestored" in assembly and "tilezero" in assembly
