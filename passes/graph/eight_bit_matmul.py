@@ -118,20 +118,27 @@ def rewrite(matmul: graph.MatmulOp) -> bool:
             a, za = ops.shift(a, za, 128, u8)
         if b.type.element_type == u8:
             b, zb = ops.shift(b, zb, -128, s8)
-        acc = ops.make("matmul", [a, b], matmul.result.type, transpose_b=transposed)
         k = _shape(a)[-1]
+        # the zero points' terms first: defined before the matmul, they let
+        # graph-fuse make the subtraction part of its epilogue
+        subtracted, added = [], []
         if not _constant_zero(za):
             column_shape = _swapped_last(_shape(b)[:-1] + [1]) if transposed else None
             column_sums = ops.k_sums(b, -1 if transposed else -2, column_shape)
-            acc = ops.make("sub", [acc, ops.times(za, column_sums)])
+            subtracted.append(ops.times(za, column_sums))
         if not _constant_zero(zb):
             if transposed and len(_shape(zb)) >= 2:
                 zb = ops.make("reshape", [zb], TensorType(i16, _swapped_last(_shape(zb))))
-            acc = ops.make("sub", [acc, ops.times(zb, ops.k_sums(a, -1, None))])
+            subtracted.append(ops.times(zb, ops.k_sums(a, -1, None)))
             if not _constant_zero(za):
                 both = ops.make("mul", [ops.cast(za, i32), ops.cast(zb, i32)])
                 k_value = ops.make("constant", [], value=np.array(k, np.int32), dtype="i32")
-                acc = ops.make("add", [acc, ops.make("mul", [both, k_value])])
+                added.append(ops.make("mul", [both, k_value]))
+        acc = ops.make("matmul", [a, b], matmul.result.type, transpose_b=transposed)
+        for term in subtracted:
+            acc = ops.make("sub", [acc, term])
+        for term in added:
+            acc = ops.make("add", [acc, term])
     except ValueError:
         return False
     if acc.type != matmul.result.type:

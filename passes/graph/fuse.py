@@ -7,7 +7,8 @@ of its producers when they have the same result shape, its other operands
 are defined before the group starts (the fused op takes the place of the
 group's first op, so every use stays after its definition) or are
 constants (moved up to the fused op), and `max-ops` is not reached. A
-matmul (f32, plain layouts, no transposes: the brgemm path) or a conv2d
+matmul (f32, plain layouts, no transposes: the brgemm path; or one that
+widens, integers or bf16 packed into words, transposed or not) or a conv2d
 starts a group when an element-wise op of its shape consumes it; the
 lowering applies the epilogue to each output tile right after computing it.
 Values used outside a group become results of the fused op. Groups of a
@@ -109,6 +110,8 @@ def _anchorable(op: Operation) -> bool:
         return True
     if not isinstance(op, graph.MatmulOp):
         return False
+    if op.widens:  # integer or bf16 operands: the packed-word kernels, transposed or not
+        return all(_plain(v) for v in (*op.operands, op.result))
     return _plain_f32(*op.operands, op.result) and not op.is_transposed
 
 

@@ -39,6 +39,25 @@ func.func @epilogue(%a: tensor<32x64xf32>, %w: tensor<64x16xf32>, %b: tensor<16x
 
 // -----
 
+// A widening (integer) matmul anchors its epilogue too, its B transposed or
+// not: the zero point's share subtracted, the sum converted and scaled.
+// CHECK-LABEL: func.func @integer_epilogue
+// CHECK-NEXT:    %{{.*}} = graph.fused %a, %w, %share, %scale
+// CHECK:         graph.matmul %{{.*}} {transpose_b = true} : (tensor<32x64xui8>, tensor<16x64xi8>) -> tensor<32x16xi32>
+// CHECK-NEXT:    graph.sub
+// CHECK-NEXT:    graph.cast
+// CHECK-NEXT:    graph.mul
+// CHECK-NEXT:    graph.yield
+func.func @integer_epilogue(%a: tensor<32x64xui8>, %w: tensor<16x64xi8>, %share: tensor<1x16xi32>, %scale: tensor<f32>) -> tensor<32x16xf32> {
+  %0 = graph.matmul %a, %w {transpose_b = true} : (tensor<32x64xui8>, tensor<16x64xi8>) -> tensor<32x16xi32>
+  %1 = graph.sub %0, %share : (tensor<32x16xi32>, tensor<1x16xi32>) -> tensor<32x16xi32>
+  %2 = graph.cast %1 : tensor<32x16xi32> -> tensor<32x16xf32>
+  %3 = graph.mul %2, %scale : (tensor<32x16xf32>, tensor<f32>) -> tensor<32x16xf32>
+  func.return %3 : tensor<32x16xf32>
+}
+
+// -----
+
 // Not fused: a lone element-wise op; ops of different shapes (the reduce is
 // not element-wise; the broadcast add changes the shape); a transposed
 // matmul (no brgemm); an op whose other input comes from after the group

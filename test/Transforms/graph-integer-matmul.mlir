@@ -2,15 +2,16 @@
 
 // A u8 activation (one scale, one zero point) times i8 weights with one
 // scale per output column: an integer matmul on the 8-bit values, the zero
-// point times B's column sums subtracted, then one f32 multiply.
+// point times B's column sums subtracted (computed before the matmul, so that
+// graph-fuse makes the subtraction part of its epilogue), then one f32 multiply.
 // CHECK-LABEL: func.func @per_column
 // CHECK:         %qb = graph.constant
 // CHECK-NEXT:    %[[ZA16:.*]] = graph.cast %za : tensor<ui8> -> tensor<i16>
-// CHECK-NEXT:    %[[ACC:.*]] = graph.matmul %qa, %qb : (tensor<4x8xui8>, tensor<8x16xi8>) -> tensor<4x16xi32>
 // CHECK-NEXT:    %[[B32:.*]] = graph.cast %qb : tensor<8x16xi8> -> tensor<8x16xi32>
 // CHECK-NEXT:    %[[COLUMNS:.*]] = graph.reduce_sum %[[B32]] {axes = array<i64: -2>, keep_dims = true} : tensor<8x16xi32> -> tensor<1x16xi32>
 // CHECK-NEXT:    %[[ZA:.*]] = graph.cast %[[ZA16]] : tensor<i16> -> tensor<i32>
 // CHECK-NEXT:    %[[SHARE:.*]] = graph.mul %[[ZA]], %[[COLUMNS]] : (tensor<i32>, tensor<1x16xi32>) -> tensor<1x16xi32>
+// CHECK-NEXT:    %[[ACC:.*]] = graph.matmul %qa, %qb : (tensor<4x8xui8>, tensor<8x16xi8>) -> tensor<4x16xi32>
 // CHECK-NEXT:    %[[SUM:.*]] = graph.sub %[[ACC]], %[[SHARE]] : (tensor<4x16xi32>, tensor<1x16xi32>) -> tensor<4x16xi32>
 // CHECK-NEXT:    %[[F:.*]] = graph.cast %[[SUM]] : tensor<4x16xi32> -> tensor<4x16xf32>
 // CHECK-NEXT:    %[[S:.*]] = graph.mul %sa, %sb : (tensor<f32>, tensor<16xf32>) -> tensor<16xf32>
@@ -37,10 +38,10 @@ func.func @per_column(%qa: tensor<4x8xui8>, %za: tensor<ui8>, %sa: tensor<f32>, 
 // CHECK:         %[[COLUMNS:.*]] = graph.reshape %sb : tensor<16x1xf32> -> tensor<16xf32>
 // CHECK:         %[[SHIFTED:.*]] = graph.add %{{.*}}, %[[OFFSET:.*]] : (tensor<4x8xi16>, tensor<i16>) -> tensor<4x8xi16>
 // CHECK-NEXT:    %[[A:.*]] = graph.cast %[[SHIFTED]] : tensor<4x8xi16> -> tensor<4x8xui8>
-// CHECK-NEXT:    graph.matmul %[[A]], %qb {transpose_b = true} : (tensor<4x8xui8>, tensor<16x8xi8>) -> tensor<4x16xi32>
 // CHECK:         graph.reduce_sum %{{.*}} {axes = array<i64: -1>, keep_dims = true} : tensor<16x8xi32> -> tensor<16x1xi32>
 // CHECK-NEXT:    graph.reshape %{{.*}} : tensor<16x1xi32> -> tensor<1x16xi32>
 // CHECK-NEXT:    graph.cast %[[OFFSET]] : tensor<i16> -> tensor<i32>
+// CHECK:         graph.matmul %[[A]], %qb {transpose_b = true} : (tensor<4x8xui8>, tensor<16x8xi8>) -> tensor<4x16xi32>
 // CHECK:         graph.mul %sa, %[[COLUMNS]] : (tensor<f32>, tensor<16xf32>) -> tensor<16xf32>
 func.func @transposed(%qa: tensor<4x8xi8>, %sa: tensor<f32>, %sb: tensor<16x1xf32>) -> tensor<4x16xf32> {
   %qb = graph.constant dense<-2> : tensor<16x8xi8>
@@ -87,13 +88,16 @@ func.func @negative(%qa: tensor<4x8xi8>, %sa_rows: tensor<4x1xf32>, %sa: tensor<
 // CHECK-LABEL: func.func @zero_points
 // CHECK:         %[[A:.*]] = graph.cast %{{.*}} : tensor<4x8xi16> -> tensor<4x8xui8>
 // CHECK:         %[[B:.*]] = graph.cast %{{.*}} : tensor<8x16xi16> -> tensor<8x16xi8>
-// CHECK:         %[[ACC:.*]] = graph.matmul %[[A]], %[[B]] : (tensor<4x8xui8>, tensor<8x16xi8>) -> tensor<4x16xi32>
 // CHECK:         graph.reduce_sum %{{.*}} {axes = array<i64: -2>, keep_dims = true} : tensor<8x16xi32> -> tensor<1x16xi32>
-// CHECK:         graph.sub %[[ACC]], %{{.*}} : (tensor<4x16xi32>, tensor<4x16xi32>) -> tensor<4x16xi32>
+// CHECK:         %[[COLUMNS:.*]] = graph.mul %{{.*}} : (tensor<4x1xi32>, tensor<1x16xi32>) -> tensor<4x16xi32>
 // CHECK:         graph.reduce_sum %{{.*}} {axes = array<i64: -1>, keep_dims = true} : tensor<4x8xi32> -> tensor<4x1xi32>
+// CHECK:         %[[ROWS:.*]] = graph.mul %{{.*}} : (tensor<16xi32>, tensor<4x1xi32>) -> tensor<4x16xi32>
 // CHECK:         %[[K:.*]] = graph.constant dense<8> : tensor<i32>
-// CHECK:         %[[TERM:.*]] = graph.mul %{{.*}}, %[[K]] : (tensor<4x16xi32>, tensor<i32>) -> tensor<4x16xi32>
-// CHECK-NEXT:    %[[Y:.*]] = graph.add %{{.*}}, %[[TERM]] : (tensor<4x16xi32>, tensor<4x16xi32>) -> tensor<4x16xi32>
+// CHECK-NEXT:    %[[TERM:.*]] = graph.mul %{{.*}}, %[[K]] : (tensor<4x16xi32>, tensor<i32>) -> tensor<4x16xi32>
+// CHECK-NEXT:    %[[ACC:.*]] = graph.matmul %[[A]], %[[B]] : (tensor<4x8xui8>, tensor<8x16xi8>) -> tensor<4x16xi32>
+// CHECK-NEXT:    %[[S1:.*]] = graph.sub %[[ACC]], %[[COLUMNS]] : (tensor<4x16xi32>, tensor<4x16xi32>) -> tensor<4x16xi32>
+// CHECK-NEXT:    %[[S2:.*]] = graph.sub %[[S1]], %[[ROWS]] : (tensor<4x16xi32>, tensor<4x16xi32>) -> tensor<4x16xi32>
+// CHECK-NEXT:    %[[Y:.*]] = graph.add %[[S2]], %[[TERM]] : (tensor<4x16xi32>, tensor<4x16xi32>) -> tensor<4x16xi32>
 // CHECK-NEXT:    func.return %[[Y]]
 func.func @zero_points(%qa: tensor<4x8xi8>, %za: tensor<4x1xi16>, %zb: tensor<16xi16>) -> tensor<4x16xi32> {
   %qb = graph.constant dense<200> : tensor<8x16xui8>
