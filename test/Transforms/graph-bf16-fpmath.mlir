@@ -1,5 +1,6 @@
 // RUN: gc-opt %s --split-input-file --pass-pipeline='builtin.module(graph-bf16-fpmath)' | filecheck %s
 // RUN: gc-opt %s --split-input-file --pass-pipeline='builtin.module(graph-bf16-fpmath,graph-constant-fold)' | filecheck %s --check-prefix=FOLD
+// RUN: gc-opt %s --split-input-file --pass-pipeline='builtin.module(graph-bf16-fpmath{convolutions=true})' | filecheck %s --check-prefix=CONV
 
 // A layer (constant weight, here transposed as a Linear's): both operands
 // are cast to bf16 and the matmul widens to f32. The weight's cast folds
@@ -52,13 +53,17 @@ func.func @activations(%q: tensor<4x8xf32>, %k: tensor<4x8xf32>, %a: tensor<4x8x
 
 // -----
 
-// A convolution with a constant filter: input and filter in bf16, the
-// result f32; its attributes are kept.
+// A convolution with a constant filter stays f32 (every target runs bf16
+// convolutions on the f32 kernels). Asked for (convolutions=true): input and
+// filter in bf16, the result f32; its attributes are kept.
 // CHECK-LABEL: func.func @conv
-// CHECK-NEXT:    %[[I:.*]] = graph.cast %i : tensor<1x2x5x5xf32> -> tensor<1x2x5x5xbf16>
 // CHECK-NEXT:    %f = graph.constant
-// CHECK-NEXT:    %[[F:.*]] = graph.cast %f : tensor<3x2x3x3xf32> -> tensor<3x2x3x3xbf16>
-// CHECK-NEXT:    %c = graph.conv2d %[[I]], %[[F]] {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x5x5xbf16>, tensor<3x2x3x3xbf16>) -> tensor<1x3x5x5xf32>
+// CHECK-NEXT:    %c = graph.conv2d %i, %f {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x5x5xf32>
+// CONV-LABEL: func.func @conv
+// CONV-NEXT:    %[[I:.*]] = graph.cast %i : tensor<1x2x5x5xf32> -> tensor<1x2x5x5xbf16>
+// CONV-NEXT:    %f = graph.constant
+// CONV-NEXT:    %[[F:.*]] = graph.cast %f : tensor<3x2x3x3xf32> -> tensor<3x2x3x3xbf16>
+// CONV-NEXT:    %c = graph.conv2d %[[I]], %[[F]] {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x5x5xbf16>, tensor<3x2x3x3xbf16>) -> tensor<1x3x5x5xf32>
 func.func @conv(%i: tensor<1x2x5x5xf32>) -> tensor<1x3x5x5xf32> {
   %f = graph.constant dense<0.25> : tensor<3x2x3x3xf32>
   %c = graph.conv2d %i, %f {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x5x5xf32>
