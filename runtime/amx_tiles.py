@@ -105,20 +105,22 @@ def tile_kernel_ir(kernel) -> str:
         f"  %acc_{i}_{j} = phi {amx} [ %cl_{i}_{j}, %load ], [ %cz_{i}_{j}, %zero ], [ %d_{i}_{j}, %loop ]"
         for i, j in tiles
     ]
-    lines.append(f"  %kword = mul i64 %l, {TILE_ROWS}")
-    for i, height in enumerate(rows):
-        lines += [
-            f"  %aoff{i} = add i64 %kword, {i * TILE_ROWS * kernel.a_row}",
-            f"  %aptr{i} = getelementptr inbounds i32, ptr %ag, i64 %aoff{i}",
-            f"  %ta{i} = call {amx} @llvm.x86.tileloadd64.internal(i16 {height}, i16 64, ptr %aptr{i}, i64 {4 * kernel.a_row})",
+
+    def operand_tile(name: str, base: str, offset: str, shape: str, row_words: int) -> list[str]:
+        """Tile `name` of rows `row_words` apart, from `base` + `offset` words."""
+        return [
+            f"  %{name}off = add i64 {offset}",
+            f"  %{name}ptr = getelementptr inbounds i32, ptr {base}, i64 %{name}off",
+            f"  %{name} = call {amx} @llvm.x86.tileloadd64.internal({shape}, ptr %{name}ptr, i64 {4 * row_words})",
         ]
-    lines.append(f"  %brow = mul i64 %kword, {kernel.ldb}")
-    for j, width in enumerate(cols):
-        lines += [
-            f"  %boff{j} = add i64 %brow, {j * TILE_ROWS}",
-            f"  %bptr{j} = getelementptr inbounds i32, ptr %b, i64 %boff{j}",
-            f"  %tb{j} = call {amx} @llvm.x86.tileloadd64.internal(i16 {TILE_ROWS}, i16 {4 * width}, ptr %bptr{j}, i64 {4 * kernel.ldb})",
-        ]
+
+    lines += [f"  %kword = mul i64 %l, {TILE_ROWS}", f"  %brow = mul i64 %kword, {kernel.ldb}"]
+    for i, height in enumerate(rows):  # 16 K words of `height` rows of A
+        a_offset = f"%kword, {i * TILE_ROWS * kernel.a_row}"
+        lines += operand_tile(f"ta{i}", "%ag", a_offset, f"i16 {height}, i16 64", kernel.a_row)
+    for j, width in enumerate(cols):  # 16 K words of B, `width` columns
+        b_shape = f"i16 {TILE_ROWS}, i16 {4 * width}"
+        lines += operand_tile(f"tb{j}", "%b", f"%brow, {j * TILE_ROWS}", b_shape, kernel.ldb)
     lines += [
         f"  %d_{i}_{j} = call {amx} @llvm.x86.{product}.internal({shape(i, j)}, i16 64, {amx} %acc_{i}_{j}, {amx} %ta{i}, {amx} %tb{j})"
         for i, j in tiles

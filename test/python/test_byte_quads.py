@@ -97,29 +97,27 @@ def _centered_matmul(a_type, b, za_shape, zb_shape, transpose_b) -> str:
     b_type = "ui8" if b.dtype == np.uint8 else "i8"
     b_dims = _dims(b.shape)
     args, lines = [f"%a: tensor<{m}x{k}x{a_type}>"], []
-    lines.append(f"%a16 = graph.cast %a : tensor<{m}x{k}x{a_type}> -> tensor<{m}x{k}xi16>")
-    a_value = "%a16"
-    if za_shape is not None:
-        za_type = _tensor(za_shape, "i16")
-        args.append(f"%za: {za_type}")
+
+    def centered(value: str, dims: str, zero_shape, zero: str) -> str:
+        """`value` (i16 tensor<dims>) minus argument %`zero` of `zero_shape`."""
+        if zero_shape is None:
+            return value
+        zero_type, value_type = _tensor(zero_shape, "i16"), f"tensor<{dims}xi16>"
+        args.append(f"%{zero}: {zero_type}")
         lines.append(
-            f"%ac = graph.sub %a16, %za : (tensor<{m}x{k}xi16>, {za_type}) -> tensor<{m}x{k}xi16>"
+            f"%{zero}c = graph.sub {value}, %{zero} : ({value_type}, {zero_type}) -> {value_type}"
         )
-        a_value = "%ac"
+        return f"%{zero}c"
+
+    lines.append(f"%a16 = graph.cast %a : tensor<{m}x{k}x{a_type}> -> tensor<{m}x{k}xi16>")
+    a_value = centered("%a16", f"{m}x{k}", za_shape, "za")
     values = ", ".join(str(v) for v in b.flatten())
     lines += [
         f"%b = graph.constant dense<[{values}]> : tensor<{b.size}x{b_type}>",
         f"%bs = graph.reshape %b : tensor<{b.size}x{b_type}> -> tensor<{b_dims}x{b_type}>",
         f"%b16 = graph.cast %bs : tensor<{b_dims}x{b_type}> -> tensor<{b_dims}xi16>",
     ]
-    b_value = "%b16"
-    if zb_shape is not None:
-        zb_type = _tensor(zb_shape, "i16")
-        args.append(f"%zb: {zb_type}")
-        lines.append(
-            f"%bc = graph.sub %b16, %zb : (tensor<{b_dims}xi16>, {zb_type}) -> tensor<{b_dims}xi16>"
-        )
-        b_value = "%bc"
+    b_value = centered("%b16", b_dims, zb_shape, "zb")
     flag = "true" if transpose_b else "false"
     lines += [
         f"%y = graph.matmul {a_value}, {b_value} {{transpose_b = {flag}}} : "
@@ -168,19 +166,27 @@ def test_zero_points_are_subtracted_after_the_8_bit_product(a_type, b_type, za, 
     assert np.array_equal(got, want)
 
 
-def test_a_zero_zero_point_of_the_weights_adds_no_row_sums():
-    """Symmetric weights (zero point 0, the usual case) need no sums of A."""
-    text = _centered_matmul("ui8", np.ones((8, 4), np.int8), (), None, False)
-    text = text.replace(
-        "%b16 = graph.cast", "%zb = graph.constant dense<0> : tensor<i16>\n  %b16 = graph.cast"
-    )
-    text = text.replace(
-        "%y = graph.matmul %ac, %b16",
-        "%bc = graph.sub %b16, %zb : (tensor<8x4xi16>, tensor<i16>) -> tensor<8x4xi16>\n  %y = graph.matmul %ac, %bc",
-    )
+@pytest.mark.parametrize("zero, sums", [(0, 1), (3, 2)])
+def test_a_zero_zero_point_of_the_weights_adds_no_row_sums(zero, sums):
+    """Symmetric weights (a constant zero point of 0, the usual case) need
+    no sums of A: only B's column sums are taken; a zero point of 3 adds
+    A's row sums."""
+    text = f"""
+func.func @main(%a: tensor<6x8xui8>, %za: tensor<i16>) -> tensor<6x4xi32> {{
+  %a16 = graph.cast %a : tensor<6x8xui8> -> tensor<6x8xi16>
+  %ac = graph.sub %a16, %za : (tensor<6x8xi16>, tensor<i16>) -> tensor<6x8xi16>
+  %b = graph.constant dense<1> : tensor<8x4xi8>
+  %zb = graph.constant dense<{zero}> : tensor<i8>
+  %b16 = graph.cast %b : tensor<8x4xi8> -> tensor<8x4xi16>
+  %zb16 = graph.cast %zb : tensor<i8> -> tensor<i16>
+  %bc = graph.sub %b16, %zb16 : (tensor<8x4xi16>, tensor<i16>) -> tensor<8x4xi16>
+  %y = graph.matmul %ac, %bc : (tensor<6x8xi16>, tensor<8x4xi16>) -> tensor<6x4xi32>
+  func.return %y : tensor<6x4xi32>
+}}"""
     module = graphcompiler.parse(text)
     graphcompiler.apply_pipeline(module, "builtin.module(graph-integer-matmul)")
-    assert str(module).count("graph.reduce_sum") == 1  # B's column sums only
+    assert "(tensor<6x8xui8>, tensor<8x4xi8>) -> tensor<6x4xi32>" in str(module)
+    assert str(module).count("graph.reduce_sum") == sums
 
 
 def test_byte_quads_use_vpdpbusd_where_the_target_has_it():
