@@ -29,18 +29,17 @@ from graphcompiler.target.schedules import AMX_TILE_WORDS, MatmulSchedule
 i32 = IntegerType(32)
 
 
-class Int16PairsMatmul(PackedMatmul):
-    """A widening integer matmul (operands of at most 16 bits, an i32
-    result) on i16 pairs: A and B are packed with K steps 2l and 2l + 1 in
-    one i32 (K padded to even with a zero), so the generated microkernels
-    multiply and add pairs (`vpmaddwd`) into i32 tiles: exact, and twice the
-    products per instruction of f32. The schedule is the f32 one over
-    ceil(K / 2) pair steps (the same 4-byte elements). A constant B
-    (weights) is packed at compile time, any other per call."""
+class PackedWordsMatmul(PackedMatmul):
+    """A widening matmul on `values_per_word` values packed to an i32 (K
+    steps per * l to per * l + per - 1, the lowest first; K padded with
+    zeros): the schedule is the f32 one over the words (the same 4-byte
+    elements), or whole AMX tiles of them where the target multiplies the
+    words' kind on tiles. A constant B (weights) is packed at compile time,
+    any other per call; A per call."""
 
     accumulator = i32
-    scratch_registers = 1
-    """The register the product needs: `vpmaddwd` cannot add to its operand."""
+    scratch_registers = 0
+    """Registers the product needs beside the accumulators."""
     values_per_word = 2
     """K steps packed into one i32 (the lowest first)."""
     word_dtype: type = np.int16
@@ -212,14 +211,22 @@ class Int16PairsMatmul(PackedMatmul):
         )
 
 
-class Bf16PairsMatmul(Int16PairsMatmul):
+class Int16PairsMatmul(PackedWordsMatmul):
+    """A widening integer matmul (operands of at most 16 bits, an i32
+    result) on i16 pairs: the microkernels multiply and add pairs
+    (`vpmaddwd`) into i32 tiles: exact, and twice the products per
+    instruction of f32."""
+
+    scratch_registers = 1  # vpmaddwd cannot add to its operand
+
+
+class Bf16PairsMatmul(PackedWordsMatmul):
     """A widening bf16 matmul (bf16 operands, an f32 result) on bf16 pairs
-    for targets with AVX512-BF16: the layout of the i16 pairs, multiplied
-    and added into f32 tiles by `vdpbf16ps` (twice the products per
-    instruction of an f32 FMA, the sums in f32)."""
+    for targets with AMX-BF16 or AVX512-BF16: the layout of the i16 pairs,
+    multiplied and added into f32 tiles by `tdpbf16ps` or `vdpbf16ps`, the
+    sums in f32."""
 
     accumulator = Float32Type()
-    scratch_registers = 0  # vdpbf16ps adds to its accumulator, as an FMA
     tile_kind = "bf16"
 
     def _bits(self, value: SSAValue) -> SSAValue:
@@ -237,14 +244,13 @@ class Bf16PairsMatmul(Int16PairsMatmul):
         )
 
 
-class U8S8QuadsMatmul(Int16PairsMatmul):
+class U8S8QuadsMatmul(PackedWordsMatmul):
     """A widening u8 x s8 matmul (an i32 result) on byte quads for targets
-    with VNNI: A (u8) and B (s8) packed four K steps to an i32, multiplied
-    and added into i32 tiles by `vpdpbusd` (four times the products per
-    instruction of an f32 FMA, exact). graph-integer-matmul makes every
-    8-bit matmul u8 x s8."""
+    with AMX-INT8 or VNNI: A (u8) and B (s8) packed four K steps to an i32,
+    multiplied and added into i32 tiles by `tdpbusd` or `vpdpbusd` (four
+    times the products per instruction of an f32 FMA, exact).
+    graph-integer-matmul makes every 8-bit matmul u8 x s8."""
 
-    scratch_registers = 0  # vpdpbusd adds to its accumulator, as an FMA
     values_per_word = 4
     word_dtype = np.int8
     tile_properties = {"u8_s8_quads": True}
