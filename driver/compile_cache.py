@@ -161,6 +161,7 @@ def _machine_parts() -> tuple[str, ...]:
     """The compiler and the target a key depends on besides the graph."""
     import llvmlite.binding as llvm
 
+    from graphcompiler.runtime.amx_tiles import enable_amx
     from graphcompiler.runtime.jit.engine import machine_features
     from graphcompiler.runtime.tuning import tuning_digest
     from graphcompiler.target.description import get_target
@@ -172,6 +173,8 @@ def _machine_parts() -> tuple[str, ...]:
         llvm.get_host_cpu_name(),
         machine_features(),
         tuning_digest() if target == "host" else "",  # the choices measured here
+        # code on AMX tiles stops a process Linux did not lend them to
+        "amx" if enable_amx() else "",
     )
 
 

@@ -241,3 +241,17 @@ def test_amx_tile_kernels_compile_to_tile_instructions(pairs, product):
     assert assembly.count("ldtilecfg") == 1 and "tilerelease" in assembly
     assert assembly.count(f"{product}\t") == 4  # one per C tile, in the K loop
     assert "tilestored" in assembly and "tilezero" in assembly
+
+
+def test_cache_keys_tell_whether_the_process_may_use_amx(monkeypatch):
+    """A program compiled where Linux lent AMX's tiles may use them; loaded
+    from the cache where it did not, it would stop on its first tile
+    instruction: the keys differ."""
+    from graphcompiler.driver import compile_cache
+    from graphcompiler.runtime import amx_tiles
+
+    keys = {}
+    for lent in (True, False):
+        monkeypatch.setattr(amx_tiles, "enable_amx", lambda lent=lent: lent)
+        keys[lent] = compile_cache.source_key("func.func @main() { func.return }", "main", {})
+    assert keys[True] != keys[False]
