@@ -79,6 +79,26 @@ def test_softmax_of_scaled_masked_scores(op, n, cached, monkeypatch):
     _check(ATTENTION_SCORES.format(n=n, op=op), [x, mask], rtol=2e-5, atol=1e-6)
 
 
+def test_softmax_runs_its_producers_once_per_element():
+    """The three-pass softmax parks the first pass's inputs, so a fused
+    group's producers (here a division) appear in one pass only: as many
+    times as that pass's exponentials do in the next (the vector copies)."""
+
+    def tir(text: str) -> str:
+        return str(graphcompiler.compile(text, cache=False).tir)
+
+    scaled = """
+func.func @main(%x: tensor<8x128xf32>) -> tensor<8x128xf32> {
+  %s = graph.constant dense<3.0> : tensor<1xf32>
+  %a = graph.div %x, %s : (tensor<8x128xf32>, tensor<1xf32>) -> tensor<8x128xf32>
+  %y = graph.softmax %a : tensor<8x128xf32>
+  func.return %y : tensor<8x128xf32>
+}"""
+    plain = scaled.replace("graph.softmax %a", "graph.softmax %x")
+    fused, alone = tir(scaled), tir(plain)
+    assert fused.count("tir.div") - alone.count("tir.div") == fused.count("tir.exp") > 0
+
+
 @pytest.mark.parametrize("n", [1, 9, 64, 100, 1030])
 def test_residual_layer_norm_gelu_cast(n):
     x, a = (rng.standard_normal([5, n]).astype(np.float32) * 3 + 10 for _ in range(2))
