@@ -462,7 +462,11 @@ def _fused_rows(kernel: Kernel, op: graph.FusedOp, anchor: Operation) -> None:
     parked = next((out for out in kernel.outputs if out.type == anchor.results[0].type), None)
     lanes = kernel.lanes if is_vectorizable(*kernel.outputs, *kernel.inputs) else 1
     parameters = [argument[v] for v in anchor.operands[1:]]
-    fused_row_anchor(kernel, anchor, lanes, load, store, parked, parameters, prefetch)
+    costly = any(
+        isinstance(op, graph.FloatUnaryOp | graph.DivOp | graph.ModOp | graph.PowOp)
+        for op in before
+    )
+    fused_row_anchor(kernel, anchor, lanes, load, store, parked, parameters, prefetch, costly)
 
 
 def _anchor_destination(kernel: Kernel, anchor: Operation, yielded: list[SSAValue]) -> Operand:

@@ -99,6 +99,28 @@ func.func @main(%x: tensor<8x128xf32>) -> tensor<8x128xf32> {
     assert fused.count("tir.div") - alone.count("tir.div") == fused.count("tir.exp") > 0
 
 
+def test_layer_norm_parks_a_costly_row_once():
+    """A fused layer_norm whose producers divide (quantize/dequantize round
+    trips) parks each row in its first pass and reads it back: the division
+    appears only where a row is parked. A cheap producer (a multiply) is
+    evaluated on each of its three reads instead, with nothing parked."""
+
+    def tir(op: str) -> str:
+        text = f"""
+func.func @main(%x: tensor<8x256xf32>, %g: tensor<256xf32>, %b: tensor<256xf32>) -> tensor<8x256xf32> {{
+  %s = graph.constant dense<3.0> : tensor<1xf32>
+  %a = graph.{op} %x, %s : (tensor<8x256xf32>, tensor<1xf32>) -> tensor<8x256xf32>
+  %y = graph.layer_norm %a, %g, %b {{axis = 1 : i64}} : (tensor<8x256xf32>, tensor<256xf32>, tensor<256xf32>) -> tensor<8x256xf32>
+  func.return %y : tensor<8x256xf32>
+}}"""
+        return str(graphcompiler.compile(text, cache=False).tir)
+
+    divided, multiplied = tir("div"), tir("mul")
+    parks = divided.count("tir.store") - multiplied.count("tir.store")
+    assert parks > 0
+    assert divided.count("tir.div") - multiplied.count("tir.div") == parks
+
+
 @pytest.mark.parametrize("n", [1, 9, 64, 100, 1030])
 def test_residual_layer_norm_gelu_cast(n):
     x, a = (rng.standard_normal([5, n]).astype(np.float32) * 3 + 10 for _ in range(2))
