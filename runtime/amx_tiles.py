@@ -19,6 +19,11 @@ from __future__ import annotations
 import ctypes
 import functools
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from graphcompiler.runtime.microkernels import Microkernel
+    from graphcompiler.target.description import Target
 
 TILE_PRODUCTS = {"u8s8": "tdpbusd", "bf16": "tdpbf16ps"}
 """The AMX instruction multiplying tiles of each kind of packed words."""
@@ -30,15 +35,15 @@ and 2 of B are the 8 tile registers."""
 EXTENSIONS = {"u8s8": "amx-int8", "bf16": "amx-bf16"}
 
 
-def has_amx(target, pairs: str) -> bool:
-    """Whether `target` multiplies `pairs` words on AMX tiles (and Linux
-    lets this process use them)."""
+def has_amx(target: Target, kind: str) -> bool:
+    """Whether `target` multiplies words of `kind` ("u8s8", "bf16") on AMX
+    tiles (and Linux lets this process use them)."""
     extensions = target.extensions
-    wanted = "amx-tile" in extensions and EXTENSIONS.get(pairs, "") in extensions
+    wanted = "amx-tile" in extensions and EXTENSIONS.get(kind, "") in extensions
     return wanted and enable_amx()
 
 
-def fits_tiles(kernel, k: int) -> bool:
+def fits_tiles(kernel: Microkernel, k: int) -> bool:
     """Whether a microkernel's tile can run on AMX: up to 2 x 2 tiles of C
     at a time (rows beyond 32 in whole chunks of 32, one after the other),
     whole tiles of K, A rows evenly apart and C rows contiguous (a matmul
@@ -55,7 +60,7 @@ def fits_tiles(kernel, k: int) -> bool:
     )
 
 
-def tile_kernel_ir(kernel) -> str:
+def tile_kernel_ir(kernel: Microkernel) -> str:
     """`void NAME(ptr A, ptr B, ptr C, i64 K, i1 accumulate)`: for each
     chunk of 32 rows, the C tiles loaded (accumulate) or zeroed, K / 16
     steps of tile products, the C tiles stored (only C's m rows and n

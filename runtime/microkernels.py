@@ -41,9 +41,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from graphcompiler.runtime.amx_tiles import tile_declarations, tile_kernel_ir
+
+if TYPE_CHECKING:
+    from graphcompiler.target.description import Target
 
 PREFIX = "gc_ukernel_f32_"
 PAIRS_PREFIXES = {
@@ -399,7 +402,7 @@ def _vpdpbusd(lanes: int) -> str:
     return f"llvm.x86.avx512.vpdpbusd.{32 * lanes}"
 
 
-def has_dot_instruction(target, pairs: str, lanes: int) -> bool:
+def has_dot_instruction(target: Target, pairs: str, lanes: int) -> bool:
     """Whether `target` has the dot-product instruction of `pairs` kernels
     of `lanes`: AVX512-BF16's `vdpbf16ps`, AVX512-VNNI's `vpdpbusd` (on 16
     lanes; AVX-VNNI's on 8)."""

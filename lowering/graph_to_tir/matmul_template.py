@@ -1,8 +1,9 @@
 """`graph.matmul`'s template: which implementation computes an op, the
 packed f32 GEMM (matmul.py), a GEMM on pairs of 16-bit values for a
-widening integer matmul, on u8 x s8 byte quads on a target with VNNI, and
-a widening bf16 one on a target with AVX512-BF16 (matmul_pairs.py), or a
-dot product per element for other integers."""
+widening integer matmul, on u8 x s8 byte quads on a target with VNNI or
+AMX-INT8, and a widening bf16 one on a target with AVX512-BF16 or
+AMX-BF16 (matmul_pairs.py), or a dot product per element for other
+integers."""
 
 from __future__ import annotations
 
