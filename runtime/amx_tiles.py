@@ -22,7 +22,6 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from graphcompiler.runtime.microkernels import Microkernel
     from graphcompiler.target.description import Target
 
 TILE_PRODUCTS = {"u8s8": "tdpbusd", "bf16": "tdpbf16ps"}
@@ -43,7 +42,7 @@ def has_amx(target: Target, kind: str) -> bool:
     return wanted and enable_amx()
 
 
-def fits_tiles(kernel: Microkernel, k: int) -> bool:
+def fits_tiles(kernel, k: int) -> bool:
     """Whether a microkernel's tile can run on AMX: up to 2 x 2 tiles of C
     at a time (rows beyond 32 in whole chunks of 32, one after the other),
     whole tiles of K, A rows evenly apart and C rows contiguous (a matmul
@@ -60,7 +59,7 @@ def fits_tiles(kernel: Microkernel, k: int) -> bool:
     )
 
 
-def tile_kernel_ir(kernel: Microkernel) -> str:
+def tile_kernel_ir(kernel) -> str:
     """`void NAME(ptr A, ptr B, ptr C, i64 K, i1 accumulate)`: for each
     chunk of 32 rows, the C tiles loaded (accumulate) or zeroed, K / 16
     steps of tile products, the C tiles stored (only C's m rows and n
