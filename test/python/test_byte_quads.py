@@ -30,8 +30,8 @@ def _tensor(shape, element: str) -> str:
 
 def _force(monkeypatch, path: str) -> None:
     """Run u8 x s8 matmuls on `path`: "amx" (the host's tiles), "vnni" (the
-    host's vpdpbusd), "emulated" (byte quads without either) or "pairs"
-    (as without VNNI)."""
+    host's vpdpbusd), "emulated" (byte quads without either; "emulated-8"
+    on 8 lanes) or "pairs" (as without VNNI)."""
     if path == "amx" and not AMX_HOST:
         pytest.skip("the host has no AMX-INT8 (or Linux did not lend its tiles)")
     if path == "vnni" and not VNNI_HOST:
@@ -40,11 +40,13 @@ def _force(monkeypatch, path: str) -> None:
     if path != "amx":
         for module in (matmul_pairs, brgemm):
             monkeypatch.setattr(module, "has_amx", lambda *args: False)
-    if path == "emulated":
+    if path.startswith("emulated"):
         monkeypatch.setattr(brgemm, "has_dot_instruction", lambda *args: False)
+    if path == "emulated-8":  # the 8-lane kernels (an AVX2 target)
+        monkeypatch.setenv("GC_TARGET", "avx2")
 
 
-@pytest.mark.parametrize("path", ["amx", "vnni", "emulated", "pairs"])
+@pytest.mark.parametrize("path", ["amx", "vnni", "emulated", "emulated-8", "pairs"])
 @pytest.mark.parametrize(
     "a_shape, b_shape, transposes",
     [
@@ -83,6 +85,7 @@ func.func @main(%a: tensor<{_dims(a.shape)}xui8>, %b: tensor<{_dims(b.shape)}xi8
     compiled = graphcompiler.compile(text, constants=constants, cache=False)
     kind = "gc_ukernel_i16x2_" if path == "pairs" else "gc_ukernel_u8s8x4_"
     assert kind in compiled.llvm_ir
+    assert ("_l8_" in compiled.llvm_ir) == (path == "emulated-8")
     assert ("_dot" in compiled.llvm_ir) == (path in ("vnni", "amx"))
     assert ("_amx" in compiled.llvm_ir) == (path == "amx")
     got = compiled(a) if constant_b else compiled(a, b)
