@@ -74,10 +74,6 @@ def tile_kernel_ir(kernel) -> str:
     def shape(i: int, j: int) -> str:
         return f"i16 {rows[i]}, i16 {4 * cols[j]}"
 
-    def c_tile(i: int, j: int, label: str) -> str:
-        offset = TILE_ROWS * (i * kernel.ldc + j)
-        return f"  %cptr_{label}{i}_{j} = getelementptr inbounds i32, ptr %cg, i64 {offset}"
-
     lines = [
         f"define void @{kernel.name}(ptr noalias %a, ptr noalias %b, ptr noalias %c, i64 %k, i1 %accumulate) #0 {{",
         "entry:",
@@ -88,14 +84,16 @@ def tile_kernel_ir(kernel) -> str:
         "  %ag = getelementptr inbounds i32, ptr %a, i64 %aoffg",
         f"  %coffg = mul i64 %g, {chunk * kernel.ldc}",
         "  %cg = getelementptr inbounds i32, ptr %c, i64 %coffg",
-        "  br i1 %accumulate, label %load, label %zero",
-        "load:",
     ]
-    for i, j in tiles:
-        lines += [
-            c_tile(i, j, "l"),
-            f"  %cl_{i}_{j} = call {amx} @llvm.x86.tileloadd64.internal({shape(i, j)}, ptr %cptr_l{i}_{j}, i64 {4 * kernel.ldc})",
-        ]
+    lines += [  # where each C tile of the chunk starts: loaded from, stored to
+        f"  %cptr_{i}_{j} = getelementptr inbounds i32, ptr %cg, i64 {TILE_ROWS * (i * kernel.ldc + j)}"
+        for i, j in tiles
+    ]
+    lines += ["  br i1 %accumulate, label %load, label %zero", "load:"]
+    lines += [
+        f"  %cl_{i}_{j} = call {amx} @llvm.x86.tileloadd64.internal({shape(i, j)}, ptr %cptr_{i}_{j}, i64 {4 * kernel.ldc})"
+        for i, j in tiles
+    ]
     lines += ["  br label %loop", "zero:"]
     lines += [
         f"  %cz_{i}_{j} = call {amx} @llvm.x86.tilezero.internal({shape(i, j)})" for i, j in tiles
@@ -136,11 +134,10 @@ def tile_kernel_ir(kernel) -> str:
         "  br i1 %l_more, label %loop, label %store",
         "store:",
     ]
-    for i, j in tiles:
-        lines += [
-            c_tile(i, j, "s"),
-            f"  call void @llvm.x86.tilestored64.internal({shape(i, j)}, ptr %cptr_s{i}_{j}, i64 {4 * kernel.ldc}, {amx} %d_{i}_{j})",
-        ]
+    lines += [
+        f"  call void @llvm.x86.tilestored64.internal({shape(i, j)}, ptr %cptr_{i}_{j}, i64 {4 * kernel.ldc}, {amx} %d_{i}_{j})"
+        for i, j in tiles
+    ]
     lines += [
         "  %g_next = add nuw nsw i64 %g, 1",
         f"  %g_more = icmp slt i64 %g_next, {kernel.m // chunk}",
