@@ -342,12 +342,16 @@ def _windows(
 
 def _conv2d(op: graph.Conv2dOp, x: Array, weight: Array) -> Array:
     groups = op.group_count
-    windows = _windows(x, list(weight.shape[2:]), op, op.window_dilations, 0)
+    integers = x.dtype.kind in "iu"
+    if integers:  # exact sums, wrapped to the result type as the kernels'
+        x, weight = x.astype(np.int64), weight.astype(np.int64)
+    windows = _windows(x, list(weight.shape[2:]), op, op.window_dilations, op.padding_value)
     n, c, oh, ow, kh, kw = windows.shape
     grouped = windows.reshape(n, groups, c // groups, oh, ow, kh, kw)
     grouped_weight = weight.reshape(groups, weight.shape[0] // groups, c // groups, kh, kw)
     out = np.einsum("ngchwij,gocij->ngohw", grouped, grouped_weight)
-    return out.reshape(n, weight.shape[0], oh, ow)
+    out = out.reshape(n, weight.shape[0], oh, ow)
+    return to_tensor(out, op.result.type) if integers else out
 
 
 def to_blocked_array(x: Array, block: int) -> Array:

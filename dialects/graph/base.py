@@ -456,3 +456,24 @@ def widens_to(operand: Attribute, result: Attribute) -> bool:
     if isinstance(operand, IntegerType):
         return 1 < operand.width.data <= 16 and result == IntegerType(32)
     return isinstance(operand, Float16Type | BFloat16Type) and isinstance(result, Float32Type)
+
+
+EIGHT_BIT_PAIR = {IntegerType(8), IntegerType(8, Signedness.UNSIGNED)}
+"""u8 and i8: the one pair of different element types a matmul or a
+convolution multiplies (into i32: VNNI's `vpdpbusd`)."""
+
+
+def widened_element(cls: type[GraphOp], operand_types: Sequence[TensorType], result_type):
+    """The result element type of a product of the operands: theirs, or
+    the wider accumulator the given result asks for (widens_to); u8 x i8
+    only into i32."""
+    _require_numeric(cls, operand_types[0], 0)
+    mixed_bytes = {t.element_type for t in operand_types} == EIGHT_BIT_PAIR
+    if not mixed_bytes:
+        _require_same_element_type(cls, operand_types)
+    element = operand_types[0].element_type
+    if result_type is not None and widens_to(element, result_type.element_type):
+        return result_type.element_type
+    if mixed_bytes:
+        raise VerifyException(f"a u8 x i8 {cls.name} has an i32 result (it widens)")
+    return element

@@ -337,8 +337,9 @@ class BatchNormOfConstants(_GraphPattern):
 
 class PadIntoConvolution(_GraphPattern):
     """conv2d(pad(X)) -> conv2d(X) with the pad added to its padding, where
-    the pad puts zeros (or nothing) before and after H and W only: the
-    convolution pads with zeros itself, without a pass that copies X
+    the pad puts the convolution's own pad value (zeros; an integer
+    convolution's `pad_value`) before and after H and W only: the
+    convolution pads itself, without a pass that copies X
     (MobileNet-v2's stride-2 layers come with an explicit Pad, "same"
     padding the way TensorFlow splits it)."""
 
@@ -346,7 +347,9 @@ class PadIntoConvolution(_GraphPattern):
 
     def rewrite(self, op: graph.Conv2dOp, rewriter: PatternRewriter) -> None:
         pad = op.input.owner
-        if not isinstance(pad, graph.PadOp) or pad.pad_mode != "constant" or pad.fill_value:
+        if not isinstance(pad, graph.PadOp) or pad.pad_mode != "constant":
+            return
+        if pad.fill_value != op.padding_value:
             return
         batch, channels, rows, columns = pad.amounts(4)
         if batch != (0, 0) or channels != (0, 0) or min(*rows, *columns) < 0:

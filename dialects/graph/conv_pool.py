@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr, TensorType, i64
+from xdsl.dialects.builtin import (
+    I64,
+    DenseArrayBase,
+    IntegerAttr,
+    IntegerType,
+    Signedness,
+    TensorType,
+    i64,
+)
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
@@ -13,12 +21,11 @@ from graphcompiler.dialects.graph.base import (
     _fmt,
     _require_float,
     _require_numeric,
-    _require_same_element_type,
     _shape,
     i64_array,
     int_list,
     int_value,
-    widens_to,
+    widened_element,
 )
 
 
@@ -80,10 +87,21 @@ class HasWindow:
         return list(self.padding.get_values())
 
 
+def _holds(element: IntegerType, value: int) -> bool:
+    """Whether `value` is one of the element type's (signless as signed)."""
+    bits = element.width.data
+    if element.signedness.data == Signedness.UNSIGNED:
+        return 0 <= value < 1 << bits
+    return -(1 << bits - 1) <= value < 1 << bits - 1
+
+
 class ConvolutionOp(HasWindow, GraphOp):
     """The operands and window of a convolution (graph.conv2d and
     graph.blocked_conv2d): input, weight OIHW, strides and dilations [h, w],
-    padding [top, left, bottom, right], groups."""
+    padding [top, left, bottom, right], groups, and `pad_value`, what an
+    integer input reads outside its borders (its zero point: 8-bit
+    convolutions on the quantized values themselves; 0 by default, and
+    always for floats)."""
 
     input = operand_def(TensorType)
     weight = operand_def(TensorType)
@@ -92,7 +110,24 @@ class ConvolutionOp(HasWindow, GraphOp):
     padding = prop_def(DenseArrayBase, default_value=i64_array([0, 0, 0, 0]))
     dilations = prop_def(DenseArrayBase, default_value=i64_array([1, 1]))
     groups = prop_def(IntegerAttr[I64], default_value=IntegerAttr(1, i64))
+    pad_value = prop_def(IntegerAttr[I64], default_value=IntegerAttr(0, i64))
     assembly_format = "$input `,` $weight attr-dict `:` functional-type(operands, results)"
+
+    @property
+    def padding_value(self) -> int:
+        """`pad_value`: what the input reads outside its borders."""
+        return self.pad_value.value.data
+
+    @classmethod
+    def convolution_element(cls, operand_types, properties, result_type) -> IntegerType:
+        """The result's element type (widened_element), after checking
+        `pad_value` against the input's element type."""
+        element = widened_element(cls, operand_types, result_type)
+        pad = properties["pad_value"].value.data if "pad_value" in properties else 0
+        input_element = operand_types[0].element_type
+        if pad and not (isinstance(input_element, IntegerType) and _holds(input_element, pad)):
+            raise VerifyException(f"pad_value {pad} is not a value of {input_element}")
+        return element
 
     @property
     def window_dilations(self) -> list[int]:
@@ -123,14 +158,14 @@ class Conv2dOp(ConvolutionOp):
     Example:
 
         %y = graph.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x3x32x32xf32>, tensor<16x3x3x3xf32>) -> tensor<1x16x16x16xf32>
+        %q = graph.conv2d %u, %w8 {padding = array<i64: 1, 1, 1, 1>, pad_value = 128 : i64} : (tensor<1x16x8x8xui8>, tensor<32x16x3x3xi8>) -> tensor<1x32x8x8xi32>
     """
 
     name = "graph.conv2d"
 
     @classmethod
     def infer_type(cls, operand_types, properties, result_type=None):
-        _require_numeric(cls, operand_types[0], 0)
-        _require_same_element_type(cls, operand_types)
+        element = cls.convolution_element(operand_types, properties, result_type)
         for index in (0, 1):
             _require_rank(cls, operand_types, index, 4)
         (n, c, _, _), (o, i, kh, kw) = _shape(operand_types[0]), _shape(operand_types[1])
@@ -146,9 +181,6 @@ class Conv2dOp(ConvolutionOp):
             )
         dilations = _window_params(properties, "dilations", 2, 1)
         h, w = window_output_shape(properties, _shape(operand_types[0]), [kh, kw], dilations)
-        element = operand_types[0].element_type
-        if result_type is not None and widens_to(element, result_type.element_type):
-            element = result_type.element_type
         return TensorType(element, [n, o, h, w])
 
 

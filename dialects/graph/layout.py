@@ -21,8 +21,6 @@ from xdsl.utils.exceptions import VerifyException
 from graphcompiler.dialects.graph.base import (
     GraphOp,
     _fmt,
-    _require_float,
-    _require_same_element_type,
     _shape,
     int_value,
 )
@@ -130,14 +128,14 @@ class BlockedConv2dOp(ConvolutionOp):
 
         %y = graph.blocked_conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x8x8x16xf32>, tensor<32x32x3x3xf32>) -> tensor<1x2x8x8x16xf32>
         %z = graph.blocked_conv2d %x, %v : (tensor<1x2x8x8x16xf32>, tensor<24x20x1x1xf32>) -> tensor<1x2x8x8x16xf32>
+        %q = graph.blocked_conv2d %u, %w8 {pad_value = 3 : i64} : (tensor<1x1x8x8x16xui8>, tensor<16x16x3x3xi8>) -> tensor<1x1x6x6x16xi32>
     """
 
     name = "graph.blocked_conv2d"
 
     @classmethod
     def infer_type(cls, operand_types, properties, result_type=None):
-        _require_float(cls, operand_types[0], 0)
-        _require_same_element_type(cls, operand_types)
+        element = cls.convolution_element(operand_types, properties, result_type)
         _require_rank(cls, operand_types, 0, 5)
         _require_rank(cls, operand_types, 1, 4)
         (n, blocks, h, w, block), (o, i, kh, kw) = map(_shape, operand_types)
@@ -154,4 +152,4 @@ class BlockedConv2dOp(ConvolutionOp):
             )
         dilations = _window_params(properties, "dilations", 2, 1)
         oh, ow = window_output_shape(properties, [n, c, h, w], [kh, kw], dilations)
-        return TensorType(operand_types[0].element_type, [n, -(-o // block), oh, ow, block])
+        return TensorType(element, [n, -(-o // block), oh, ow, block])

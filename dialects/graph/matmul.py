@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import BoolAttr, IntegerType, Signedness, TensorType
+from xdsl.dialects.builtin import BoolAttr, TensorType
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
 from graphcompiler.dialects.graph.base import (
     GraphOp,
-    _require_numeric,
-    _require_same_element_type,
     _shape,
     bool_value,
     broadcast_shapes,
-    widens_to,
+    widened_element,
 )
 
 
@@ -71,11 +69,7 @@ class MatmulOp(GraphOp):
 
     @classmethod
     def infer_type(cls, operand_types, properties, result_type=None):
-        _require_numeric(cls, operand_types[0], 0)
-        elements = {t.element_type for t in operand_types}
-        mixed_bytes = elements == {IntegerType(8), IntegerType(8, Signedness.UNSIGNED)}
-        if not mixed_bytes:
-            _require_same_element_type(cls, operand_types)
+        element = widened_element(cls, operand_types, result_type)
         shapes = [_shape(t) for t in operand_types]
         for index, shape in enumerate(shapes):
             if len(shape) < 2:
@@ -95,9 +89,4 @@ class MatmulOp(GraphOp):
         batch = broadcast_shapes(
             [shapes[0][:-2], shapes[1][:-2]], [cls.operand_role(0), cls.operand_role(1)]
         )
-        element = operand_types[0].element_type
-        if result_type is not None and widens_to(element, result_type.element_type):
-            element = result_type.element_type
-        elif mixed_bytes:
-            raise VerifyException("a u8 x i8 matmul has an i32 result (it widens)")
         return TensorType(element, [*batch, m, n])

@@ -48,7 +48,11 @@ from graphcompiler.lowering.graph_to_tir.matmul import (
     Epilogue,
     unflatten,
 )
-from graphcompiler.lowering.graph_to_tir.padded_rows import copy_input_row, fill_zeros
+from graphcompiler.lowering.graph_to_tir.padded_rows import (
+    add_tap_product,
+    copy_input_row,
+    fill_zeros,
+)
 from graphcompiler.target.schedules import MatmulSchedule
 
 f32 = Float32Type()
@@ -320,11 +324,10 @@ def _direct_conv2d(kernel: Kernel, op, x: Operand, w: Operand, out: Operand) -> 
         with kernel.loop_nest([i_per_group, kh, kw], parallel=False) as (ic, ky, kx):
             row = b.add(_window_origin(kernel, y, strides[0], pads[0]), b.mul(ky, dilations[0]))
             column = b.add(_window_origin(kernel, z, strides[1], pads[1]), b.mul(kx, dilations[1]))
-            branch = b.make_if(_inside(kernel, [row, column], [h, width]))
-            with b.at_end_of(branch.then_region.block):
-                channel = b.add(b.mul(group, i_per_group), ic)
-                product = b.mul(
-                    kernel.load(x, [batch, channel, row, column]), kernel.load(w, [oc, ic, ky, kx])
-                )
-                b.make_assign(total, b.add(b.read(total), product))
+            channel = b.add(b.mul(group, i_per_group), ic)
+            add_tap_product(
+                kernel, total, _inside(kernel, [row, column], [h, width]),
+                lambda: kernel.load(x, [batch, channel, row, column]),
+                lambda: kernel.load(w, [oc, ic, ky, kx]), op.padding_value,
+            )  # fmt: skip
         kernel.store(out, [batch, oc, y, z], b.read(total))

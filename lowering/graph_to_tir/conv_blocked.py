@@ -47,6 +47,7 @@ from graphcompiler.lowering.graph_to_tir.kernel import (
     worth_parallel_work,
 )
 from graphcompiler.lowering.graph_to_tir.matmul import Epilogue, unflatten
+from graphcompiler.lowering.graph_to_tir.padded_rows import add_tap_product
 from graphcompiler.target.description import Target
 
 f32 = Float32Type()
@@ -496,10 +497,8 @@ def _direct(kernel: Kernel, op, x: Operand, w: Operand, out: Operand) -> None:
                         b.binary(tir.LtOp, coordinate, size),
                     )
                     inside = check if inside is None else b.binary(tir.AndOp, inside, check)
-                branch = b.make_if(inside)
-                with b.at_end_of(branch.then_region.block):
-                    channel = o if depthwise else c
-                    at = [image, b.div(channel, block), row, column, b.mod(channel, block)]
-                    product = b.mul(kernel.load(x, at), kernel.load(w, [o, c, ky, kx]))
-                    b.make_assign(total, b.add(b.read(total), product))
+                channel = o if depthwise else c
+                at = [image, b.div(channel, block), row, column, b.mod(channel, block)]
+                add_tap_product(kernel, total, inside, lambda at=at: kernel.load(x, at),
+                                lambda: kernel.load(w, [o, c, ky, kx]), op.padding_value)  # fmt: skip
         kernel.store(out, [image, blocks, y, x_, lane], b.read(total))

@@ -37,7 +37,7 @@ def _shape(value: SSAValue) -> list[int]:
     return list(value.type.get_shape())
 
 
-def _centered(value: SSAValue, k_axis: int) -> tuple[SSAValue, SSAValue | None] | None:
+def centered_bytes(value: SSAValue, k_axis: int) -> tuple[SSAValue, SSAValue | None] | None:
     """(x, zero) where the i16 `value` = cast(x) - zero (or cast(x)), x of 8
     bits and zero constant along the operand's K axis (counted from the end)."""
     if value.type.element_type != i16:
@@ -54,16 +54,23 @@ def _centered(value: SSAValue, k_axis: int) -> tuple[SSAValue, SSAValue | None] 
     return cast.input, zero
 
 
-def _constant_zero(value: SSAValue | None) -> bool:
-    """Whether `value` is a constant of zeros (through casts)."""
-    while value is not None and isinstance(value.owner, graph.CastOp):
-        value = value.owner.input
+def constant_values(value: SSAValue | None) -> np.ndarray | None:
+    """The values of a constant `value` (through casts and reshapes, which
+    keep them: a per-channel zero point reshaped to broadcast), else None."""
+    while value is not None and isinstance(value.owner, graph.CastOp | graph.ReshapeOp):
+        value = value.owner.operands[0]
     if value is None or not isinstance(value.owner, graph.ConstantOp):
-        return value is None
-    return not np.any(dense_values(value.owner.value))
+        return None
+    return dense_values(value.owner.value)
 
 
-class _Ops:
+def constant_zero(value: SSAValue | None) -> bool:
+    """Whether `value` is absent or a constant of zeros (constant_values)."""
+    values = constant_values(value)
+    return value is None or (values is not None and not np.any(values))
+
+
+class RewriteOps:
     """The ops of a rewrite, in order, each created and verified once."""
 
     def __init__(self):
@@ -108,11 +115,14 @@ def rewrite(matmul: graph.MatmulOp) -> bool:
     if not matmul.widens or matmul.a_transposed or matmul.result.type.element_type != i32:
         return False
     transposed = matmul.b_transposed
-    a_parts, b_parts = _centered(matmul.a, -1), _centered(matmul.b, -1 if transposed else -2)
+    a_parts, b_parts = (
+        centered_bytes(matmul.a, -1),
+        centered_bytes(matmul.b, -1 if transposed else -2),
+    )
     if a_parts is None or b_parts is None:
         return False
     (a, za), (b, zb) = a_parts, b_parts
-    ops = _Ops()
+    ops = RewriteOps()
     try:
         if a.type.element_type == s8:
             a, za = ops.shift(a, za, 128, u8)
@@ -122,15 +132,15 @@ def rewrite(matmul: graph.MatmulOp) -> bool:
         # the zero points' terms first: defined before the matmul, they let
         # graph-fuse make the subtraction part of its epilogue
         subtracted, added = [], []
-        if not _constant_zero(za):
+        if not constant_zero(za):
             column_shape = _swapped_last(_shape(b)[:-1] + [1]) if transposed else None
             column_sums = ops.k_sums(b, -1 if transposed else -2, column_shape)
             subtracted.append(ops.times(za, column_sums))
-        if not _constant_zero(zb):
+        if not constant_zero(zb):
             if transposed and len(_shape(zb)) >= 2:
                 zb = ops.make("reshape", [zb], TensorType(i16, _swapped_last(_shape(zb))))
             subtracted.append(ops.times(zb, ops.k_sums(a, -1, None)))
-            if not _constant_zero(za):
+            if not constant_zero(za):
                 both = ops.make("mul", [ops.cast(za, i32), ops.cast(zb, i32)])
                 k_value = ops.make("constant", [], value=np.array(k, np.int32), dtype="i32")
                 added.append(ops.make("mul", [both, k_value]))

@@ -1,6 +1,7 @@
 """graph-integer-matmul: a matmul of dequantized 8-bit operands (the QDQ
 format of quantized models) becomes an integer matmul with the scales
-applied to its sum, as oneDNN Graph folds dequantize -> matmul:
+applied to its sum, as oneDNN Graph folds dequantize -> matmul (and
+convolutions likewise: integer_conv.py):
 
     %a = mul (sub (cast %qa : i8/u8 -> f32), %za_f), %sa     (DequantizeLinear)
     %b = mul (sub (cast %qb -> f32), %zb_f), %sb
@@ -39,86 +40,25 @@ from xdsl.utils.exceptions import VerifyException
 from graphcompiler.dialects import graph
 from graphcompiler.dialects.graph.builders import erase_if_unused
 from graphcompiler.passes.function_pass import FunctionPass
-from graphcompiler.passes.graph import eight_bit_matmul
+from graphcompiler.passes.graph import eight_bit_matmul, integer_conv
+from graphcompiler.passes.graph.dequantized import (
+    centered_i16,
+    dequantized,
+    one_value,
+    shape_of,
+)
 
-f32, i16, i32 = Float32Type(), IntegerType(16), IntegerType(32)
-_EIGHT_BIT = ("i8", "ui8")
-
-
-@dataclass
-class Dequantized:
-    """A value that is (quantized - zero) * scale, with its parts."""
-
-    quantized: SSAValue
-    zero: SSAValue | None
-    scale: SSAValue
-
-
-def _owner(value: SSAValue, kind: type) -> Operation | None:
-    return value.owner if isinstance(value.owner, kind) else None
-
-
-def _integer_source(value: SSAValue) -> SSAValue | None:
-    """x where value = cast(x) from an integer type of at most 16 bits."""
-    cast = _owner(value, graph.CastOp)
-    if cast is None:
-        return None
-    element = cast.input.type.element_type
-    if not isinstance(element, IntegerType) or not 1 < element.width.data <= 16:
-        return None
-    return cast.input
-
-
-def dequantized(value: SSAValue) -> Dequantized | None:
-    """The parts of an f32 `value` that dequantizes an 8-bit tensor."""
-    if value.type.element_type != f32:
-        return None
-    mul = _owner(value, graph.MulOp)
-    if mul is None:
-        return None
-    for centered, scale in ((mul.lhs, mul.rhs), (mul.rhs, mul.lhs)):
-        zero = None
-        sub = _owner(centered, graph.SubOp)
-        if sub is not None:
-            zero = _integer_source(sub.rhs)
-            centered = sub.lhs if zero is not None else centered
-            if zero is None:
-                continue
-        quantized = _integer_source(centered)
-        if quantized is not None and str(quantized.type.element_type) in _EIGHT_BIT:
-            return Dequantized(quantized, zero, scale)
-    return None
-
-
-def _shape(value: SSAValue | None) -> list[int]:
-    return [] if value is None else list(value.type.get_shape())
-
-
-def _one_value(value: SSAValue | None) -> bool:
-    return all(size == 1 for size in _shape(value))
+f32, i32 = Float32Type(), IntegerType(32)
 
 
 def _per_column(value: SSAValue | None, columns: int, transposed: bool) -> bool:
     """One value, or one per column of B ([N] / [1, N]; [N, 1] transposed)."""
-    shape = _shape(value)
-    if _one_value(value):
+    shape = shape_of(value)
+    if one_value(value):
         return True
     if transposed:
         return len(shape) == 2 and shape == [columns, 1]
     return shape[-1] == columns and all(size == 1 for size in shape[:-1]) and len(shape) <= 2
-
-
-def _centered_i16(rewriter_ops: list, part: Dequantized) -> SSAValue:
-    def add(op: Operation) -> SSAValue:
-        rewriter_ops.append(op)
-        return op.results[0]
-
-    shape = _shape(part.quantized)
-    values = add(graph.CastOp.build_from([part.quantized], TensorType(i16, shape)))
-    if part.zero is None:
-        return values
-    zero = add(graph.CastOp.build_from([part.zero], TensorType(i16, _shape(part.zero))))
-    return add(graph.SubOp.build_from([values, zero]))
 
 
 def rewrite(matmul: graph.MatmulOp) -> bool:
@@ -131,20 +71,20 @@ def rewrite(matmul: graph.MatmulOp) -> bool:
         return False  # see the module doc: a B computed at run time stays f32
     columns = matmul.result.type.get_shape()[-1]
     transposed = matmul.b_transposed
-    if not (_one_value(a.scale) and _one_value(a.zero)):
+    if not (one_value(a.scale) and one_value(a.zero)):
         return False
     if not (_per_column(b.scale, columns, transposed) and _per_column(b.zero, columns, transposed)):
         return False
     ops: list[Operation] = []
     try:
-        operands = [_centered_i16(ops, a), _centered_i16(ops, b)]
+        operands = [centered_i16(ops, a), centered_i16(ops, b)]
         shape = list(matmul.result.type.get_shape())
         acc = graph.MatmulOp.build_from(
             operands, TensorType(i32, shape), transpose_a=False, transpose_b=transposed
         )
         widened = graph.CastOp.build_from([acc.result], TensorType(f32, shape))
         b_scale = b.scale
-        if transposed and not _one_value(b_scale):
+        if transposed and not one_value(b_scale):
             flat = graph.ReshapeOp.build_from([b_scale], TensorType(f32, [columns]))
             ops.append(flat)
             b_scale = flat.result
@@ -168,19 +108,28 @@ def rewrite(matmul: graph.MatmulOp) -> bool:
 class GraphIntegerMatmulPass(FunctionPass):
     """Matmuls of dequantized 8-bit operands as integer matmuls (module
     doc), then every integer matmul of centered 8-bit values as a u8 x s8
-    one with its zero points' terms (eight_bit_matmul.py)."""
+    one with its zero points' terms (eight_bit_matmul.py); convolutions
+    likewise (integer_conv.py)."""
 
     name = "graph-integer-matmul"
     STATISTICS = {
         "integer-matmuls": "matmuls of dequantized operands computed on integers",
         "u8-s8-matmuls": "integer matmuls on the 8-bit values, zero points subtracted after",
+        "integer-convolutions": "convolutions of dequantized operands computed on integers",
+        "u8-s8-convolutions": "integer convolutions on the 8-bit values, padded with the zero point",
     }
 
     def run_on_function(self, function: func.FuncOp) -> dict[str, int]:
-        matmuls = [op for op in function.body.block.ops if isinstance(op, graph.MatmulOp)]
-        integer = sum(rewrite(op) for op in matmuls)
-        matmuls = [op for op in function.body.block.ops if isinstance(op, graph.MatmulOp)]
+        def ops_of(kind: type) -> list:
+            return [op for op in function.body.block.ops if isinstance(op, kind)]
+
         return {
-            "integer-matmuls": integer,
-            "u8-s8-matmuls": sum(eight_bit_matmul.rewrite(op) for op in matmuls),
+            "integer-matmuls": sum(rewrite(op) for op in ops_of(graph.MatmulOp)),
+            "u8-s8-matmuls": sum(eight_bit_matmul.rewrite(op) for op in ops_of(graph.MatmulOp)),
+            "integer-convolutions": sum(
+                integer_conv.rewrite_dequantized(op) for op in ops_of(graph.Conv2dOp)
+            ),
+            "u8-s8-convolutions": sum(
+                integer_conv.rewrite_eight_bit(op) for op in ops_of(graph.Conv2dOp)
+            ),
         }

@@ -1,0 +1,147 @@
+"""graph-integer-matmul's convolutions: a conv2d of dequantized 8-bit
+operands (the QDQ format) becomes an integer convolution with the scales
+applied to its sum, as the pass does for matmuls (integer_matmul.py):
+
+    %y = conv2d (dequantize %qx), (dequantize %qw)        (%qw constant)
+ -> %acc = conv2d (sub (cast %qx -> i16), %zx), (cast %qw -> i16) : -> i32
+    %y   = mul (cast %acc -> f32), (mul %sx, %sw)          (%sw: [O, 1, 1])
+
+with one scale and zero point for the input and one scale per output
+channel (or one) for the weights. The second rewrite then convolves the
+8-bit values themselves, u8 by s8 (`vpdpbusd`'s operands, four to a word),
+where the weights' zero point is 0 (symmetric, what onnxruntime's
+quantize_static makes) and the input's a constant:
+
+    sum over taps of (x - zx) w = sum (x w) - zx sum w
+
+where padding reads zx (the conv's `pad_value`), so that a padded tap
+contributes (zx - zx) w = 0 as in the dequantized convolution, and the
+second term is one constant per output channel. The sums are exact in i32.
+An s8 input is shifted to u8 (x + 128, zx + 128). Convolutions with a
+weight zero point, a zero point computed at run time (dynamic
+quantization's ConvInteger) or per-channel input scales stay on i16
+values, computed by a direct loop nest.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import Float32Type, IntegerType, Signedness, TensorType
+from xdsl.ir import Operation, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import VerifyException
+
+from graphcompiler.dialects import graph
+from graphcompiler.dialects.graph.builders import erase_if_unused
+from graphcompiler.passes.graph.dequantized import (
+    centered_i16,
+    dequantized,
+    one_value,
+    shape_of,
+)
+from graphcompiler.passes.graph.eight_bit_matmul import (
+    RewriteOps,
+    centered_bytes,
+    constant_values,
+    constant_zero,
+)
+
+f32, i32 = Float32Type(), IntegerType(32)
+s8, u8 = IntegerType(8), IntegerType(8, Signedness.UNSIGNED)
+
+
+def _per_output_channel(value: SSAValue | None, outputs: int) -> bool:
+    """One value, or one per output channel ([O, 1, 1, 1] or [O])."""
+    shape = shape_of(value)
+    return one_value(value) or (shape[0] == outputs and all(size == 1 for size in shape[1:]))
+
+
+def _replace(conv: graph.Conv2dOp, ops: list[Operation], result: SSAValue) -> None:
+    Rewriter.insert_op(ops, InsertPoint.before(conv))
+    conv.result.replace_all_uses_with(result)
+    operands = list(conv.operands)
+    Rewriter.erase_op(conv)
+    for value in operands:
+        erase_if_unused(value)
+
+
+def rewrite_dequantized(conv: graph.Conv2dOp) -> bool:
+    """The first rewrite of the module doc; whether it applied."""
+    x, w = dequantized(conv.input), dequantized(conv.weight)
+    if x is None or w is None or not isinstance(w.quantized.owner, graph.ConstantOp):
+        return False
+    outputs = conv.weight.type.get_shape()[0]
+    if not (one_value(x.scale) and one_value(x.zero)):
+        return False
+    if not (_per_output_channel(w.scale, outputs) and _per_output_channel(w.zero, outputs)):
+        return False
+    ops: list[Operation] = []
+    try:
+        operands = [centered_i16(ops, x), centered_i16(ops, w)]
+        shape = shape_of(conv.result)
+        acc = graph.Conv2dOp.build_from(operands, TensorType(i32, shape), **conv.properties)
+        widened = graph.CastOp.build_from([acc.result], TensorType(f32, shape))
+        w_scale = w.scale
+        if not one_value(w_scale):  # one per channel, along the result's axis 1
+            per_channel = graph.ReshapeOp.build_from([w_scale], TensorType(f32, [outputs, 1, 1]))
+            ops.append(per_channel)
+            w_scale = per_channel.result
+        scale = graph.MulOp.build_from([x.scale, w_scale])
+        result = graph.MulOp.build_from([widened.result, scale.result])
+    except VerifyException:
+        return False
+    if result.result.type != conv.result.type:
+        return False
+    _replace(conv, [*ops, acc, widened, scale, result], result.result)
+    return True
+
+
+def _constant_integer(value: SSAValue | None) -> int | None:
+    """The one integer a constant `value` holds (constant_values), else None."""
+    values = constant_values(value)
+    if values is None or np.unique(values).size != 1:
+        return None
+    return int(values.flat[0])
+
+
+def rewrite_eight_bit(conv: graph.Conv2dOp) -> bool:
+    """The second rewrite of the module doc; whether it applied."""
+    if conv.result.type.element_type != i32 or conv.padding_value:
+        return False
+    x_parts, w_parts = centered_bytes(conv.input, -3), centered_bytes(conv.weight, -3)
+    if x_parts is None or w_parts is None:
+        return False
+    (x, zx), (w, zw) = x_parts, w_parts
+    zero = 0 if zx is None else _constant_integer(zx)
+    if zero is None or not constant_zero(zw) or w.type.element_type != s8:
+        return False
+    if not isinstance(w.owner, graph.ConstantOp):
+        return False
+    ops = RewriteOps()
+    try:
+        if x.type.element_type == s8:
+            x, _ = ops.shift(x, None, 128, u8)
+            zero += 128
+        acc = ops.make("conv2d", [x, w], conv.result.type, **{**_window(conv), "pad_value": zero})
+        if zero:
+            outputs = shape_of(w)[0]
+            sums = ops.make("reduce_sum", [ops.cast(w, i32)], axes=[1, 2, 3], keep_dims=False)
+            sums = ops.make("reshape", [sums], TensorType(i32, [outputs, 1, 1]))
+            zero_value = ops.make("constant", [], value=np.array(zero, np.int32), dtype="i32")
+            acc = ops.make("sub", [acc, ops.make("mul", [zero_value, sums])])
+    except ValueError:
+        return False
+    if acc.type != conv.result.type:
+        return False
+    _replace(conv, ops.ops, acc)
+    return True
+
+
+def _window(conv: graph.Conv2dOp) -> dict:
+    """The convolution's window properties as Python values (create_op's)."""
+    return {
+        "strides": conv.window_strides,
+        "padding": conv.window_padding,
+        "dilations": conv.window_dilations,
+        "groups": conv.group_count,
+    }
