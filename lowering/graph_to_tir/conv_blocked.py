@@ -35,7 +35,14 @@ import math
 from contextlib import nullcontext as _here
 
 import numpy as np
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float32Type, IndexType, VectorType
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    Float32Type,
+    IndexType,
+    IntegerType,
+    Signedness,
+    VectorType,
+)
 from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import tir
@@ -50,7 +57,10 @@ from graphcompiler.lowering.graph_to_tir.matmul import Epilogue, unflatten
 from graphcompiler.lowering.graph_to_tir.padded_rows import add_tap_product
 from graphcompiler.target.description import Target
 
-f32 = Float32Type()
+f32, i32 = Float32Type(), IntegerType(32)
+s8, u8 = IntegerType(8), IntegerType(8, Signedness.UNSIGNED)
+QUAD = 4
+"""Channels (bytes) to an i32 word of a u8 x s8 convolution's tiles."""
 
 DEPTHWISE_COLUMNS = 8
 """Pixels a depthwise tile sums at once: 8 independent FMA chains hide the
@@ -69,12 +79,31 @@ def blocked_conv2d_into(
     vectorized = block <= MAX_LANES and all(
         compute_type(o.element) == f32 and o.element == f32 for o in (x, w, out)
     )
-    if vectorized and 0 not in (*x.shape, *w.shape, *out.shape):
+    if (vectorized or takes_byte_quads(op, x, w, out)) and 0 not in (
+        *x.shape,
+        *w.shape,
+        *out.shape,
+    ):
         BlockedConv(kernel, op, x, w, out, epilogue).emit()
         return
     _direct(kernel, op, x, w, out)
     if epilogue:
         epilogue([0] * 5, out.shape)
+
+
+def takes_byte_quads(op, x: Operand, w: Operand, out: Operand) -> bool:
+    """A u8 x s8 convolution (one group, constant weights, blocks of whole
+    quads) that the tiles compute on byte quads: the input's four channels
+    of a pixel are one i32 word, multiplied by four weights' word and added
+    into i32 sums (`vpdpbusd` on VNNI targets)."""
+    block = x.shape[-1]
+    return (
+        (x.element, w.element, out.element) == (u8, s8, i32)
+        and op.group_count == 1
+        and block % QUAD == 0
+        and block <= MAX_LANES
+        and isinstance(w.constant, DenseIntOrFPElementsAttr)
+    )
 
 
 def blocked_conv2d(kernel: Kernel, op) -> None:
@@ -115,6 +144,11 @@ class BlockedConv:
         self.n, self.blocks, self.h, self.width, self.block = x.shape
         self.o, _, self.kh, self.kw = w.shape
         self.depthwise = op.group_count > 1
+        self.quads = takes_byte_quads(op, x, w, out)
+        # what the tiles' A and B elements hold: one channel, or a word of four
+        self.per = QUAD if self.quads else 1
+        self.k_block = self.block // self.per
+        self.pad_value = op.padding_value
         # the input blocks whose lanes are all channels, and the channels of
         # a padded last one (blocked_shape): its padding lanes are never read
         self.channels = w.shape[1] * op.group_count
@@ -159,7 +193,7 @@ class BlockedConv:
         if self.depthwise:
             self.chunk = 1
         else:
-            tap_bytes = self.kh * self.kw * b * group_channels * 4
+            tap_bytes = self.kh * self.kw * self.k_block * group_channels * 4
             fitting = max(1, target.l1_bytes // 2 // tap_bytes)
             whole = max(1, self.whole_blocks)
             self.chunk = max(d for d in range(1, whole + 1) if whole % d == 0 and d <= fitting)
@@ -183,7 +217,9 @@ class BlockedConv:
 
     def _source(self) -> tuple[SSAValue, int, int]:
         """The input the taps read, its rows and columns: the padded copy,
-        the gathered one, or x itself."""
+        the gathered one, or x itself (byte quads: always a copy in words)."""
+        if self.quads:
+            return self._word_source()
         if self.gathered:
             return self._gathered_input(), self.oh, self.ow
         if not self.padded:
@@ -238,6 +274,54 @@ class BlockedConv:
                 b.make_store(value, target, [b.mul(column, block)], block)
         return gathered
 
+    def _word_source(self) -> tuple[SSAValue, int, int]:
+        """The input as i32 words of four channels' bytes, [N, C / b, rows,
+        columns, b / 4]: the padded input (its border the pad value's bytes),
+        or a strided 1x1 convolution's gathered pixels; the tiles read words
+        (`tir.brgemm_tile` multiplies i32 elements)."""
+        kernel, b, block, words = self.kernel, self.b, self.block, self.k_block
+        if self.gathered:
+            rows, columns, top, left, copied = self.oh, self.ow, 0, 0, self.ow
+        else:
+            rows, columns = self.hp, self.wp
+            top, left = self.pads[:2]
+            copied = max(0, min(self.width, self.wp - left))  # input columns inside the window
+        step = self.sw * block if self.gathered else block
+        source_rows = self.sh if self.gathered else 1
+        packed = b.make_tensor([self.n, self.blocks, rows, columns, words], i32)
+        vector = VectorType(i32, [words])
+        byte = self.pad_value & 0xFF
+        fill = b.const(np.int32(np.uint32(byte * 0x01010101)).item(), vector)
+        outer = [self.n, self.blocks, rows]
+        parallel = worth_parallel_work(math.prod(outer), math.prod(outer) * columns * block)
+        with kernel.loop_nest([math.prod(outer)], parallel) as (flat,):
+            image, channels, row = unflatten(kernel, flat, outer)
+            target = b.tensor_ptr(packed, [image, channels, row, 0, 0], [columns * words])
+
+            def fill_columns(first: int, end: int) -> None:
+                if end > first:
+                    with b.make_for(first * words, end * words, words) as j:
+                        b.make_store(fill, target, [j], words)
+
+            source_row = b.sub(b.mul(row, source_rows), top)
+            inside = b.binary(
+                tir.AndOp, b.binary(tir.GeOp, source_row, 0), b.binary(tir.LtOp, source_row, self.h)
+            )
+            branch = b.make_if(inside, with_else=True)
+            with b.at_end_of(branch.then_region.block):
+                source = b.tensor_ptr(
+                    self.x.value, [image, channels, source_row, 0, 0], [self.width * block]
+                )
+                fill_columns(0, left)
+                with b.make_for(0, copied, 1) as column:
+                    value = b.make_load(source, [b.mul(column, step)], block)  # bytes as stored
+                    word = b.unary(tir.ReinterpretOp, value, vector)
+                    b.make_store(word, target, [b.mul(b.add(column, left), words)], words)
+                fill_columns(left + copied, columns)
+            with b.at_end_of(branch.else_region.block):
+                fill_columns(0, columns)
+        return packed, rows, columns
+
     def _packed_weights(self) -> SSAValue:
         """[groups, C / b, KH, KW, b, v b] panels ([C / b, KH, KW, b] depthwise),
         zero past the weights' channels (in and out)."""
@@ -270,11 +354,18 @@ class BlockedConv:
                 return inside, [o, c, ky, kx]
 
         if isinstance(self.w.constant, DenseIntOrFPElementsAttr):
+            dtype = np.int8 if self.quads else np.float32
 
             def padded_pack(weights: np.ndarray) -> np.ndarray:
-                padded = np.zeros((outputs, 1 if self.depthwise else channels, kh, kw), np.float32)
+                padded = np.zeros((outputs, 1 if self.depthwise else channels, kh, kw), dtype)
                 padded[: self.o, : weights.shape[1]] = weights
-                return np.ascontiguousarray(pack(padded))
+                packed = np.ascontiguousarray(pack(padded))
+                if not self.quads:
+                    return packed
+                # [..., b, v b] -> [..., b / 4, v b] words, channel 4 l + i in byte i
+                *outer, lanes, width = packed.shape
+                quads = packed.reshape(*outer, lanes // QUAD, QUAD, width).swapaxes(-1, -2)
+                return np.ascontiguousarray(quads).view(np.int32)[..., 0]
 
             return self.kernel.packed_constant(self.w, "packed_w", padded_pack)
         packed = self.b.make_tensor(shape, f32)
@@ -326,23 +417,24 @@ class BlockedConv:
     def _tile_rows(self, source, rows: int, columns: int, weights, image, group, y0) -> None:
         """The task's rows, reduced over the whole input blocks in chunks,
         then over the channels of a padded last block (a K of fewer than b)."""
-        b, block = self.b, self.block
-        width = self.vectors * block
+        b, k_block = self.b, self.k_block
+        width = self.vectors * self.block
         filter_taps = [
-            (self.kh, self.dh * columns * block, self.kw * block * width),
-            (self.kw, self.dw * block, block * width),
+            (self.kh, self.dh * columns * k_block, self.kw * k_block * width),
+            (self.kw, self.dw * k_block, k_block * width),
         ]
-        plane = rows * columns * block
+        plane = rows * columns * k_block
         chunks = self.whole_blocks // self.chunk
         if chunks:
-            chunk_taps = [(self.chunk, plane, self.kh * self.kw * block * width), *filter_taps]
+            chunk_taps = [(self.chunk, plane, self.kh * self.kw * k_block * width), *filter_taps]
             with b.make_for(0, chunks, 1) as chunk:
                 accumulate = b.binary(tir.NeOp, chunk, 0) if chunks > 1 else False
-                reduction = (b.mul(chunk, self.chunk), block, chunk_taps, accumulate)
+                reduction = (b.mul(chunk, self.chunk), k_block, chunk_taps, accumulate)
                 self._reduce_rows(source, rows, columns, weights, image, group, y0, *reduction)
         if self.last_channels:  # onto the whole blocks' sums, if any
             last = b.value(self.whole_blocks, IndexType())
-            reduction = (last, self.last_channels, filter_taps, bool(chunks))
+            k = -(-self.last_channels // self.per)  # a last word's other bytes meet zero weights
+            reduction = (last, k, filter_taps, bool(chunks))
             self._reduce_rows(source, rows, columns, weights, image, group, y0, *reduction)
 
     def _reduce_rows(
@@ -350,9 +442,9 @@ class BlockedConv:
         channels: SSAValue, k: int, taps: list, accumulate: SSAValue | bool,
     ) -> None:  # fmt: skip
         """One reduction over the task's rows: input blocks from `channels`
-        (as many as `taps` step over), `k` lanes of each, added to the
-        output where `accumulate` (decided at run time for an SSA value)."""
-        b, block = self.b, self.block
+        (as many as `taps` step over), `k` lanes (words) of each, added to
+        the output where `accumulate` (decided at run time for an SSA value)."""
+        b, block, k_block = self.b, self.block, self.k_block
         sh, sw = self.a_strides
         width = self.vectors * block
         taps = [tap for tap in taps if tap[0] > 1]
@@ -363,7 +455,7 @@ class BlockedConv:
         # whole rows a tile, 2 or more where they are narrow (see register_tile)
         tile_rows = min(self.tile_rows, self.rows)
         b_view = b.tensor_ptr(
-            weights, [group, channels, 0, 0, 0, 0], [last_b + (block - 1) * width + width]
+            weights, [group, channels, 0, 0, 0, 0], [last_b + (k_block - 1) * width + width]
         )
 
         def tile(y, x0, m: int) -> None:
@@ -371,21 +463,23 @@ class BlockedConv:
             m is more than a row (then x0 = 0)."""
             runs = None
             if m > self.ow:
-                runs = (self.ow, sh * columns * block)
-            farthest = (m - 1) * sw * block
+                runs = (self.ow, sh * columns * k_block)
+            farthest = (m - 1) * sw * k_block
             if runs:
                 last = m - 1
-                farthest = last // self.ow * runs[1] + last % self.ow * sw * block
+                farthest = last // self.ow * runs[1] + last % self.ow * sw * k_block
             a_view = b.tensor_ptr(
                 source, [image, channels, b.mul(y, sh), b.mul(x0, sw), 0],
-                [last_a + farthest + block],
+                [last_a + farthest + k_block],
             )  # fmt: skip
             c_view = b.tensor_ptr(
                 self.out.value, [image, first_block, y, x0, 0],
                 [(self.vectors - 1) * out_plane + m * block],
             )  # fmt: skip
-            sizes = dict(m=m, n=width, k=k, lanes=block, a_row=sw * block, a_k=1,
+            sizes = dict(m=m, n=width, k=k, lanes=block, a_row=sw * k_block, a_k=1,
                          ldb=width, ldc=block)  # fmt: skip
+            if self.quads:
+                sizes["u8_s8_quads"] = True
             if self.vectors > 1:
                 sizes["ldc_vector"] = out_plane
             if isinstance(accumulate, bool):

@@ -11,7 +11,8 @@ in block order:
 - where every convolution of the function qualifies (else none is
   blocked: islands of blocked layers would pay a reorder at each end), an
   f32 conv2d with constant weights, at least b channels in and out, and
-  one group or depthwise, becomes from_blocked(blocked_conv2d(to_blocked(input)));
+  one group or depthwise (or a u8 x s8 one with one group, any input
+  channels: graph-integer-matmul's), becomes from_blocked(blocked_conv2d(to_blocked(input)));
   channels that b does not divide leave padding lanes in the last block
   (dialects/graph/layout.py), which no op reads;
 - an element-wise op one of whose operands is a from_blocked of the op's
@@ -57,27 +58,43 @@ PIXEL_REDUCTIONS = (
 """Reductions that run on blocked tensors when they reduce the pixels only."""
 
 
+def takes_byte_quads(op: graph.Conv2dOp, block: int) -> bool:
+    """A u8 x s8 convolution (graph-integer-matmul's), one group and
+    constant weights, that blocks of whole byte quads hold: the tiles
+    multiply four channels' bytes at a time (conv_blocked.py)."""
+    elements = [str(v.type.element_type) for v in (op.input, op.weight, op.result)]
+    return (
+        elements == ["ui8", "i8", "i32"]
+        and isinstance(op.weight.owner, graph.ConstantOp)
+        and op.group_count == 1
+        and block % 4 == 0
+    )
+
+
 def wide_enough(op: graph.Conv2dOp, block: int) -> bool:
     """At least a block of channels in and out. Narrower convolutions stay
     plain (an RGB stem, a one-channel head): padded to a block, their
-    tensors and FMAs would be mostly padding."""
+    tensors and FMAs would be mostly padding. A byte-quad convolution's
+    input may be narrower: its tiles read only the words that hold
+    channels (a stem's 3 channels are one word a pixel)."""
     c, o = op.input.type.get_shape()[1], op.weight.type.get_shape()[0]
-    return c >= block and o >= block
+    return (c >= block or takes_byte_quads(op, block)) and o >= block
 
 
 def convertible(op: graph.Conv2dOp, block: int) -> bool:
-    """f32, constant weights, wide enough, one group or depthwise. The
+    """f32, constant weights, wide enough, one group or depthwise; or
+    byte quads (takes_byte_quads). The
     channels need not fill whole blocks (MobileNet-v2's 24, EfficientNet's
     40 with 16-channel blocks): the padding lanes cost a quarter more
     memory on those layers, a plain island would cost reorders."""
     c, o = op.input.type.get_shape()[1], op.weight.type.get_shape()[0]
     groups = op.group_count
-    return (
+    f32_layer = (
         all(v.type.element_type == Float32Type() for v in (op.input, op.weight, op.result))
         and isinstance(op.weight.owner, graph.ConstantOp)
-        and wide_enough(op, block)
         and (groups == 1 or groups == c == o)
     )
+    return (f32_layer or takes_byte_quads(op, block)) and wide_enough(op, block)
 
 
 def blocks_whole_network(function: func.FuncOp, block: int) -> bool:
@@ -127,7 +144,13 @@ class _Layout:
 
     def convert_conv(self, op: graph.Conv2dOp) -> None:
         blocked_input = self.to_blocked(op.input, op)
-        conv = graph.BlockedConv2dOp.build_from([blocked_input, op.weight], **op.properties)
+        n, o, oh, ow = op.result.type.get_shape()
+        blocked_type = TensorType(
+            op.result.type.element_type, [n, -(-o // self.block), oh, ow, self.block]
+        )
+        conv = graph.BlockedConv2dOp.build_from(
+            [blocked_input, op.weight], blocked_type, **op.properties
+        )
         Rewriter.insert_op(conv, InsertPoint.before(op))
         back = graph.FromBlockedOp.build_from([conv.result], op.result.type)
         Rewriter.replace_op(op, back)
