@@ -43,7 +43,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from graphcompiler.runtime.amx_tiles import tile_declarations, tile_kernel_ir
+from graphcompiler.runtime.amx_tiles import has_amx, tile_declarations, tile_kernel_ir
 
 if TYPE_CHECKING:
     from graphcompiler.target.description import Target
@@ -412,6 +412,13 @@ def has_dot_instruction(target: Target, pairs: str, lanes: int) -> bool:
     if pairs == "u8s8":
         return "avx512vnni" in extensions or (lanes == 8 and "avxvnni" in extensions)
     return False
+
+
+def byte_quads(target: Target) -> bool:
+    """Whether u8 x s8 products run on byte quads (`vpdpbusd`, or AMX
+    tiles); elsewhere matmuls take pairs, as other integers of at most 16
+    bits, and convolutions stay f32 (graph-integer-matmul)."""
+    return has_dot_instruction(target, "u8s8", target.f32_lanes) or has_amx(target, "u8s8")
 
 
 def _intrinsic_declarations(lanes: set[int], dots: set[tuple[str, int]]) -> str:

@@ -475,5 +475,5 @@ def widened_element(cls: type[GraphOp], operand_types: Sequence[TensorType], res
     if result_type is not None and widens_to(element, result_type.element_type):
         return result_type.element_type
     if mixed_bytes:
-        raise VerifyException(f"a u8 x i8 {cls.name} has an i32 result (it widens)")
+        raise VerifyException(f"a u8 x i8 {cls.name.split('.')[-1]} has an i32 result (it widens)")
     return element

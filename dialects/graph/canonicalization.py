@@ -357,7 +357,8 @@ class PadIntoConvolution(_GraphPattern):
         top, left, bottom, right = op.window_padding
         padding = [top + rows[0], left + columns[0], bottom + rows[1], right + columns[1]]
         properties = {**op.properties, "padding": padding}
-        rewriter.replace(op, graph.Conv2dOp.build_from([pad.input, op.weight], **properties))
+        merged = graph.Conv2dOp.build_from([pad.input, op.weight], op.result.type, **properties)
+        rewriter.replace(op, merged)
 
 
 PATTERNS: tuple[RewritePattern, ...] = (

@@ -23,7 +23,7 @@ from graphcompiler.lowering.graph_to_tir.matmul_pairs import (
     U8S8QuadsMatmul,
 )
 from graphcompiler.runtime.amx_tiles import has_amx
-from graphcompiler.runtime.microkernels import has_dot_instruction
+from graphcompiler.runtime.microkernels import byte_quads
 from graphcompiler.target.description import Target
 
 bf16 = BFloat16Type()
@@ -61,12 +61,6 @@ def bf16_pairs(target: Target) -> bool:
     """Whether bf16 matmuls run on bf16 pairs (`vdpbf16ps`, or AMX tiles);
     elsewhere the f32 kernels convert their operands as they pack them."""
     return "avx512bf16" in target.extensions or has_amx(target, "bf16")
-
-
-def byte_quads(target: Target) -> bool:
-    """Whether u8 x s8 matmuls run on byte quads (`vpdpbusd`, or AMX
-    tiles); elsewhere on pairs, as other integers of at most 16 bits."""
-    return has_dot_instruction(target, "u8s8", target.f32_lanes) or has_amx(target, "u8s8")
 
 
 def _matmul_loops(

@@ -9,16 +9,20 @@ applied to its sum, as the pass does for matmuls (integer_matmul.py):
 with one scale and zero point for the input and one scale per output
 channel (or one) for the weights. The second rewrite then convolves the
 8-bit values themselves, u8 by s8 (`vpdpbusd`'s operands, four to a word),
-where the weights' zero point is 0 (symmetric, what onnxruntime's
-quantize_static makes) and the input's a constant:
+where the weights are symmetric (s8 with zero point 0, what onnxruntime's
+quantize_static makes, or u8 with 128, shifted to s8) and the input's zero
+point is a constant:
 
     sum over taps of (x - zx) w = sum (x w) - zx sum w
 
 where padding reads zx (the conv's `pad_value`), so that a padded tap
 contributes (zx - zx) w = 0 as in the dequantized convolution, and the
 second term is one constant per output channel. The sums are exact in i32.
-An s8 input is shifted to u8 (x + 128, zx + 128). Convolutions with a
-weight zero point, a zero point computed at run time (dynamic
+An s8 input is shifted to u8 (x + 128, zx + 128). Only convolutions of
+one group are rewritten: the byte-quad tiles (conv_blocked.py) take no
+groups, and grouped ones (depthwise) stay f32, on the f32 kernels, so that
+graph-block-layout can still block the whole network. Convolutions with other
+weight zero points, an input zero point computed at run time (dynamic
 quantization's ConvInteger) or per-channel input scales stay on i16
 values, computed by a direct loop nest.
 """
@@ -43,7 +47,6 @@ from graphcompiler.passes.graph.eight_bit_matmul import (
     RewriteOps,
     centered_bytes,
     constant_values,
-    constant_zero,
 )
 
 f32, i32 = Float32Type(), IntegerType(32)
@@ -67,6 +70,8 @@ def _replace(conv: graph.Conv2dOp, ops: list[Operation], result: SSAValue) -> No
 
 def rewrite_dequantized(conv: graph.Conv2dOp) -> bool:
     """The first rewrite of the module doc; whether it applied."""
+    if conv.group_count != 1:
+        return False
     x, w = dequantized(conv.input), dequantized(conv.weight)
     if x is None or w is None or not isinstance(w.quantized.owner, graph.ConstantOp):
         return False
@@ -106,29 +111,38 @@ def _constant_integer(value: SSAValue | None) -> int | None:
 
 def rewrite_eight_bit(conv: graph.Conv2dOp) -> bool:
     """The second rewrite of the module doc; whether it applied."""
-    if conv.result.type.element_type != i32 or conv.padding_value:
+    if conv.result.type.element_type != i32 or conv.padding_value or conv.group_count != 1:
         return False
     x_parts, w_parts = centered_bytes(conv.input, -3), centered_bytes(conv.weight, -3)
     if x_parts is None or w_parts is None:
         return False
     (x, zx), (w, zw) = x_parts, w_parts
     zero = 0 if zx is None else _constant_integer(zx)
-    if zero is None or not constant_zero(zw) or w.type.element_type != s8:
-        return False
-    if not isinstance(w.owner, graph.ConstantOp):
+    # s8 weights with zero point 0, or u8 ones with 128 (s8 weights shifted)
+    weight_zero = {s8: 0, u8: 128}[w.type.element_type]
+    if zw is None:
+        symmetric = weight_zero == 0
+    else:
+        symmetric = _constant_integer(zw) == weight_zero
+    if zero is None or not symmetric or not isinstance(w.owner, graph.ConstantOp):
         return False
     ops = RewriteOps()
     try:
         if x.type.element_type == s8:
             x, _ = ops.shift(x, None, 128, u8)
             zero += 128
-        acc = ops.make("conv2d", [x, w], conv.result.type, **{**_window(conv), "pad_value": zero})
+        if w.type.element_type == u8:  # folds with the constant weights
+            w, _ = ops.shift(w, None, -128, s8)
+        share = None  # zx sum w per output channel, made first (as matmuls' terms)
         if zero:
             outputs = shape_of(w)[0]
             sums = ops.make("reduce_sum", [ops.cast(w, i32)], axes=[1, 2, 3], keep_dims=False)
             sums = ops.make("reshape", [sums], TensorType(i32, [outputs, 1, 1]))
             zero_value = ops.make("constant", [], value=np.array(zero, np.int32), dtype="i32")
-            acc = ops.make("sub", [acc, ops.make("mul", [zero_value, sums])])
+            share = ops.make("mul", [zero_value, sums])
+        acc = ops.make("conv2d", [x, w], conv.result.type, **{**_window(conv), "pad_value": zero})
+        if share is not None:
+            acc = ops.make("sub", [acc, share])
     except ValueError:
         return False
     if acc.type != conv.result.type:

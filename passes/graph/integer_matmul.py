@@ -39,6 +39,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from graphcompiler.dialects import graph
 from graphcompiler.dialects.graph.builders import erase_if_unused
+from graphcompiler.ir.diagnostics import Diagnostic, DiagnosticError, Severity
+from graphcompiler.ir.pipeline import pass_option
 from graphcompiler.passes.function_pass import FunctionPass
 from graphcompiler.passes.graph import eight_bit_matmul, integer_conv
 from graphcompiler.passes.graph.dequantized import (
@@ -47,6 +49,8 @@ from graphcompiler.passes.graph.dequantized import (
     one_value,
     shape_of,
 )
+from graphcompiler.runtime.microkernels import byte_quads
+from graphcompiler.target.description import get_target
 
 f32, i32 = Float32Type(), IntegerType(32)
 
@@ -112,6 +116,14 @@ class GraphIntegerMatmulPass(FunctionPass):
     likewise (integer_conv.py)."""
 
     name = "graph-integer-matmul"
+    target: str = pass_option(
+        "", "host, avx512, avx2 or generic (default: GC_TARGET, else the host)"
+    )
+    convolutions: str = pass_option(
+        "auto",
+        "auto (convolutions too where the target multiplies byte quads: VNNI or "
+        "AMX-INT8; elsewhere they stay f32, faster than emulated quads), all or none",
+    )
     STATISTICS = {
         "integer-matmuls": "matmuls of dequantized operands computed on integers",
         "u8-s8-matmuls": "integer matmuls on the 8-bit values, zero points subtracted after",
@@ -123,13 +135,26 @@ class GraphIntegerMatmulPass(FunctionPass):
         def ops_of(kind: type) -> list:
             return [op for op in function.body.block.ops if isinstance(op, kind)]
 
-        return {
+        counts = {
             "integer-matmuls": sum(rewrite(op) for op in ops_of(graph.MatmulOp)),
             "u8-s8-matmuls": sum(eight_bit_matmul.rewrite(op) for op in ops_of(graph.MatmulOp)),
-            "integer-convolutions": sum(
-                integer_conv.rewrite_dequantized(op) for op in ops_of(graph.Conv2dOp)
-            ),
-            "u8-s8-convolutions": sum(
-                integer_conv.rewrite_eight_bit(op) for op in ops_of(graph.Conv2dOp)
-            ),
         }
+        if self._rewrites_convolutions():
+            counts["integer-convolutions"] = sum(
+                integer_conv.rewrite_dequantized(op) for op in ops_of(graph.Conv2dOp)
+            )
+            counts["u8-s8-convolutions"] = sum(
+                integer_conv.rewrite_eight_bit(op) for op in ops_of(graph.Conv2dOp)
+            )
+        return counts
+
+    def _rewrites_convolutions(self) -> bool:
+        if self.convolutions not in ("auto", "all", "none"):
+            message = f"convolutions={self.convolutions}: expected auto, all or none"
+            raise DiagnosticError(Diagnostic(Severity.ERROR, message))
+        if self.convolutions != "auto":
+            return self.convolutions == "all"
+        try:
+            return byte_quads(get_target(self.target))
+        except ValueError as error:
+            raise DiagnosticError(Diagnostic(Severity.ERROR, str(error))) from None

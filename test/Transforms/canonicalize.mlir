@@ -197,6 +197,23 @@ func.func @pad_into_convolution(%x: tensor<1x2x9x9xf32>, %w: tensor<4x2x3x3xf32>
 
 // -----
 
+// An integer convolution pads with its pad_value: a pad of that value
+// merges into it, a zero pad does not.
+// CHECK-LABEL: func.func @pad_value_into_convolution
+// CHECK-NEXT:    %[[C:.*]] = graph.conv2d %x, %w {pad_value = 5 : i64, padding = array<i64: 1, 1, 1, 1>}
+// CHECK-NEXT:    %[[ZEROS:.*]] = graph.pad %x
+// CHECK-NEXT:    %[[KEPT:.*]] = graph.conv2d %[[ZEROS]], %w {pad_value = 5 : i64}
+// CHECK-NEXT:    func.return %[[C]], %[[KEPT]]
+func.func @pad_value_into_convolution(%x: tensor<1x4x6x6xui8>, %w: tensor<8x4x3x3xi8>) -> (tensor<1x8x6x6xi32>, tensor<1x8x6x6xi32>) {
+  %p = graph.pad %x {pads = array<i64: 0, 0, 1, 1, 0, 0, 1, 1>, value = 5.0 : f32} : tensor<1x4x6x6xui8> -> tensor<1x4x8x8xui8>
+  %0 = graph.conv2d %p, %w {pad_value = 5 : i64} : (tensor<1x4x8x8xui8>, tensor<8x4x3x3xi8>) -> tensor<1x8x6x6xi32>
+  %zeros = graph.pad %x {pads = array<i64: 0, 0, 1, 1, 0, 0, 1, 1>} : tensor<1x4x6x6xui8> -> tensor<1x4x8x8xui8>
+  %1 = graph.conv2d %zeros, %w {pad_value = 5 : i64} : (tensor<1x4x8x8xui8>, tensor<8x4x3x3xi8>) -> tensor<1x8x6x6xi32>
+  func.return %0, %1 : tensor<1x8x6x6xi32>, tensor<1x8x6x6xi32>
+}
+
+// -----
+
 // A Linear layer exported as a 2-D Gemm between reshapes (GPT-2's Conv1D):
 // its activation and the residual add move to the matmul's 2-D shape (the
 // bias broadcasts alike; the full-shaped residual is reshaped, right after

@@ -164,3 +164,33 @@ func.func @pixel_reductions(%x: tensor<1x32x8x8xf32>) -> (tensor<1x24xf32>, tens
   %5 = graph.reduce_sum %3 {axes = array<i64: 1>} : tensor<1x24x8x8xf32> -> tensor<1x8x8xf32>
   func.return %4, %5 : tensor<1x24xf32>, tensor<1x8x8xf32>
 }
+
+// -----
+
+// A u8 x s8 convolution (graph-integer-matmul's) is blocked whatever its
+// input channels (its tiles read the words holding them: one for an RGB
+// stem), keeping its pad value; i32 sums come out blocked.
+// CHECK-LABEL: func.func @byte_quads
+// CHECK:         %[[IN:.*]] = graph.to_blocked %x {block = 16 : i64} : tensor<1x3x8x8xui8> -> tensor<1x1x8x8x16xui8>
+// CHECK-NEXT:    %[[C:.*]] = graph.blocked_conv2d %[[IN]], %w {padding = array<i64: 1, 1, 1, 1>, pad_value = 9 : i64} : (tensor<1x1x8x8x16xui8>, tensor<16x3x3x3xi8>) -> tensor<1x1x8x8x16xi32>
+// CHECK-NEXT:    %[[OUT:.*]] = graph.from_blocked %[[C]] : tensor<1x1x8x8x16xi32> -> tensor<1x16x8x8xi32>
+// BLOCK8-LABEL: func.func @byte_quads
+// BLOCK8:         graph.blocked_conv2d %{{.*}} : (tensor<1x1x8x8x8xui8>, tensor<16x3x3x3xi8>) -> tensor<1x2x8x8x8xi32>
+func.func @byte_quads(%x: tensor<1x3x8x8xui8>) -> tensor<1x16x8x8xi32> {
+  %w = graph.constant dense<3> : tensor<16x3x3x3xi8>
+  %y = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, pad_value = 9 : i64} : (tensor<1x3x8x8xui8>, tensor<16x3x3x3xi8>) -> tensor<1x16x8x8xi32>
+  func.return %y : tensor<1x16x8x8xi32>
+}
+
+// -----
+
+// Other integer convolutions (i16 values) stay plain.
+// CHECK-LABEL: func.func @integer_pairs_stay_plain
+// CHECK-NOT:     blocked
+// BLOCK8-LABEL: func.func @integer_pairs_stay_plain
+// BLOCK8-NOT:     blocked
+func.func @integer_pairs_stay_plain(%x: tensor<1x16x8x8xi16>) -> tensor<1x16x6x6xi32> {
+  %w = graph.constant dense<3> : tensor<16x16x3x3xi16>
+  %y = graph.conv2d %x, %w : (tensor<1x16x8x8xi16>, tensor<16x16x3x3xi16>) -> tensor<1x16x6x6xi32>
+  func.return %y : tensor<1x16x6x6xi32>
+}

@@ -1,4 +1,5 @@
-// RUN: gc-opt %s --split-input-file --pass-pipeline='builtin.module(graph-integer-matmul)' | filecheck %s
+// RUN: gc-opt %s --split-input-file --pass-pipeline='builtin.module(graph-integer-matmul{convolutions=all})' | filecheck %s
+// RUN: gc-opt %s --split-input-file --pass-pipeline='builtin.module(graph-integer-matmul{target=avx2})' | filecheck %s --check-prefix=AVX2
 
 // A u8 activation (one scale, one zero point) times i8 weights with one
 // scale per output column: an integer matmul on the 8-bit values, the zero
@@ -124,4 +125,136 @@ func.func @integer_negative(%qa: tensor<4x8xui8>, %za_k: tensor<1x8xi16>, %x: te
   %0 = graph.matmul %a, %b : (tensor<4x8xi16>, tensor<8x16xi16>) -> tensor<4x16xi32>
   %1 = graph.matmul %x, %b : (tensor<4x8xi16>, tensor<8x16xi16>) -> tensor<4x16xi32>
   func.return %0, %1 : tensor<4x16xi32>, tensor<4x16xi32>
+}
+
+// -----
+
+// A convolution of dequantized operands (one input scale and zero point,
+// per-output-channel weight scales, weight zero points 0): a u8 x s8
+// convolution padded with the input's zero point (so a padded tap adds
+// (zx - zx) w = 0), minus zx times each output channel's weight sum
+// (computed first), then one f32 multiply by the scales.
+// CHECK-LABEL: func.func @conv_qdq
+// CHECK:         %qw = graph.constant dense<2> : tensor<16x8x3x3xi8>
+// CHECK-NEXT:    %[[SW:.*]] = graph.reshape %sw : tensor<16x1x1x1xf32> -> tensor<16x1x1xf32>
+// CHECK-NEXT:    %[[W32:.*]] = graph.cast %qw : tensor<16x8x3x3xi8> -> tensor<16x8x3x3xi32>
+// CHECK-NEXT:    %[[SUMS:.*]] = graph.reduce_sum %[[W32]] {axes = array<i64: 1, 2, 3>} : tensor<16x8x3x3xi32> -> tensor<16xi32>
+// CHECK-NEXT:    %[[CHANNELS:.*]] = graph.reshape %[[SUMS]] : tensor<16xi32> -> tensor<16x1x1xi32>
+// CHECK-NEXT:    %[[ZX:.*]] = graph.constant dense<7> : tensor<i32>
+// CHECK-NEXT:    %[[SHARE:.*]] = graph.mul %[[ZX]], %[[CHANNELS]] : (tensor<i32>, tensor<16x1x1xi32>) -> tensor<16x1x1xi32>
+// CHECK-NEXT:    %[[ACC:.*]] = graph.conv2d %qx, %qw {padding = array<i64: 1, 1, 1, 1>, pad_value = 7 : i64} : (tensor<1x8x6x6xui8>, tensor<16x8x3x3xi8>) -> tensor<1x16x6x6xi32>
+// CHECK-NEXT:    %[[SUM:.*]] = graph.sub %[[ACC]], %[[SHARE]] : (tensor<1x16x6x6xi32>, tensor<16x1x1xi32>) -> tensor<1x16x6x6xi32>
+// CHECK-NEXT:    %[[F:.*]] = graph.cast %[[SUM]] : tensor<1x16x6x6xi32> -> tensor<1x16x6x6xf32>
+// CHECK-NEXT:    %[[S:.*]] = graph.mul %sx, %[[SW]] : (tensor<f32>, tensor<16x1x1xf32>) -> tensor<16x1x1xf32>
+// CHECK-NEXT:    %[[Y:.*]] = graph.mul %[[F]], %[[S]] : (tensor<1x16x6x6xf32>, tensor<16x1x1xf32>) -> tensor<1x16x6x6xf32>
+// CHECK-NEXT:    func.return %[[Y]]
+// A target without byte-quad instructions keeps the f32 convolution (the
+// f32 kernels are faster than emulated quads).
+// AVX2-LABEL: func.func @conv_qdq
+// AVX2:         graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x8x6x6xf32>, tensor<16x8x3x3xf32>) -> tensor<1x16x6x6xf32>
+func.func @conv_qdq(%qx: tensor<1x8x6x6xui8>, %sx: tensor<f32>, %sw: tensor<16x1x1x1xf32>) -> tensor<1x16x6x6xf32> {
+  %zx = graph.constant dense<7> : tensor<ui8>
+  %qw = graph.constant dense<2> : tensor<16x8x3x3xi8>
+  %zw = graph.constant dense<0> : tensor<16x1x1x1xi8>
+  %xf = graph.cast %qx : tensor<1x8x6x6xui8> -> tensor<1x8x6x6xf32>
+  %zxf = graph.cast %zx : tensor<ui8> -> tensor<f32>
+  %xc = graph.sub %xf, %zxf : (tensor<1x8x6x6xf32>, tensor<f32>) -> tensor<1x8x6x6xf32>
+  %x = graph.mul %xc, %sx : (tensor<1x8x6x6xf32>, tensor<f32>) -> tensor<1x8x6x6xf32>
+  %wf = graph.cast %qw : tensor<16x8x3x3xi8> -> tensor<16x8x3x3xf32>
+  %zwf = graph.cast %zw : tensor<16x1x1x1xi8> -> tensor<16x1x1x1xf32>
+  %wc = graph.sub %wf, %zwf : (tensor<16x8x3x3xf32>, tensor<16x1x1x1xf32>) -> tensor<16x8x3x3xf32>
+  %w = graph.mul %wc, %sw : (tensor<16x8x3x3xf32>, tensor<16x1x1x1xf32>) -> tensor<16x8x3x3xf32>
+  %y = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x8x6x6xf32>, tensor<16x8x3x3xf32>) -> tensor<1x16x6x6xf32>
+  func.return %y : tensor<1x16x6x6xf32>
+}
+
+// -----
+
+// An s8 input is shifted to u8, its zero point (0) to 128.
+// CHECK-LABEL: func.func @conv_s8_input
+// CHECK:         %[[SHIFTED:.*]] = graph.add %{{.*}}, %{{.*}} : (tensor<1x8x6x6xi16>, tensor<i16>) -> tensor<1x8x6x6xi16>
+// CHECK-NEXT:    %[[X:.*]] = graph.cast %[[SHIFTED]] : tensor<1x8x6x6xi16> -> tensor<1x8x6x6xui8>
+// CHECK:         %[[ZX:.*]] = graph.constant dense<128> : tensor<i32>
+// CHECK:         graph.conv2d %[[X]], %qw {pad_value = 128 : i64} : (tensor<1x8x6x6xui8>, tensor<16x8x3x3xi8>) -> tensor<1x16x4x4xi32>
+func.func @conv_s8_input(%qx: tensor<1x8x6x6xi8>, %sx: tensor<f32>) -> tensor<1x16x4x4xf32> {
+  %qw = graph.constant dense<-3> : tensor<16x8x3x3xi8>
+  %xf = graph.cast %qx : tensor<1x8x6x6xi8> -> tensor<1x8x6x6xf32>
+  %x = graph.mul %xf, %sx : (tensor<1x8x6x6xf32>, tensor<f32>) -> tensor<1x8x6x6xf32>
+  %wf = graph.cast %qw : tensor<16x8x3x3xi8> -> tensor<16x8x3x3xf32>
+  %w = graph.mul %wf, %sx : (tensor<16x8x3x3xf32>, tensor<f32>) -> tensor<16x8x3x3xf32>
+  %y = graph.conv2d %x, %w : (tensor<1x8x6x6xf32>, tensor<16x8x3x3xf32>) -> tensor<1x16x4x4xf32>
+  func.return %y : tensor<1x16x4x4xf32>
+}
+
+// -----
+
+// u8 weights with zero point 128 are symmetric too: shifted to s8 (the
+// shift folds with the constant), no weight term.
+// CHECK-LABEL: func.func @conv_u8_weights
+// CHECK:         %[[W:.*]] = graph.cast %{{.*}} : tensor<16x8x3x3xi16> -> tensor<16x8x3x3xi8>
+// CHECK-NEXT:    graph.conv2d %qx, %[[W]] : (tensor<1x8x6x6xui8>, tensor<16x8x3x3xi8>) -> tensor<1x16x4x4xi32>
+func.func @conv_u8_weights(%qx: tensor<1x8x6x6xui8>, %sx: tensor<f32>) -> tensor<1x16x4x4xf32> {
+  %qw = graph.constant dense<3> : tensor<16x8x3x3xui8>
+  %zw = graph.constant dense<128> : tensor<ui8>
+  %xf = graph.cast %qx : tensor<1x8x6x6xui8> -> tensor<1x8x6x6xf32>
+  %x = graph.mul %xf, %sx : (tensor<1x8x6x6xf32>, tensor<f32>) -> tensor<1x8x6x6xf32>
+  %wf = graph.cast %qw : tensor<16x8x3x3xui8> -> tensor<16x8x3x3xf32>
+  %zwf = graph.cast %zw : tensor<ui8> -> tensor<f32>
+  %wc = graph.sub %wf, %zwf : (tensor<16x8x3x3xf32>, tensor<f32>) -> tensor<16x8x3x3xf32>
+  %w = graph.mul %wc, %sx : (tensor<16x8x3x3xf32>, tensor<f32>) -> tensor<16x8x3x3xf32>
+  %y = graph.conv2d %x, %w : (tensor<1x8x6x6xf32>, tensor<16x8x3x3xf32>) -> tensor<1x16x4x4xf32>
+  func.return %y : tensor<1x16x4x4xf32>
+}
+
+// -----
+
+// Other weight zero points keep the convolution on centered i16 values
+// (exact, on a direct loop nest).
+// CHECK-LABEL: func.func @conv_other_weight_zero_point
+// CHECK:         graph.conv2d %{{.*}}, %{{.*}} : (tensor<1x8x6x6xi16>, tensor<16x8x3x3xi16>) -> tensor<1x16x4x4xi32>
+func.func @conv_other_weight_zero_point(%qx: tensor<1x8x6x6xui8>, %sx: tensor<f32>) -> tensor<1x16x4x4xf32> {
+  %qw = graph.constant dense<3> : tensor<16x8x3x3xui8>
+  %zw = graph.constant dense<100> : tensor<ui8>
+  %xf = graph.cast %qx : tensor<1x8x6x6xui8> -> tensor<1x8x6x6xf32>
+  %x = graph.mul %xf, %sx : (tensor<1x8x6x6xf32>, tensor<f32>) -> tensor<1x8x6x6xf32>
+  %wf = graph.cast %qw : tensor<16x8x3x3xui8> -> tensor<16x8x3x3xf32>
+  %zwf = graph.cast %zw : tensor<ui8> -> tensor<f32>
+  %wc = graph.sub %wf, %zwf : (tensor<16x8x3x3xf32>, tensor<f32>) -> tensor<16x8x3x3xf32>
+  %w = graph.mul %wc, %sx : (tensor<16x8x3x3xf32>, tensor<f32>) -> tensor<16x8x3x3xf32>
+  %y = graph.conv2d %x, %w : (tensor<1x8x6x6xf32>, tensor<16x8x3x3xf32>) -> tensor<1x16x4x4xf32>
+  func.return %y : tensor<1x16x4x4xf32>
+}
+
+// -----
+
+// So does an input zero point known only at run time (it cannot be the
+// padding's value).
+// CHECK-LABEL: func.func @conv_run_time_zero_point
+// CHECK:         %[[X:.*]] = graph.sub %{{.*}}, %{{.*}} : (tensor<1x8x6x6xi16>, tensor<i16>) -> tensor<1x8x6x6xi16>
+// CHECK:         graph.conv2d %[[X]], %{{.*}} : (tensor<1x8x6x6xi16>, tensor<16x8x3x3xi16>) -> tensor<1x16x4x4xi32>
+func.func @conv_run_time_zero_point(%qx: tensor<1x8x6x6xui8>, %zx: tensor<ui8>, %sx: tensor<f32>) -> tensor<1x16x4x4xf32> {
+  %qw = graph.constant dense<3> : tensor<16x8x3x3xi8>
+  %xf = graph.cast %qx : tensor<1x8x6x6xui8> -> tensor<1x8x6x6xf32>
+  %zxf = graph.cast %zx : tensor<ui8> -> tensor<f32>
+  %xc = graph.sub %xf, %zxf : (tensor<1x8x6x6xf32>, tensor<f32>) -> tensor<1x8x6x6xf32>
+  %x = graph.mul %xc, %sx : (tensor<1x8x6x6xf32>, tensor<f32>) -> tensor<1x8x6x6xf32>
+  %wf = graph.cast %qw : tensor<16x8x3x3xi8> -> tensor<16x8x3x3xf32>
+  %w = graph.mul %wf, %sx : (tensor<16x8x3x3xf32>, tensor<f32>) -> tensor<16x8x3x3xf32>
+  %y = graph.conv2d %x, %w : (tensor<1x8x6x6xf32>, tensor<16x8x3x3xf32>) -> tensor<1x16x4x4xf32>
+  func.return %y : tensor<1x16x4x4xf32>
+}
+
+// -----
+
+// A grouped (depthwise) convolution stays f32.
+// CHECK-LABEL: func.func @depthwise_stays_f32
+// CHECK:         graph.conv2d %x, %w {groups = 8 : i64} : (tensor<1x8x6x6xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x4x4xf32>
+func.func @depthwise_stays_f32(%qx: tensor<1x8x6x6xui8>, %sx: tensor<f32>) -> tensor<1x8x4x4xf32> {
+  %qw = graph.constant dense<3> : tensor<8x1x3x3xi8>
+  %xf = graph.cast %qx : tensor<1x8x6x6xui8> -> tensor<1x8x6x6xf32>
+  %x = graph.mul %xf, %sx : (tensor<1x8x6x6xf32>, tensor<f32>) -> tensor<1x8x6x6xf32>
+  %wf = graph.cast %qw : tensor<8x1x3x3xi8> -> tensor<8x1x3x3xf32>
+  %w = graph.mul %wf, %sx : (tensor<8x1x3x3xf32>, tensor<f32>) -> tensor<8x1x3x3xf32>
+  %y = graph.conv2d %x, %w {groups = 8 : i64} : (tensor<1x8x6x6xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x4x4xf32>
+  func.return %y : tensor<1x8x4x4xf32>
 }

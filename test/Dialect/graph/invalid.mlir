@@ -257,6 +257,30 @@ func.func @conv_rank(%x: tensor<4x9x9xf32>, %w: tensor<6x4x3x3xf32>) {
 
 // -----
 
+func.func @conv_pad_value_out_of_range(%x: tensor<1x4x9x9xui8>, %w: tensor<6x4x3x3xi8>) {
+  // expected-error @+1 {{pad_value 256 is not a value of ui8}}
+  %0 = graph.conv2d %x, %w {pad_value = 256 : i64} : (tensor<1x4x9x9xui8>, tensor<6x4x3x3xi8>) -> tensor<1x6x7x7xi32>
+  func.return
+}
+
+// -----
+
+func.func @conv_pad_value_of_floats(%x: tensor<1x4x9x9xf32>, %w: tensor<6x4x3x3xf32>) {
+  // expected-error @+1 {{pad_value 1 is not a value of f32}}
+  %0 = graph.conv2d %x, %w {pad_value = 1 : i64} : (tensor<1x4x9x9xf32>, tensor<6x4x3x3xf32>) -> tensor<1x6x7x7xf32>
+  func.return
+}
+
+// -----
+
+func.func @conv_mixed_bytes_not_widened(%x: tensor<1x4x9x9xui8>, %w: tensor<6x4x3x3xi8>) {
+  // expected-error @+1 {{a u8 x i8 conv2d has an i32 result (it widens)}}
+  %0 = graph.conv2d %x, %w : (tensor<1x4x9x9xui8>, tensor<6x4x3x3xi8>) -> tensor<1x6x7x7xui8>
+  func.return
+}
+
+// -----
+
 func.func @pool_window(%x: tensor<1x4x2x2xf32>) {
   // expected-error @+1 {{the window does not fit: input spatial size [2, 2] gives output [0, 0]}}
   %0 = graph.max_pool2d %x {kernel = array<i64: 3, 3>} : tensor<1x4x2x2xf32> -> tensor<1x4x1x1xf32>
