@@ -11,8 +11,8 @@ in block order:
 - where every convolution of the function qualifies (else none is
   blocked: islands of blocked layers would pay a reorder at each end), an
   f32 conv2d with constant weights, at least b channels in and out, and
-  one group or depthwise (or a u8 x s8 one with one group, any input
-  channels: graph-integer-matmul's), becomes from_blocked(blocked_conv2d(to_blocked(input)));
+  one group or depthwise (or a u8 x s8 one with one group, any channels:
+  graph-integer-matmul's), becomes from_blocked(blocked_conv2d(to_blocked(input)));
   channels that b does not divide leave padding lanes in the last block
   (dialects/graph/layout.py), which no op reads;
 - an element-wise op one of whose operands is a from_blocked of the op's
@@ -74,11 +74,12 @@ def takes_byte_quads(op: graph.Conv2dOp, block: int) -> bool:
 def wide_enough(op: graph.Conv2dOp, block: int) -> bool:
     """At least a block of channels in and out. Narrower convolutions stay
     plain (an RGB stem, a one-channel head): padded to a block, their
-    tensors and FMAs would be mostly padding. A byte-quad convolution's
-    input may be narrower: its tiles read only the words that hold
-    channels (a stem's 3 channels are one word a pixel)."""
+    tensors and FMAs would be mostly padding. A byte-quad convolution is
+    always blocked: plain, it would run a direct loop nest, and its tiles
+    read only the words that hold channels (a stem's 3 channels are one
+    word a pixel)."""
     c, o = op.input.type.get_shape()[1], op.weight.type.get_shape()[0]
-    return (c >= block or takes_byte_quads(op, block)) and o >= block
+    return (c >= block and o >= block) or takes_byte_quads(op, block)
 
 
 def convertible(op: graph.Conv2dOp, block: int) -> bool:
