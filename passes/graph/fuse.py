@@ -170,7 +170,87 @@ def find_groups(block: Block, max_ops: int) -> list[Group]:
             groups.append(chosen)
         chosen.ops.append(op)
         group_of[op] = chosen
+    for group in groups:
+        _recompute_widening_tails(group, group_of)
     return [g for g in groups if len(g.ops) > 1 and _outputs(g)]
+
+
+WIDENING_TAIL_OPS = 4
+"""The most element-wise ops a consumer group recomputes to read a narrower
+value (a dequantization is 3: cast, subtract the zero point, scale)."""
+
+
+def _bits(value: SSAValue) -> int:
+    element = value.type.element_type
+    return element.bitwidth if hasattr(element, "bitwidth") else element.width.data
+
+
+def _widening_tail(value: SSAValue, group: Group) -> tuple[SSAValue, list[Operation]] | None:
+    """(u, tail) where the group computes `value` from a narrower u of its
+    shape by the element-wise ops `tail` (at most WIDENING_TAIL_OPS, in
+    order), each taking one value of the chain and otherwise only values
+    defined before the group: a dequantization of the u8 a quantization
+    made (or of a group input)."""
+    members = set(group.ops)
+    shape = value.type.get_shape()
+    tail: list[Operation] = []
+    best = None
+    current = value
+    while current.owner in members and len(tail) < WIDENING_TAIL_OPS:
+        op = current.owner
+        if not isinstance(op, graph.ELEMENTWISE_OPS):
+            break
+        chain = [o for o in op.operands if o.owner in members]
+        if not chain:  # the tail starts at a group input
+            chain = [o for o in op.operands if o.type.get_shape() == shape]
+        if len(chain) != 1:
+            break
+        tail.insert(0, op)
+        current = chain[0]
+        if current.type.get_shape() == shape and _bits(current) < _bits(value):
+            best = (current, list(tail))
+    return best
+
+
+def _recompute_widening_tails(group: Group, group_of: dict[Operation, Group]) -> None:
+    """A value the group hands only to other groups, computed from a
+    narrower one by a short tail of element-wise ops (_widening_tail), is
+    recomputed by each consumer group from the narrower value instead, so
+    that the narrower one crosses memory: a quantized network's layers then
+    pass u8 activations, not their dequantized f32 (4x the bytes)."""
+    members = set(group.ops)
+    for op in list(group.ops):
+        for value in op.results:
+            outside = [u.operation for u in value.uses if u.operation not in members]
+            consumers = list(
+                {id(group_of.get(user)): group_of.get(user) for user in outside}.values()
+            )
+            anchors = [user for user in outside if not isinstance(user, graph.ELEMENTWISE_OPS)]
+            if not outside or anchors or any(consumer is None for consumer in consumers):
+                continue  # an anchor, or an op outside any group, needs the value itself
+            found = _widening_tail(value, group)
+            if found is None:
+                continue
+            narrow, tail = found
+            for consumer in consumers:
+                users = [user for user in outside if group_of[user] is consumer]
+                first = min(consumer.ops.index(user) for user in users)
+                mapping: dict[SSAValue, SSAValue] = {}  # each clone reads the previous
+                clones = [tail_op.clone(value_mapper=mapping) for tail_op in tail]
+                Rewriter.insert_op(clones, InsertPoint.before(consumer.ops[first]))
+                consumer.ops[first:first] = clones
+                for clone in clones:
+                    group_of[clone] = consumer
+                for user in users:
+                    for index, operand in enumerate(user.operands):
+                        if operand is value:
+                            user.operands[index] = clones[-1].results[0]
+            for tail_op in reversed(tail):  # dead in this group now, unless still used
+                if not tail_op.results[0].uses:
+                    group.ops.remove(tail_op)
+                    members.discard(tail_op)
+                    del group_of[tail_op]
+                    Rewriter.erase_op(tail_op)
 
 
 def _outputs(group: Group) -> list[SSAValue]:

@@ -217,3 +217,45 @@ func.func @rounding_chain(%x: tensor<4x8xf32>, %y: tensor<8xf32>) -> tensor<8xi6
   %7 = graph.argmax %6 : tensor<4x8xf32> -> tensor<8xi64>
   func.return %7 : tensor<8xi64>
 }
+
+// -----
+
+// A value one group hands to another, computed from a narrower one by a
+// short tail (a dequantization of the u8 a quantization made), crosses
+// memory narrow: the consumer group recomputes the tail from the u8.
+// CHECK-LABEL: func.func @narrow_boundary
+// CHECK:         %[[Q:.*]] = graph.fused %x, %s : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xui8> {
+// CHECK:           %[[Q1:.*]] = graph.cast %{{.*}} : tensor<4x16xf32> -> tensor<4x16xui8>
+// CHECK-NEXT:      graph.yield %[[Q1]] : tensor<4x16xui8>
+// CHECK:         graph.fused %p, %w, %[[Q]], %s : (tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xui8>, tensor<f32>) -> tensor<4x16xf32> {
+// CHECK:           %[[M:.*]] = graph.matmul
+// CHECK-NEXT:      %[[D:.*]] = graph.cast %{{.*}} : tensor<4x16xui8> -> tensor<4x16xf32>
+// CHECK-NEXT:      %[[D2:.*]] = graph.mul %[[D]], %{{.*}} : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf32>
+// CHECK-NEXT:      graph.add %[[M]], %[[D2]]
+func.func @narrow_boundary(%x: tensor<4x16xf32>, %p: tensor<4x8xf32>, %w: tensor<8x16xf32>, %s: tensor<f32>) -> tensor<4x16xf32> {
+  %a = graph.div %x, %s : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf32>
+  %r = graph.round %a : tensor<4x16xf32>
+  %q = graph.cast %r : tensor<4x16xf32> -> tensor<4x16xui8>
+  %d = graph.cast %q : tensor<4x16xui8> -> tensor<4x16xf32>
+  %d2 = graph.mul %d, %s : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf32>
+  %m = graph.matmul %p, %w : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %o = graph.add %m, %d2 : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  func.return %o : tensor<4x16xf32>
+}
+
+// -----
+
+// Where an op outside any group reads the value too, it stays the output.
+// CHECK-LABEL: func.func @wide_value_also_returned
+// CHECK:         %[[D2:.*]] = graph.fused %x, %s : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf32> {
+// CHECK:         graph.fused %p, %w, %[[D2]] : (tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+func.func @wide_value_also_returned(%x: tensor<4x16xf32>, %p: tensor<4x8xf32>, %w: tensor<8x16xf32>, %s: tensor<f32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+  %a = graph.div %x, %s : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf32>
+  %r = graph.round %a : tensor<4x16xf32>
+  %q = graph.cast %r : tensor<4x16xf32> -> tensor<4x16xui8>
+  %d = graph.cast %q : tensor<4x16xui8> -> tensor<4x16xf32>
+  %d2 = graph.mul %d, %s : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf32>
+  %m = graph.matmul %p, %w : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %o = graph.add %m, %d2 : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  func.return %o, %d2 : tensor<4x16xf32>, tensor<4x16xf32>
+}
