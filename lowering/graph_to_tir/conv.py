@@ -24,7 +24,8 @@ convolutions use, on NCHW):
   group, block of rows, block of channel strips), chosen from the target's
   L2, vector lanes and cores (BrgemmConv._choose_blocks), the epilogue
   (bias, relu, batch norm folded by canonicalize) on each finished strip.
-Integer convolutions keep a direct loop nest.
+Integer convolutions (unless blocked: conv_blocked.py) keep a direct loop
+nest, in the sum's width, reading `pad_value` outside the input.
 """
 
 from __future__ import annotations
