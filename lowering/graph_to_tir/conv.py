@@ -37,6 +37,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float32Type, IndexTy
 from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import graph, tir
+from graphcompiler.lowering.graph_to_tir.conv_direct import direct_conv2d, inside
 from graphcompiler.lowering.graph_to_tir.conv_gemm import GemmConv, conv_path
 from graphcompiler.lowering.graph_to_tir.depthwise import DepthwiseConv, is_depthwise
 from graphcompiler.lowering.graph_to_tir.kernel import (
@@ -49,30 +50,10 @@ from graphcompiler.lowering.graph_to_tir.matmul import (
     Epilogue,
     unflatten,
 )
-from graphcompiler.lowering.graph_to_tir.padded_rows import (
-    add_tap_product,
-    copy_input_row,
-    fill_zeros,
-)
+from graphcompiler.lowering.graph_to_tir.padded_rows import copy_input_row, fill_zeros
 from graphcompiler.target.schedules import MatmulSchedule
 
 f32 = Float32Type()
-
-
-def _window_origin(kernel: Kernel, position: SSAValue, stride: int, pad: int) -> SSAValue:
-    return kernel.b.sub(kernel.b.mul(position, stride), pad)
-
-
-def _inside(kernel: Kernel, coordinates: list[SSAValue], sizes: list[int]) -> SSAValue:
-    """0 <= c < size for every coordinate, as one i1."""
-    b = kernel.b
-    result = None
-    for coordinate, size in zip(coordinates, sizes, strict=True):
-        check = b.binary(
-            tir.AndOp, b.binary(tir.GeOp, coordinate, 0), b.binary(tir.LtOp, coordinate, size)
-        )
-        result = check if result is None else b.binary(tir.AndOp, result, check)
-    return result
 
 
 def _window_params(op: graph.Conv2dOp) -> tuple[list[int], list[int], list[int]]:
@@ -101,7 +82,7 @@ def conv2d_into(
             else:
                 GemmConv(kernel, op, x, w, out, epilogue, path == "transposed").emit()
             return
-    _direct_conv2d(kernel, op, x, w, out)
+    direct_conv2d(kernel, op, x, w, out)
     if epilogue:
         epilogue([0, 0, 0, 0], out.shape)
 
@@ -190,7 +171,7 @@ class BrgemmConv:
             image, row, channel = unflatten(kernel, flat, outer)
             leading = [channel, row] if self.planes else [row, channel]
             source_row = b.sub(row, pt)
-            branch = b.make_if(_inside(kernel, [source_row], [self.h]), with_else=True)
+            branch = b.make_if(inside(kernel, [source_row], [self.h]), with_else=True)
             with b.at_end_of(branch.then_region.block), b.make_for(0, self.kw, 1) as kx:
                 shift = b.sub(b.mul(kx, self.dilations[1]), self.pads[1])
                 source = [image, channel, source_row]
@@ -309,26 +290,3 @@ class BrgemmConv:
                 last = b.make_if(b.binary(tir.EqOp, strip_block, strip_blocks - 1))
                 with b.at_end_of(last.then_region.block):
                     strip(b.value(full_groups, IndexType()), tail)
-
-
-def _direct_conv2d(kernel: Kernel, op, x: Operand, w: Operand, out: Operand) -> None:
-    """Integer (and mixed-type) convolution: one dot product per output element."""
-    b = kernel.b
-    n, c, h, width = x.shape
-    o, i_per_group, kh, kw = w.shape
-    groups = op.group_count
-    strides, pads, dilations = _window_params(op)
-    _, _, oh, ow = out.shape
-    with kernel.loop_nest([o, n, oh, ow]) as (oc, batch, y, z):
-        group = b.div(oc, o // groups)
-        total = kernel.var(compute_type(out.element), 0)
-        with kernel.loop_nest([i_per_group, kh, kw], parallel=False) as (ic, ky, kx):
-            row = b.add(_window_origin(kernel, y, strides[0], pads[0]), b.mul(ky, dilations[0]))
-            column = b.add(_window_origin(kernel, z, strides[1], pads[1]), b.mul(kx, dilations[1]))
-            channel = b.add(b.mul(group, i_per_group), ic)
-            add_tap_product(
-                kernel, total, _inside(kernel, [row, column], [h, width]),
-                lambda: kernel.load(x, [batch, channel, row, column]),
-                lambda: kernel.load(w, [oc, ic, ky, kx]), op.padding_value,
-            )  # fmt: skip
-        kernel.store(out, [batch, oc, y, z], b.read(total))

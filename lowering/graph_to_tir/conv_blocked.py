@@ -54,6 +54,7 @@ from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import tir
 from graphcompiler.dialects.tir.types import MAX_LANES
+from graphcompiler.lowering.graph_to_tir.conv_direct import direct_blocked_conv2d
 from graphcompiler.lowering.graph_to_tir.kernel import (
     Kernel,
     Operand,
@@ -61,7 +62,6 @@ from graphcompiler.lowering.graph_to_tir.kernel import (
     worth_parallel_work,
 )
 from graphcompiler.lowering.graph_to_tir.matmul import Epilogue, unflatten
-from graphcompiler.lowering.graph_to_tir.padded_rows import add_tap_product
 from graphcompiler.target.description import Target
 
 f32, i32 = Float32Type(), IntegerType(32)
@@ -93,7 +93,7 @@ def blocked_conv2d_into(
     ):
         BlockedConv(kernel, op, x, w, out, epilogue).emit()
         return
-    _direct(kernel, op, x, w, out)
+    direct_blocked_conv2d(kernel, op, x, w, out)
     if epilogue:
         epilogue([0] * 5, out.shape)
 
@@ -571,35 +571,3 @@ class BlockedConv:
             if rest:
                 tile(b.value(inside_to - rest, IndexType()), rest, columns_clipped=False)
             border(inside_to, self.ow)
-
-
-def _direct(kernel: Kernel, op, x: Operand, w: Operand, out: Operand) -> None:
-    """Other element types and blocks wider than a vector: one sum per
-    output element (a padding lane's is 0)."""
-    b = kernel.b
-    _, _, h, width, block = x.shape
-    outputs, c_per_group, kh, kw = w.shape
-    (sh, sw), (top, left) = op.window_strides, op.window_padding[:2]
-    dh, dw = op.window_dilations
-    depthwise = op.group_count > 1
-    with kernel.loop_nest(out.shape) as (image, blocks, y, x_, lane):
-        o = b.add(b.mul(blocks, block), lane)
-        total = kernel.var(compute_type(out.element), 0)
-        output = b.make_if(b.binary(tir.LtOp, o, outputs)) if outputs % block else None
-        with b.at_end_of(output.then_region.block) if output else _here():  # not a padding lane
-            with kernel.loop_nest([c_per_group, kh, kw], parallel=False) as (c, ky, kx):
-                row = b.add(b.sub(b.mul(y, sh), top), b.mul(ky, dh))
-                column = b.add(b.sub(b.mul(x_, sw), left), b.mul(kx, dw))
-                inside = None
-                for coordinate, size in ((row, h), (column, width)):
-                    check = b.binary(
-                        tir.AndOp,
-                        b.binary(tir.GeOp, coordinate, 0),
-                        b.binary(tir.LtOp, coordinate, size),
-                    )
-                    inside = check if inside is None else b.binary(tir.AndOp, inside, check)
-                channel = o if depthwise else c
-                at = [image, b.div(channel, block), row, column, b.mod(channel, block)]
-                add_tap_product(kernel, total, inside, lambda at=at: kernel.load(x, at),
-                                lambda: kernel.load(w, [o, c, ky, kx]), op.padding_value)  # fmt: skip
-        kernel.store(out, [image, blocks, y, x_, lane], b.read(total))

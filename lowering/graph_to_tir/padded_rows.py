@@ -1,10 +1,7 @@
 """Copying one input row into a padded, strided buffer row: the repacks of
-the convolutions (conv.py's shifted rows, depthwise.py's column phases),
-and the direct loop nests' tap step."""
+the convolutions (conv.py's shifted rows, depthwise.py's column phases)."""
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 from xdsl.dialects.builtin import Float32Type
 from xdsl.ir import SSAValue
@@ -48,30 +45,3 @@ def fill_zeros(b, tensor: SSAValue, leading: list, start, end) -> None:
     """tensor[*leading, start:end] = 0."""
     with b.make_for(start, end, 1) as column:
         b.make_store(b.const(0.0, f32), tensor, [*leading, column])
-
-
-def add_tap_product(
-    kernel: Kernel,
-    total: SSAValue,
-    inside: SSAValue,
-    input_value: Callable[[], SSAValue],
-    weight: Callable[[], SSAValue],
-    pad_value: int,
-) -> None:
-    """total += input * weight for a convolution tap inside the input,
-    pad_value * weight outside it (nothing for a pad value of 0), in the
-    sum's type: the direct loop nests' inner step."""
-    b = kernel.b
-    sum_type = b.read(total).type
-
-    def widened(value: SSAValue) -> SSAValue:  # products of 8 or 16 bits need the sum's width
-        return value if value.type == sum_type else b.cast(value, sum_type)
-
-    branch = b.make_if(inside, with_else=bool(pad_value))
-    with b.at_end_of(branch.then_region.block):
-        product = b.mul(widened(input_value()), widened(weight()))
-        b.make_assign(total, b.add(b.read(total), product))
-    if pad_value:
-        with b.at_end_of(branch.else_region.block):
-            product = b.mul(b.const(pad_value, sum_type), widened(weight()))
-            b.make_assign(total, b.add(b.read(total), product))
