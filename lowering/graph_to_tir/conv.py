@@ -25,7 +25,7 @@ convolutions use, on NCHW):
   L2, vector lanes and cores (BrgemmConv._choose_blocks), the epilogue
   (bias, relu, batch norm folded by canonicalize) on each finished strip.
 Integer convolutions (unless blocked: conv_blocked.py) keep a direct loop
-nest, in the sum's width, reading `pad_value` outside the input.
+nest (conv_direct.py).
 """
 
 from __future__ import annotations
