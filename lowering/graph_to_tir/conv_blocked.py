@@ -223,70 +223,21 @@ class BlockedConv:
     # --- the input and the weights -----------------------------------------------
 
     def _source(self) -> tuple[SSAValue, int, int]:
-        """The input the taps read, its rows and columns: the padded copy,
-        the gathered one, or x itself (byte quads: always a copy in words)."""
-        if self.quads:
-            return self._word_source()
-        if self.gathered:
-            return self._gathered_input(), self.oh, self.ow
-        if not self.padded:
-            return self.x.value, self.h, self.width
-        kernel, b, block = self.kernel, self.b, self.block
-        top, left = self.pads[:2]
-        padded = b.make_tensor([self.n, self.blocks, self.hp, self.wp, block], f32)
-        copied = max(0, min(self.width, self.wp - left))  # input columns inside the window
-        vector = VectorType(f32, [block])
-        zero = b.const(0.0, vector)
-        outer = [self.n, self.blocks, self.hp]
-        parallel = worth_parallel_work(math.prod(outer), math.prod(outer) * self.wp * block)
-        with kernel.loop_nest([math.prod(outer)], parallel) as (flat,):
-            image, channels, row = unflatten(kernel, flat, outer)
-            target = b.tensor_ptr(padded, [image, channels, row, 0, 0], [self.wp * block])
-            source_row = b.sub(row, top)
-            inside = b.binary(
-                tir.AndOp, b.binary(tir.GeOp, source_row, 0), b.binary(tir.LtOp, source_row, self.h)
-            )
-            branch = b.make_if(inside, with_else=True)
-            with b.at_end_of(branch.then_region.block):
-                source = b.tensor_ptr(
-                    self.x.value, [image, channels, source_row, 0, 0], [self.width * block]
-                )
-                with b.make_for(0, left * block, block) as j:
-                    b.make_store(zero, target, [j], block)
-                with b.make_for(0, copied * block, block) as j:
-                    value = b.make_load(source, [j], block)
-                    b.make_store(value, target, [b.add(j, left * block)], block)
-                with b.make_for((left + copied) * block, self.wp * block, block) as j:
-                    b.make_store(zero, target, [j], block)
-            with b.at_end_of(branch.else_region.block), b.make_for(0, self.wp * block, block) as j:
-                b.make_store(zero, target, [j], block)
-        return padded, self.hp, self.wp
+        """The input the taps read, its rows and columns: x itself, or a
+        copy (_copied_input) where it is padded, strided 1x1 or byte quads."""
+        if self.quads or self.gathered or self.padded:
+            return self._copied_input()
+        return self.x.value, self.h, self.width
 
-    def _gathered_input(self) -> SSAValue:
-        """[N, C / b, OH, OW, b]: the pixels a strided 1x1 convolution reads."""
-        kernel, b, block = self.kernel, self.b, self.block
-        gathered = b.make_tensor([self.n, self.blocks, self.oh, self.ow, block], f32)
-        outer = [self.n, self.blocks, self.oh]
-        parallel = worth_parallel_work(math.prod(outer), math.prod(outer) * self.ow * block)
-        with kernel.loop_nest([math.prod(outer)], parallel) as (flat,):
-            image, channels, row = unflatten(kernel, flat, outer)
-            source = b.tensor_ptr(
-                self.x.value,
-                [image, channels, b.mul(row, self.sh), 0, 0],
-                [((self.ow - 1) * self.sw + 1) * block],
-            )
-            target = b.tensor_ptr(gathered, [image, channels, row, 0, 0], [self.ow * block])
-            with b.make_for(0, self.ow, 1) as column:
-                value = b.make_load(source, [b.mul(column, self.sw * block)], block)
-                b.make_store(value, target, [b.mul(column, block)], block)
-        return gathered
-
-    def _word_source(self) -> tuple[SSAValue, int, int]:
-        """The input as i32 words of four channels' bytes, [N, C / b, rows,
-        columns, b / 4]: the padded input (its border the pad value's bytes),
-        or a strided 1x1 convolution's gathered pixels; the tiles read words
-        (`tir.brgemm_tile` multiplies i32 elements)."""
-        kernel, b, block, words = self.kernel, self.b, self.block, self.k_block
+    def _copied_input(self) -> tuple[SSAValue, int, int]:
+        """[N, C / b, rows, columns, b] copied once per call: the padded
+        input with its border (no tap is then bounds-checked), or the pixels
+        a strided 1x1 convolution reads, gathered at unit stride (see
+        `gathered`). Byte quads are
+        always copied, as i32 words of four channels' bytes ([..., b / 4])
+        with a border of the pad value's bytes: the tiles multiply i32
+        elements."""
+        kernel, b, block, per_pixel = self.kernel, self.b, self.block, self.k_block
         if self.gathered:
             rows, columns, top, left, copied = self.oh, self.ow, 0, 0, self.ow
         else:
@@ -295,20 +246,23 @@ class BlockedConv:
             copied = max(0, min(self.width, self.wp - left))  # input columns inside the window
         step = self.sw * block if self.gathered else block
         source_rows = self.sh if self.gathered else 1
-        packed = b.make_tensor([self.n, self.blocks, rows, columns, words], i32)
-        vector = VectorType(i32, [words])
-        byte = self.pad_value & 0xFF
-        fill = b.const(np.int32(np.uint32(byte * 0x01010101)).item(), vector)
+        element = i32 if self.quads else f32
+        vector = VectorType(element, [per_pixel])
+        if self.quads:  # the pad value's byte in each of a word's four
+            fill = b.const(np.int32(np.uint32((self.pad_value & 0xFF) * 0x01010101)).item(), vector)
+        else:
+            fill = b.const(0.0, vector)
+        copy = b.make_tensor([self.n, self.blocks, rows, columns, per_pixel], element)
         outer = [self.n, self.blocks, rows]
         parallel = worth_parallel_work(math.prod(outer), math.prod(outer) * columns * block)
         with kernel.loop_nest([math.prod(outer)], parallel) as (flat,):
             image, channels, row = unflatten(kernel, flat, outer)
-            target = b.tensor_ptr(packed, [image, channels, row, 0, 0], [columns * words])
+            target = b.tensor_ptr(copy, [image, channels, row, 0, 0], [columns * per_pixel])
 
             def fill_columns(first: int, end: int) -> None:
                 if end > first:
-                    with b.make_for(first * words, end * words, words) as j:
-                        b.make_store(fill, target, [j], words)
+                    with b.make_for(first * per_pixel, end * per_pixel, per_pixel) as j:
+                        b.make_store(fill, target, [j], per_pixel)
 
             source_row = b.sub(b.mul(row, source_rows), top)
             inside = b.binary(
@@ -321,13 +275,14 @@ class BlockedConv:
                 )
                 fill_columns(0, left)
                 with b.make_for(0, copied, 1) as column:
-                    value = b.make_load(source, [b.mul(column, step)], block)  # bytes as stored
-                    word = b.unary(tir.ReinterpretOp, value, vector)
-                    b.make_store(word, target, [b.mul(b.add(column, left), words)], words)
+                    value = b.make_load(source, [b.mul(column, step)], block)  # as stored
+                    if self.quads:
+                        value = b.unary(tir.ReinterpretOp, value, vector)
+                    b.make_store(value, target, [b.mul(b.add(column, left), per_pixel)], per_pixel)
                 fill_columns(left + copied, columns)
             with b.at_end_of(branch.else_region.block):
                 fill_columns(0, columns)
-        return packed, rows, columns
+        return copy, rows, columns
 
     def _packed_weights(self) -> SSAValue:
         """[groups, C / b, KH, KW, b, v b] panels ([C / b, KH, KW, b] depthwise),
