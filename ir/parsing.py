@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import (
     Attribute,
+    Block,
     Operation,
     SSAValue,
     TypeAttribute,
@@ -265,6 +266,20 @@ class LocatingParser(Parser):
                 offset = self._op_name_offsets[-1]
                 self.raise_error(f"'{self._op_types[-1].name}' op {error}", offset, offset + 1)
         return attributes
+
+    def _parse_block(self) -> Block:
+        # xDSL forgets where a forward-referenced block was defined, so a
+        # second definition of its label escaped as a KeyError.
+        token = self._current_token
+        name = token.text[1:]
+        if (
+            token.kind == MLIRTokenKind.CARET_IDENT
+            and name in self.blocks
+            and self.blocks[name][1] is None
+            and name not in self.forward_block_references
+        ):
+            self.raise_error(f"re-declaration of block '{name}'", token.span.start, token.span.end)
+        return super()._parse_block()
 
     def parse_operation(self) -> Operation:
         depth = len(self._op_types)

@@ -213,3 +213,16 @@ func.func @fused_without_results(%x: tensor<4xf32>) {
   }
   func.return
 }
+
+// -----
+
+// A block label defined twice, the first after a forward branch to it
+// (xDSL forgot that definition and raised a KeyError).
+func.func @twice_defined_block(%x: tensor<4xf32>) -> tensor<4xf32> {
+  cf.br ^bb1
+^bb1:
+  func.return %x : tensor<4xf32>
+// expected-error @+1 {{re-declaration of block 'bb1'}}
+^bb1:
+  func.return %x : tensor<4xf32>
+}
