@@ -159,3 +159,44 @@ def _window(conv: graph.Conv2dOp) -> dict:
         "dilations": conv.window_dilations,
         "groups": conv.group_count,
     }
+
+
+def rewrite_max_pool(pool: graph.MaxPool2dOp) -> bool:
+    """max_pool2d(dequantize(q)) -> dequantize(max_pool2d(q)) for a positive
+    constant scale (one, and one zero point): dequantizing is increasing,
+    so it commutes with a max (padding never wins either way). The pool
+    then moves bytes, and the layer before it hands it u8 (ResNet's stem
+    passed f32 through a reorder and the pool)."""
+    parts = dequantized(pool.input)
+    if parts is None or not (one_value(parts.scale) and one_value(parts.zero)):
+        return False
+    scales = constant_values(parts.scale)
+    if scales is None or not np.all(scales > 0):
+        return False
+    shape = shape_of(pool.result)
+    ops: list[Operation] = []
+
+    def add(op: Operation) -> SSAValue:
+        ops.append(op)
+        return op.results[0]
+
+    try:
+        quantized = parts.quantized
+        pooled = add(graph.MaxPool2dOp.build_from(
+            [quantized], TensorType(quantized.type.element_type, shape), **pool.properties
+        ))  # fmt: skip
+        value = add(graph.CastOp.build_from([pooled], TensorType(f32, shape)))
+        if parts.zero is not None:
+            zero = add(graph.CastOp.build_from([parts.zero], TensorType(f32, shape_of(parts.zero))))
+            value = add(graph.SubOp.build_from([value, zero]))
+        value = add(graph.MulOp.build_from([value, parts.scale]))
+    except VerifyException:
+        return False
+    if value.type != pool.result.type:
+        return False
+    Rewriter.insert_op(ops, InsertPoint.before(pool))
+    pool.result.replace_all_uses_with(value)
+    dequantization = pool.input
+    Rewriter.erase_op(pool)
+    erase_if_unused(dequantization)
+    return True

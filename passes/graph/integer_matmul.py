@@ -129,6 +129,7 @@ class GraphIntegerMatmulPass(FunctionPass):
         "u8-s8-matmuls": "integer matmuls on the 8-bit values, zero points subtracted after",
         "integer-convolutions": "convolutions of dequantized operands computed on integers",
         "u8-s8-convolutions": "integer convolutions on the 8-bit values, padded with the zero point",
+        "8-bit-max-pools": "max pools of dequantized values run on the 8-bit values",
     }
 
     def run_on_function(self, function: func.FuncOp) -> dict[str, int]:
@@ -138,6 +139,9 @@ class GraphIntegerMatmulPass(FunctionPass):
         counts = {
             "integer-matmuls": sum(rewrite(op) for op in ops_of(graph.MatmulOp)),
             "u8-s8-matmuls": sum(eight_bit_matmul.rewrite(op) for op in ops_of(graph.MatmulOp)),
+            "8-bit-max-pools": sum(
+                integer_conv.rewrite_max_pool(op) for op in ops_of(graph.MaxPool2dOp)
+            ),
         }
         if self._rewrites_convolutions():
             counts["integer-convolutions"] = sum(

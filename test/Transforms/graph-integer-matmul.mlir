@@ -258,3 +258,43 @@ func.func @depthwise_stays_f32(%qx: tensor<1x8x6x6xui8>, %sx: tensor<f32>) -> te
   %y = graph.conv2d %x, %w {groups = 8 : i64} : (tensor<1x8x6x6xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x4x4xf32>
   func.return %y : tensor<1x8x4x4xf32>
 }
+
+// -----
+
+// A max pool of a dequantized tensor (a positive constant scale) runs on
+// the 8-bit values, the dequantization after it: it is increasing, so it
+// commutes with the max, and the pool moves bytes.
+// CHECK-LABEL: func.func @max_pool_of_dequantized
+// CHECK:         %[[P:.*]] = graph.max_pool2d %q {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<1x4x8x8xui8> -> tensor<1x4x4x4xui8>
+// CHECK-NEXT:    %[[F:.*]] = graph.cast %[[P]] : tensor<1x4x4x4xui8> -> tensor<1x4x4x4xf32>
+// CHECK-NEXT:    %[[Z:.*]] = graph.cast %z : tensor<ui8> -> tensor<f32>
+// CHECK-NEXT:    %[[C:.*]] = graph.sub %[[F]], %[[Z]]
+// CHECK-NEXT:    %y = graph.mul %[[C]], %s
+// AVX2-LABEL: func.func @max_pool_of_dequantized
+// AVX2:         graph.max_pool2d %q
+func.func @max_pool_of_dequantized(%q: tensor<1x4x8x8xui8>) -> tensor<1x4x4x4xf32> {
+  %z = graph.constant dense<3> : tensor<ui8>
+  %s = graph.constant dense<0.25> : tensor<f32>
+  %f = graph.cast %q : tensor<1x4x8x8xui8> -> tensor<1x4x8x8xf32>
+  %zf = graph.cast %z : tensor<ui8> -> tensor<f32>
+  %c = graph.sub %f, %zf : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  %x = graph.mul %c, %s : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  %y = graph.max_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>
+  func.return %y : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+// A negative scale reverses the order: the pool stays on the f32 values.
+// CHECK-LABEL: func.func @negative_scale_stays
+// CHECK:         graph.max_pool2d %x
+func.func @negative_scale_stays(%q: tensor<1x4x8x8xui8>) -> tensor<1x4x4x4xf32> {
+  %z = graph.constant dense<3> : tensor<ui8>
+  %s = graph.constant dense<-0.25> : tensor<f32>
+  %f = graph.cast %q : tensor<1x4x8x8xui8> -> tensor<1x4x8x8xf32>
+  %zf = graph.cast %z : tensor<ui8> -> tensor<f32>
+  %c = graph.sub %f, %zf : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  %x = graph.mul %c, %s : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  %y = graph.max_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>
+  func.return %y : tensor<1x4x4x4xf32>
+}

@@ -151,3 +151,26 @@ def test_qdq_resnet_convolutions_run_on_byte_quads():
     for op in convolutions:
         types = [str(v.type.element_type) for v in (*op.operands, op.results[0])]
         assert (op.name, types) == ("graph.blocked_conv2d", ["ui8", "i8", "i32"]), op
+
+
+def test_max_pool_of_dequantized_bytes_matches_the_f32_pool():
+    """graph-integer-matmul pools the bytes, then dequantizes: the same
+    values as pooling the dequantized f32 (padding never wins)."""
+    program = """func.func @main(%q: tensor<1x4x9x9xui8>) -> tensor<1x4x5x5xf32> {
+  %z = graph.constant dense<3> : tensor<ui8>
+  %s = graph.constant dense<0.37> : tensor<f32>
+  %f = graph.cast %q : tensor<1x4x9x9xui8> -> tensor<1x4x9x9xf32>
+  %zf = graph.cast %z : tensor<ui8> -> tensor<f32>
+  %c = graph.sub %f, %zf : (tensor<1x4x9x9xf32>, tensor<f32>) -> tensor<1x4x9x9xf32>
+  %x = graph.mul %c, %s : (tensor<1x4x9x9xf32>, tensor<f32>) -> tensor<1x4x9x9xf32>
+  %y = graph.max_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<1x4x9x9xf32> -> tensor<1x4x5x5xf32>
+  func.return %y : tensor<1x4x5x5xf32>
+}"""
+    compiled = graphcompiler.compile(program, cache=False)
+    assert "tensor<1x4x5x5xui8>" in str(compiled.graph)  # pooled as bytes
+    q = np.random.default_rng(7).integers(0, 256, (1, 4, 9, 9)).astype(np.uint8)
+    x = (q.astype(np.float32) - np.float32(3)) * np.float32(0.37)
+    padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(2, 3))
+    want = windows[:, :, ::2, ::2].max(axis=(-1, -2))
+    np.testing.assert_array_equal(compiled(q), want)
