@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import math
 
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float32Type, VectorType, i32
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    Float32Type,
+    IntegerType,
+    VectorType,
+    i32,
+)
 from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import tir
@@ -19,11 +25,11 @@ f32 = Float32Type()
 def reorder(kernel: Kernel, op) -> None:
     """graph.to_blocked / graph.from_blocked: for each image and block of b
     channels, the b planes [b, S] become the pixels' blocks [S, b] (or
-    back), through flat views of both (S = the spatial size). f32 blocks of
-    a power-of-two vector width move b pixels at a time: b vectors loaded,
-    transposed in registers (`transpose_vectors`), b vectors stored; the
-    pixels past the last such tile (and other element types) one element
-    at a time. A padded last block has fewer planes: to_blocked writes
+    back), through flat views of both (S = the spatial size). f32 and
+    integer blocks of a power-of-two vector width move b pixels at a time:
+    b vectors loaded, transposed in registers (`transpose_vectors`; 8- and
+    16-bit integers widened to i32 lanes), b vectors stored; the pixels past
+    the last such tile (and other element types) one element at a time. A padded last block has fewer planes: to_blocked writes
     zeros in its other lanes. Parallel over the blocks."""
     b = kernel.b
     to_blocked = op.name == "graph.to_blocked"
@@ -34,7 +40,9 @@ def reorder(kernel: Kernel, op) -> None:
     whole, last = divmod(plain.shape[1], block)
     pixels = math.prod(spatial)
     rank = len(blocked.shape)
-    vectorized = plain.element == f32 and 2 <= block <= MAX_LANES and block & (block - 1) == 0
+    vectorized = (
+        _moves_vectors(plain.element) and 2 <= block <= MAX_LANES and block & (block - 1) == 0
+    )
     tiled = pixels - pixels % block if vectorized else 0  # pixels moved by whole tiles
     outer = [n, blocks]
     parallel = worth_parallel_work(n * blocks, n * blocks * pixels * block)
@@ -73,20 +81,37 @@ def reorder(kernel: Kernel, op) -> None:
                 copy(last)
 
 
+def _moves_vectors(element) -> bool:
+    """f32, and integers of at most 32 bits (widened to i32 lanes for the
+    transpose: a u8 network's reorders moved a byte at a time)."""
+    return element == f32 or (isinstance(element, IntegerType) and 8 <= element.width.data <= 32)
+
+
 def _reorder_tile(b, planes, pixel_blocks, pixel, pixels: int, lanes: int, block: int, to_blocked):
-    """Pixels [pixel, pixel + block) of `lanes` planes to their blocks (or back)."""
-    vector = VectorType(f32, [block])
+    """Pixels [pixel, pixel + block) of `lanes` planes to their blocks (or
+    back); narrower integers are transposed as i32 lanes."""
+    element = planes.type.element_type
+    wide = f32 if element == f32 else i32
+    vector = VectorType(wide, [block])
+
+    def load(tensor, index) -> SSAValue:
+        value = b.make_load(tensor, [index], block)
+        return value if element == wide else b.cast(value, vector)
+
+    def store(value, tensor, index) -> None:
+        if element != wide:
+            value = b.cast(value, VectorType(element, [block]))
+        b.make_store(value, tensor, [index], block)
+
     if to_blocked:
-        rows = [b.make_load(planes, [b.add(pixel, lane * pixels)], block) for lane in range(lanes)]
-        rows += [b.const(0.0, vector)] * (block - lanes)
+        rows = [load(planes, b.add(pixel, lane * pixels)) for lane in range(lanes)]
+        rows += [b.const(0.0 if wide == f32 else 0, vector)] * (block - lanes)
         for offset, column in enumerate(transpose_vectors(b, rows)):
-            b.make_store(column, pixel_blocks, [b.mul(b.add(pixel, offset), block)], block)
+            store(column, pixel_blocks, b.mul(b.add(pixel, offset), block))
     else:
-        rows = [
-            b.make_load(pixel_blocks, [b.mul(b.add(pixel, i), block)], block) for i in range(block)
-        ]
+        rows = [load(pixel_blocks, b.mul(b.add(pixel, i), block)) for i in range(block)]
         for lane, column in enumerate(transpose_vectors(b, rows)[:lanes]):
-            b.make_store(column, planes, [b.add(pixel, lane * pixels)], block)
+            store(column, planes, b.add(pixel, lane * pixels))
 
 
 def transpose_vectors(b, rows: list[SSAValue]) -> list[SSAValue]:

@@ -185,7 +185,10 @@ def test_block_layout_runs_networks_on_blocked_tensors(monkeypatch, target, c):
         (20, [4, 4], "f32"),  # a padded last block (of 16 or 8 lanes)
         (40, [37], "f32"),  # one spatial dim
         (8, [2, 9], "f32"),  # (16 lanes) only a padded block
-        (20, [3, 5], "i32"),  # other element types: element by element
+        (20, [3, 5], "i32"),  # integers: transposed as i32 lanes
+        (20, [4, 6], "ui8"),  # (u8 networks' reorders: widened to i32 lanes)
+        (24, [5, 5], "i16"),
+        (20, [1, 2], "ui8"),  # fewer pixels than a block: element by element
     ],
 )
 def test_reorders_into_and_out_of_blocks(monkeypatch, target, channels, spatial, element):
@@ -204,12 +207,12 @@ def test_reorders_into_and_out_of_blocks(monkeypatch, target, channels, spatial,
         f"  %1 = graph.from_blocked %y : {typed(blocked)} -> {typed(plain)}\n"
         f"  func.return %0, %1 : {typed(blocked)}, {typed(plain)}\n}}"
     )
-    dtype = np.float32 if element == "f32" else np.int32
-    x = rng.uniform(-100, 100, plain).astype(dtype)
-    y = rng.uniform(-100, 100, blocked).astype(dtype)
+    dtype = {"f32": np.float32, "i32": np.int32, "ui8": np.uint8, "i16": np.int16}[element]
+    x = rng.uniform(0, 100, plain).astype(dtype)
+    y = rng.uniform(0, 100, blocked).astype(dtype)
     if element == "f32":
         y[:, -1, ..., channels - (blocked[1] - 1) * block :] = np.nan
     compiled = graphcompiler.compile(text, cache=False)
-    assert ("tir.permutex2var" in compiled.tir) == (element == "f32" and np.prod(spatial) >= block)
+    assert ("tir.permutex2var" in compiled.tir) == (np.prod(spatial) >= block)
     for got, want in zip(compiled(x, y), reference.run(text, x, y), strict=True):
         np.testing.assert_array_equal(got, want)
