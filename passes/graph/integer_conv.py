@@ -1,4 +1,4 @@
-"""graph-integer-matmul's convolutions: a conv2d of dequantized 8-bit
+"""graph-integer-matmul's convolutions (and max pools): a conv2d of dequantized 8-bit
 operands (the QDQ format) becomes an integer convolution with the scales
 applied to its sum, as the pass does for matmuls (integer_matmul.py):
 
@@ -25,6 +25,9 @@ graph-block-layout can still block the whole network. Convolutions with other
 weight zero points, an input zero point computed at run time (dynamic
 quantization's ConvInteger) or per-channel input scales stay on i16
 values, computed by a direct loop nest.
+
+A max pool of a dequantized tensor pools the 8-bit values and dequantizes
+after (rewrite_max_pool).
 """
 
 from __future__ import annotations

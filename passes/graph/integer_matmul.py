@@ -113,7 +113,8 @@ class GraphIntegerMatmulPass(FunctionPass):
     """Matmuls of dequantized 8-bit operands as integer matmuls (module
     doc), then every integer matmul of centered 8-bit values as a u8 x s8
     one with its zero points' terms (eight_bit_matmul.py); convolutions
-    likewise (integer_conv.py)."""
+    likewise, and max pools of dequantized values on the 8-bit values
+    (integer_conv.py)."""
 
     name = "graph-integer-matmul"
     target: str = pass_option(
