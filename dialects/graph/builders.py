@@ -193,6 +193,18 @@ def erase_if_unused(value: SSAValue) -> None:
         erase_if_unused(operand)
 
 
+def substitute(op: Operation, ops: Sequence[Operation], value: SSAValue) -> None:
+    """Insert `ops` before `op`, make `value` (their result) replace its
+    result, erase it, then whatever its operands' ops fed only it: a
+    rewrite's last step."""
+    Rewriter.insert_op(list(ops), InsertPoint.before(op))
+    op.results[0].replace_all_uses_with(value)
+    operands = list(op.operands)
+    Rewriter.erase_op(op)
+    for operand in operands:
+        erase_if_unused(operand)
+
+
 # --- traversal ------------------------------------------------------------------
 
 

@@ -85,3 +85,28 @@ def centered_i16(rewriter_ops: list, part: Dequantized) -> SSAValue:
         return values
     zero = add(graph.CastOp.build_from([part.zero], TensorType(i16, shape_of(part.zero))))
     return add(graph.SubOp.build_from([values, zero]))
+
+
+def scaled_product(
+    ops: list[Operation],
+    product: Operation,
+    a_scale: SSAValue,
+    b_scale: SSAValue,
+    b_scale_shape: list[int] | None,
+) -> SSAValue:
+    """The f32 value of an integer product (matmul or convolution) of two
+    dequantized operands: its i32 sum times a_scale * b_scale (B's scale
+    reshaped to `b_scale_shape` first, where given, to line up with the
+    result). The product and the ops made are appended to `ops`."""
+
+    def add(op: Operation) -> SSAValue:
+        ops.append(op)
+        return op.results[0]
+
+    if b_scale_shape is not None:
+        b_scale = add(graph.ReshapeOp.build_from([b_scale], TensorType(f32, b_scale_shape)))
+    total = add(product)
+    shape = list(total.type.get_shape())
+    widened = add(graph.CastOp.build_from([total], TensorType(f32, shape)))
+    scale = add(graph.MulOp.build_from([a_scale, b_scale]))
+    return add(graph.MulOp.build_from([widened, scale]))

@@ -23,10 +23,9 @@ from __future__ import annotations
 import numpy as np
 from xdsl.dialects.builtin import IntegerType, Signedness, TensorType
 from xdsl.ir import Operation, SSAValue
-from xdsl.rewriter import InsertPoint, Rewriter
 
 from graphcompiler.dialects import graph
-from graphcompiler.dialects.graph.builders import create_op, erase_if_unused
+from graphcompiler.dialects.graph.builders import create_op, substitute
 from graphcompiler.ir.element_types import dense_values
 
 i16, i32 = IntegerType(16), IntegerType(32)
@@ -153,10 +152,5 @@ def rewrite(matmul: graph.MatmulOp) -> bool:
         return False
     if acc.type != matmul.result.type:
         return False
-    Rewriter.insert_op(ops.ops, InsertPoint.before(matmul))
-    matmul.result.replace_all_uses_with(acc)
-    operands = list(matmul.operands)
-    Rewriter.erase_op(matmul)
-    for value in operands:
-        erase_if_unused(value)
+    substitute(matmul, ops.ops, acc)
     return True

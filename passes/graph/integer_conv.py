@@ -35,15 +35,15 @@ from __future__ import annotations
 import numpy as np
 from xdsl.dialects.builtin import Float32Type, IntegerType, Signedness, TensorType
 from xdsl.ir import Operation, SSAValue
-from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import VerifyException
 
 from graphcompiler.dialects import graph
-from graphcompiler.dialects.graph.builders import erase_if_unused
+from graphcompiler.dialects.graph.builders import substitute
 from graphcompiler.passes.graph.dequantized import (
     centered_i16,
     dequantized,
     one_value,
+    scaled_product,
     shape_of,
 )
 from graphcompiler.passes.graph.eight_bit_matmul import (
@@ -60,15 +60,6 @@ def _per_output_channel(value: SSAValue | None, outputs: int) -> bool:
     """One value, or one per output channel ([O, 1, 1, 1] or [O])."""
     shape = shape_of(value)
     return one_value(value) or (shape[0] == outputs and all(size == 1 for size in shape[1:]))
-
-
-def _replace(conv: graph.Conv2dOp, ops: list[Operation], result: SSAValue) -> None:
-    Rewriter.insert_op(ops, InsertPoint.before(conv))
-    conv.result.replace_all_uses_with(result)
-    operands = list(conv.operands)
-    Rewriter.erase_op(conv)
-    for value in operands:
-        erase_if_unused(value)
 
 
 def rewrite_dequantized(conv: graph.Conv2dOp) -> bool:
@@ -88,19 +79,14 @@ def rewrite_dequantized(conv: graph.Conv2dOp) -> bool:
         operands = [centered_i16(ops, x), centered_i16(ops, w)]
         shape = shape_of(conv.result)
         acc = graph.Conv2dOp.build_from(operands, TensorType(i32, shape), **conv.properties)
-        widened = graph.CastOp.build_from([acc.result], TensorType(f32, shape))
-        w_scale = w.scale
-        if not one_value(w_scale):  # one per channel, along the result's axis 1
-            per_channel = graph.ReshapeOp.build_from([w_scale], TensorType(f32, [outputs, 1, 1]))
-            ops.append(per_channel)
-            w_scale = per_channel.result
-        scale = graph.MulOp.build_from([x.scale, w_scale])
-        result = graph.MulOp.build_from([widened.result, scale.result])
+        # one weight scale per channel lies along the result's axis 1
+        per_channel = None if one_value(w.scale) else [outputs, 1, 1]
+        result = scaled_product(ops, acc, x.scale, w.scale, per_channel)
     except VerifyException:
         return False
-    if result.result.type != conv.result.type:
+    if result.type != conv.result.type:
         return False
-    _replace(conv, [*ops, acc, widened, scale, result], result.result)
+    substitute(conv, ops, result)
     return True
 
 
@@ -150,7 +136,7 @@ def rewrite_eight_bit(conv: graph.Conv2dOp) -> bool:
         return False
     if acc.type != conv.result.type:
         return False
-    _replace(conv, ops.ops, acc)
+    substitute(conv, ops.ops, acc)
     return True
 
 
@@ -197,9 +183,5 @@ def rewrite_max_pool(pool: graph.MaxPool2dOp) -> bool:
         return False
     if value.type != pool.result.type:
         return False
-    Rewriter.insert_op(ops, InsertPoint.before(pool))
-    pool.result.replace_all_uses_with(value)
-    dequantization = pool.input
-    Rewriter.erase_op(pool)
-    erase_if_unused(dequantization)
+    substitute(pool, ops, value)
     return True

@@ -34,11 +34,10 @@ from dataclasses import dataclass
 from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, IntegerType, TensorType
 from xdsl.ir import Operation, SSAValue
-from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import VerifyException
 
 from graphcompiler.dialects import graph
-from graphcompiler.dialects.graph.builders import erase_if_unused
+from graphcompiler.dialects.graph.builders import substitute
 from graphcompiler.ir.diagnostics import Diagnostic, DiagnosticError, Severity
 from graphcompiler.ir.pipeline import pass_option
 from graphcompiler.passes.function_pass import FunctionPass
@@ -47,6 +46,7 @@ from graphcompiler.passes.graph.dequantized import (
     centered_i16,
     dequantized,
     one_value,
+    scaled_product,
     shape_of,
 )
 from graphcompiler.runtime.microkernels import byte_quads
@@ -86,25 +86,14 @@ def rewrite(matmul: graph.MatmulOp) -> bool:
         acc = graph.MatmulOp.build_from(
             operands, TensorType(i32, shape), transpose_a=False, transpose_b=transposed
         )
-        widened = graph.CastOp.build_from([acc.result], TensorType(f32, shape))
-        b_scale = b.scale
-        if transposed and not one_value(b_scale):
-            flat = graph.ReshapeOp.build_from([b_scale], TensorType(f32, [columns]))
-            ops.append(flat)
-            b_scale = flat.result
-        scale = graph.MulOp.build_from([a.scale, b_scale])
-        result = graph.MulOp.build_from([widened.result, scale.result])
+        # B's scales per row of a transposed B ([N, 1]) are one per column
+        per_column = [columns] if transposed and not one_value(b.scale) else None
+        result = scaled_product(ops, acc, a.scale, b.scale, per_column)
     except VerifyException:
         return False
-    if result.result.type != matmul.result.type:
+    if result.type != matmul.result.type:
         return False
-    ops += [acc, widened, scale, result]
-    Rewriter.insert_op(ops, InsertPoint.before(matmul))
-    matmul.result.replace_all_uses_with(result.result)
-    dequantizations = list(matmul.operands)
-    Rewriter.erase_op(matmul)
-    for value in dequantizations:
-        erase_if_unused(value)
+    substitute(matmul, ops, result)
     return True
 
 
