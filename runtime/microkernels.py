@@ -27,10 +27,11 @@ u8 in A and s8 in B, and adds their four products to an i32 sum: VNNI's
 `vpdpbusd` with `dot_instruction` (four times the products per
 instruction of an f32 FMA); else the bytes widened, multiplied and summed
 in i32, the same exact sums (the path every host's tests run).
-A prefetching kernel (matmul tiles) also takes a pointer into the B block
-that the next tiles read and, at K step l, prefetches the line at
-pf + (l / prefetch_every) * ldb into L2: the caller spreads the block's
-lines over the tiles that share a panel, so the next B panel streams in
+A prefetching kernel also takes a pointer into the B block that the next
+tiles read and, at K step l of the tap at B offset b_t, prefetches the
+line at pf + b_t + (l / prefetch_every) * ldb into L2 (a matmul's next
+panel, a convolution's next input blocks' weights): the caller spreads the
+block's lines over the tiles that share a panel, so the next B panel streams in
 from memory while this one computes (3% on a 4-layer encoder whose weights
 do not fit in the caches). Every tile taking an even share of the next panel
 (prefetch_every > 1), rather than the first few tiles all of it, ran
@@ -218,6 +219,9 @@ class Microkernel:
                     f"  %pfstep = udiv i64 %l, {self.prefetch_every}",
                     f"  %pfrow = mul i64 %pfstep, {self.ldb}",
                 ]
+            if b_base != "0":  # the tap's rows (a convolution's next weights)
+                lines.append(f"  %pftap = add i64 {row}, {b_base}")
+                row = "%pftap"
             lines += [
                 f"  %pfptr = getelementptr {self.scalar}, ptr %pf, i64 {row}",
                 "  call void @llvm.prefetch.p0(ptr %pfptr, i32 0, i32 2, i32 1)",

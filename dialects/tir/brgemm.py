@@ -230,12 +230,13 @@ class BrgemmTileOp(StatementOp):
     With `u8_s8_quads`, each is four bytes instead (K steps 4l to 4l + 3,
     lowest byte first), u8 in A and s8 in B, their dot products summed into
     an i32 C (VNNI's `vpdpbusd`).
-    With `prefetch_b`, K step l also asks for prefetch_b[(l / prefetch_every)
-    * ldb] (prefetch_every: 1 unless set) to be brought into L2: the caller
-    points it at the B block the next tiles read (a matmul's next panel),
-    which then arrives while this tile computes; with prefetch_every > 1 the
-    tile asks for ceil(k / prefetch_every) rows, so that the tiles sharing a
-    panel split its next one between them.
+    With `prefetch_b`, K step l of the tap at B offset b_off also asks for
+    prefetch_b[b_off + (l / prefetch_every) * ldb] (prefetch_every: 1 unless
+    set) to be brought into L2: the caller points it at the B block the
+    next tiles read (a matmul's next panel, a convolution's next input
+    blocks' weights), which then arrives while this tile computes; with
+    prefetch_every > 1 the tile asks for ceil(k / prefetch_every) rows of
+    each tap, so that the tiles sharing a panel split its next one.
 
     Example:
 
@@ -374,10 +375,6 @@ class BrgemmTileOp(StatementOp):
             )
         farthest_row = max(self.a_row_offset(r) for r in range(m))
         prefetched = () if self.prefetch_b is None else (self.prefetch_b,)
-        _require(
-            not prefetched or not levels,
-            "prefetch is for one (A, B) offset pair: a matmul tile",
-        )
         every = self.prefetch_rows_step
         _require(every > 0, f"prefetch_every = {every} must be positive")
         _require(
@@ -407,7 +404,7 @@ class BrgemmTileOp(StatementOp):
             ("A", last_a + farthest_row + (k - 1) * a_k + 1, self.a),
             ("B", last_b + (k - 1) * ldb + n, self.b),
             ("C", (m - 1) * ldc + row, self.c),
-            *((("prefetch", (k - 1) // every * ldb + 1, self.prefetch_b),) if prefetched else ()),
+            *((("prefetch", last_b + (k - 1) // every * ldb + 1, self.prefetch_b),) if prefetched else ()),
         ):
             count = tensor.type.element_count()
             _require(

@@ -20,7 +20,10 @@ How (oneDNN's direct convolution on nChw16c, as brgemm tiles):
   registers over a chunk's reduction (below);
 - the input blocks of one reduction are as many as keep their weights in
   half of L1 (one block at least), the tiles of a task's rows reusing them
-  from there and accumulating in the output over the chunks;
+  from there and accumulating in the output over the chunks; each tile
+  prefetches a column of cache lines of the next reduction's weights into
+  L2 (a chain of 512-channel 3x3 convolutions on 7x7 maps, 9.4 MiB of
+  weights each, ran 1.08x onnxruntime's time without, 0.75x with);
 - tasks are (image, group of v output blocks, block of rows), parallel, the
   rows of a task reusing its weights; the epilogue (bias, activation,
   residual add) runs on each task's outputs once they are final.
@@ -61,7 +64,7 @@ from graphcompiler.lowering.graph_to_tir.kernel import (
     compute_type,
     worth_parallel_work,
 )
-from graphcompiler.lowering.graph_to_tir.matmul import Epilogue, unflatten
+from graphcompiler.lowering.graph_to_tir.matmul import FLOATS_PER_LINE, Epilogue, unflatten
 from graphcompiler.target.description import Target
 
 f32, i32 = Float32Type(), IntegerType(32)
@@ -416,13 +419,14 @@ class BlockedConv:
         out_plane = self.oh * self.ow * block
         # whole rows a tile, 2 or more where they are narrow (see register_tile)
         tile_rows = min(self.tile_rows, self.rows)
-        b_view = b.tensor_ptr(
-            weights, [group, channels, 0, 0, 0, 0], [last_b + (k_block - 1) * width + width]
-        )
+        span = last_b + k_block * width  # the weights of this reduction's input blocks
+        b_view = b.tensor_ptr(weights, [group, channels, 0, 0, 0, 0], [span])
+        next_weights = self._next_weights(weights, group, channels, span)
 
-        def tile(y, x0, m: int) -> None:
+        def tile(y, x0, m: int, slot) -> None:
             """m pixels from (y, x0), running on into the next rows when
-            m is more than a row (then x0 = 0)."""
+            m is more than a row (then x0 = 0); the `slot`-th tile of a
+            row's tiles prefetches its column of the next weights' lines."""
             runs = None
             if m > self.ow:
                 runs = (self.ow, sh * columns * k_block)
@@ -448,19 +452,45 @@ class BlockedConv:
                 sizes["accumulate"], accumulate_if = accumulate, None
             else:
                 accumulate_if = accumulate
-            b.make_brgemm_tile(a_view, b_view, c_view, taps, accumulate_if, a_wrap=runs, **sizes)
+            prefetch = next_weights(slot)
+            b.make_brgemm_tile(
+                a_view, b_view, c_view, taps, accumulate_if, prefetch, a_wrap=runs, **sizes
+            )
 
         if tile_rows == 1:
             with b.make_for(0, self.rows, 1) as row:
                 y = b.add(y0, row)
-                self._row_tiles(lambda x0, m: tile(y, x0, m))
+                self._row_tiles(lambda x0, m: tile(y, x0, m, row))
         else:
             zero = b.value(0, IndexType())
             whole, rest = divmod(self.rows, tile_rows)
             with b.make_for(0, whole * tile_rows, tile_rows) as row:
-                tile(b.add(y0, row), zero, tile_rows * self.ow)
+                tile(b.add(y0, row), zero, tile_rows * self.ow, b.div(row, tile_rows))
             if rest:
-                tile(b.add(y0, whole * tile_rows), zero, rest * self.ow)
+                tile(b.add(y0, whole * tile_rows), zero, rest * self.ow, whole)
+
+    def _next_weights(self, weights, group, channels, span: int):
+        """slot -> where a tile of a reduction over the `span` weights from
+        input block `channels` prefetches: the `span` after them (the next
+        input blocks', or the next group's first: what this thread reads
+        next), at the slot's column of cache lines, so that the rows' tiles
+        share the lines out. Large layers stream their weights from memory
+        (ResNet-50's last stage: 9.4 MiB a 3x3 convolution); the hardware
+        prefetchers left the first tile of each reduction waiting on them."""
+        b = self.b
+        total = math.prod(weights.type.get_shape())
+        panel = self.kh * self.kw * self.k_block * self.vectors * self.block
+        lines = -(-self.vectors * self.block // FLOATS_PER_LINE)  # f32 or i32 words
+        last_column = (lines - 1) * FLOATS_PER_LINE
+        flat = b.tensor_ptr(weights, [0] * len(weights.type.get_shape()), [total])
+        here = b.mul(b.add(b.mul(group, self.blocks), channels), panel)
+        start = b.binary(tir.MinOp, b.add(here, span), total - span)
+
+        def at(slot) -> SSAValue:
+            column = b.mul(b.mod(b.value(slot, IndexType()), lines), FLOATS_PER_LINE)
+            return b.tensor_ptr(flat, [b.add(start, column)], [span - last_column])
+
+        return at
 
     def _depthwise_rows(self, weights, image, channels, y0) -> None:
         """The task's rows read straight from the unpadded input: a tap

@@ -406,11 +406,12 @@ func.func @small_plane(%x: tensor<1x16x7x7xf32>, %w: tensor<32x16x3x3xf32>) -> t
 // padded input copied once, then tiles of 14 pixels x 8 output channels,
 // the input blocks, filter rows and filter columns the microkernel's
 // three tap loops (the weights of all 4 input blocks fit in half of L1:
-// one reduction, no accumulate flag).
+// one reduction, no accumulate flag). Each tile prefetches the 2304
+// weights after its reduction's (the next group's) into L2.
 // CHECK-LABEL: tir.func @blocked_conv2d__1(%out0: !tir.tensor<1x4x14x14x8xf32>, %in0: !tir.tensor<1x4x14x14x8xf32>, %in1: !tir.tensor<32x32x3x3xf32>) {
 // CHECK:         tir.define_tensor : !tir.tensor<1x4x16x16x8xf32>
 // CHECK:         tir.for {{.*}} parallel {
-// CHECK:           tir.brgemm_tile %{{.*}}, %{{.*}}, %{{.*}} {m = 14 : i64, n = 8 : i64, k = 8 : i64, lanes = 8 : i64, a_row = 8 : i64, a_k = 1 : i64, ldb = 8 : i64, ldc = 8 : i64, taps = array<i64: 4, 2048, 576, 3, 128, 192, 3, 8, 64>} : !tir.tensor<6528xf32>, !tir.tensor<2304xf32>, !tir.tensor<112xf32>
+// CHECK:           tir.brgemm_tile %{{[^ ,]*}}, %{{[^ ,]*}}, %{{[^ ,]*}} prefetch %{{[^ ]*}} : !tir.tensor<2304xf32> {m = 14 : i64, n = 8 : i64, k = 8 : i64, lanes = 8 : i64, a_row = 8 : i64, a_k = 1 : i64, ldb = 8 : i64, ldc = 8 : i64, taps = array<i64: 4, 2048, 576, 3, 128, 192, 3, 8, 64>} : !tir.tensor<6528xf32>, !tir.tensor<2304xf32>, !tir.tensor<112xf32>
 func.func @blocked_conv(%x: tensor<1x4x14x14x8xf32>, %w: tensor<32x32x3x3xf32>) -> tensor<1x4x14x14x8xf32> {
   %0 = graph.blocked_conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x4x14x14x8xf32>, tensor<32x32x3x3xf32>) -> tensor<1x4x14x14x8xf32>
   func.return %0 : tensor<1x4x14x14x8xf32>

@@ -472,9 +472,10 @@ tir.func @brgemm_tile_prefetch_every_alone(%A: !tir.tensor<64xf32>, %P: !tir.ten
 
 // -----
 
-tir.func @brgemm_tile_prefetch_taps(%A: !tir.tensor<64xf32>, %P: !tir.tensor<64xf32>, %C: !tir.tensor<64xf32>) {
-  // expected-error @+1 {{prefetch is for one (A, B) offset pair: a matmul tile}}
-  tir.brgemm_tile %A, %P, %C prefetch %P : !tir.tensor<64xf32> {m = 1 : i64, n = 3 : i64, k = 1 : i64, lanes = 4 : i64, a_row = 1 : i64, a_k = 1 : i64, ldb = 3 : i64, ldc = 3 : i64, taps = array<i64: 2, 1, 1>} : !tir.tensor<64xf32>, !tir.tensor<64xf32>, !tir.tensor<64xf32>
+tir.func @brgemm_tile_prefetch_taps(%A: !tir.tensor<64xf32>, %P: !tir.tensor<64xf32>, %Q: !tir.tensor<8xf32>, %C: !tir.tensor<64xf32>) {
+  // the prefetched rows follow B's taps: the last tap's row is element 10
+  // expected-error @+1 {{prefetch needs 11 elements but !tir.tensor<8xf32> has 8}}
+  tir.brgemm_tile %A, %P, %C prefetch %Q : !tir.tensor<8xf32> {m = 1 : i64, n = 3 : i64, k = 1 : i64, lanes = 4 : i64, a_row = 1 : i64, a_k = 1 : i64, ldb = 3 : i64, ldc = 3 : i64, taps = array<i64: 2, 1, 10>} : !tir.tensor<64xf32>, !tir.tensor<64xf32>, !tir.tensor<64xf32>
   tir.return
 }
 
