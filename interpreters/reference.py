@@ -374,10 +374,25 @@ def from_blocked_array(x: Array, channels: int | None = None) -> Array:
 
 
 def _blocked_conv2d(op: graph.BlockedConv2dOp, x: Array, weight: Array) -> Array:
+    block = op.result.type.get_shape()[-1]
+    if x.ndim == 4:  # a plain input
+        return to_blocked_array(_conv2d(op, x, weight), block)
     channels = weight.shape[1] * op.group_count
-    return to_blocked_array(_conv2d(op, from_blocked_array(x, channels), weight), x.shape[-1])
+    return to_blocked_array(_conv2d(op, from_blocked_array(x, channels), weight), block)
 
 
+def _blocked_pool(pool: Callable[[Operation, Array], Array]) -> Callable[[Operation, Array], Array]:
+    """`pool` also on a channel-blocked input, as the plain channels it holds."""
+
+    def run(op: Operation, x: Array) -> Array:
+        if x.ndim == 4:
+            return pool(op, x)
+        return to_blocked_array(pool(op, from_blocked_array(x)), x.shape[-1])
+
+    return run
+
+
+@_blocked_pool
 def _max_pool2d(op: graph.MaxPool2dOp, x: Array) -> Array:
     """Padding counts as -inf; a NaN in a window gives NaN."""
     lowest = _lowest(x.dtype)
@@ -385,6 +400,7 @@ def _max_pool2d(op: graph.MaxPool2dOp, x: Array) -> Array:
     return windows.max(axis=(-2, -1), initial=lowest)
 
 
+@_blocked_pool
 def _avg_pool2d(op: graph.AvgPool2dOp, x: Array) -> Array:
     sums = _windows(x, op.window_size, op, [1, 1], 0).sum(axis=(-2, -1))
     inside = np.ones((1, 1, *x.shape[2:]), dtype=x.dtype)

@@ -187,11 +187,16 @@ class Conv2dOp(ConvolutionOp):
 class PoolOp(HasWindow, GraphOp):
     """A 2-D pooling window over an NCHW input: `kernel` [KH, KW] (required),
     `strides` [h, w], `padding` [top, left, bottom, right]; output sizes as
-    conv2d's (no dilation, floor rounding: no ceil_mode).
+    conv2d's (no dilation, floor rounding: no ceil_mode). Each channel pools
+    on its own, so a channel-blocked input [N, C / b, H, W, b]
+    (graph.to_blocked's) pools the same way, each lane a channel, into a
+    blocked result: graph-block-layout keeps a network's pools between its
+    blocked convolutions without reorders.
 
     Example:
 
         %p = {op} %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>
+        %q = {op} %b {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<1x2x8x8x16xf32> -> tensor<1x2x4x4x16xf32>
     """
 
     input = operand_def(TensorType)
@@ -209,11 +214,15 @@ class PoolOp(HasWindow, GraphOp):
     @classmethod
     def infer_type(cls, operand_types, properties, result_type=None):
         _require_numeric(cls, operand_types[0], 0)
-        _require_rank(cls, operand_types, 0, 4)
+        shape = _shape(operand_types[0])
+        if len(shape) not in (4, 5):
+            raise VerifyException(
+                f"{cls.operand_role(0)} has rank {len(shape)}, expected 4 (NCHW) "
+                "or 5 (channel-blocked)"
+            )
         kernel = _window_params(properties, "kernel", 2, 1)
-        n, c, _, _ = _shape(operand_types[0])
-        h, w = window_output_shape(properties, _shape(operand_types[0]), kernel, [1, 1])
-        return TensorType(operand_types[0].element_type, [n, c, h, w])
+        h, w = window_output_shape(properties, shape[:4], kernel, [1, 1])
+        return TensorType(operand_types[0].element_type, [*shape[:2], h, w, *shape[4:]])
 
 
 class FloatPoolOp(PoolOp):

@@ -122,13 +122,16 @@ class BlockedConv2dOp(ConvolutionOp):
     [N, ceil(O / b), OH, OW, b]; `groups` is 1 or C = O (depthwise). Equal to
     to_blocked(conv2d(from_blocked(input), weight)) with the same
     properties, but for the result's padding lanes, which it leaves
-    unspecified (the input's are never read).
+    unspecified (the input's are never read). The input may also be plain
+    NCHW, with one group (a network's RGB stem, narrower than a block):
+    to_blocked(conv2d(input, weight)), the block given by the result type.
 
     Example:
 
         %y = graph.blocked_conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x8x8x16xf32>, tensor<32x32x3x3xf32>) -> tensor<1x2x8x8x16xf32>
         %z = graph.blocked_conv2d %x, %v : (tensor<1x2x8x8x16xf32>, tensor<24x20x1x1xf32>) -> tensor<1x2x8x8x16xf32>
         %q = graph.blocked_conv2d %u, %w8 {pad_value = 3 : i64} : (tensor<1x1x8x8x16xui8>, tensor<16x16x3x3xi8>) -> tensor<1x1x6x6x16xi32>
+        %s = graph.blocked_conv2d %rgb, %w7 {strides = array<i64: 2, 2>, padding = array<i64: 3, 3, 3, 3>} : (tensor<1x3x32x32xf32>, tensor<64x3x7x7xf32>) -> tensor<1x4x16x16x16xf32>
     """
 
     name = "graph.blocked_conv2d"
@@ -136,8 +139,10 @@ class BlockedConv2dOp(ConvolutionOp):
     @classmethod
     def infer_type(cls, operand_types, properties, result_type=None):
         element = cls.convolution_element(operand_types, properties, result_type)
-        _require_rank(cls, operand_types, 0, 5)
         _require_rank(cls, operand_types, 1, 4)
+        if len(_shape(operand_types[0])) == 4:
+            return cls._from_plain_input(operand_types, properties, result_type, element)
+        _require_rank(cls, operand_types, 0, 5)
         (n, blocks, h, w, block), (o, i, kh, kw) = map(_shape, operand_types)
         groups = int_value(properties, "groups")
         c = i * groups
@@ -150,6 +155,26 @@ class BlockedConv2dOp(ConvolutionOp):
                 f"{cls.operand_role(1)} {_fmt([o, i, kh, kw])} with {groups} groups reads "
                 f"{c} channels, which {blocks} blocks of {block} do not hold"
             )
+        dilations = _window_params(properties, "dilations", 2, 1)
+        oh, ow = window_output_shape(properties, [n, c, h, w], [kh, kw], dilations)
+        return TensorType(element, [n, -(-o // block), oh, ow, block])
+
+    @classmethod
+    def _from_plain_input(cls, operand_types, properties, result_type, element):
+        """A plain NCHW input (a narrow one: an RGB image) into a blocked
+        result, whose type gives the block."""
+        (n, c, h, w), (o, i, kh, kw) = map(_shape, operand_types)
+        if int_value(properties, "groups") != 1 or i != c:
+            raise VerifyException(
+                f"a plain input takes one group: {cls.operand_role(1)} "
+                f"{_fmt([o, i, kh, kw])} must read its {c} channels"
+            )
+        result_shape = _shape(result_type) if isinstance(result_type, TensorType) else []
+        if len(result_shape) != 5 or result_shape[-1] <= 0:
+            raise VerifyException(
+                "a plain input needs a blocked result type [N, O / b, OH, OW, b] to give the block"
+            )
+        block = result_shape[-1]
         dilations = _window_params(properties, "dilations", 2, 1)
         oh, ow = window_output_shape(properties, [n, c, h, w], [kh, kw], dilations)
         return TensorType(element, [n, -(-o // block), oh, ow, block])

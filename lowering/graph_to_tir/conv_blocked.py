@@ -51,6 +51,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerType,
     Signedness,
+    TensorType,
     VectorType,
 )
 from xdsl.ir import SSAValue
@@ -85,7 +86,12 @@ def blocked_conv2d_into(
     out: Operand,
     epilogue: Epilogue | None = None,
 ) -> None:
-    block = x.shape[-1]
+    if len(x.shape) == 4:  # a plain input: blocks of one channel
+        x = Operand(
+            kernel.b.tensor_ptr(x.value, [0] * 4, [*x.shape, 1]),
+            TensorType(x.element, [*x.shape, 1]),
+        )
+    block = out.shape[-1]
     vectorized = block <= MAX_LANES and all(
         compute_type(o.element) == f32 and o.element == f32 for o in (x, w, out)
     )
@@ -151,18 +157,22 @@ class BlockedConv:
     def __init__(self, kernel: Kernel, op, x: Operand, w: Operand, out: Operand, epilogue):
         self.kernel, self.b = kernel, kernel.b
         self.x, self.w, self.out, self.epilogue = x, w, out, epilogue
-        self.n, self.blocks, self.h, self.width, self.block = x.shape
+        self.n, self.blocks, self.h, self.width, self.in_block = x.shape
+        self.block = out.shape[-1]
+        # a plain input (blocks of one channel, a narrow input such as an
+        # RGB image): K runs over the filter columns, which lie in a row
+        self.columns_in_k = self.in_block == 1 and not op.group_count > 1
         self.o, _, self.kh, self.kw = w.shape
         self.depthwise = op.group_count > 1
         self.quads = takes_byte_quads(op, x, w, out)
         # what the tiles' A and B elements hold: one channel, or a word of four
         self.per = QUAD if self.quads else 1
-        self.k_block = self.block // self.per
+        self.k_block = self.in_block // self.per
         self.pad_value = op.padding_value
         # the input blocks whose lanes are all channels, and the channels of
         # a padded last one (blocked_shape): its padding lanes are never read
         self.channels = w.shape[1] * op.group_count
-        self.whole_blocks, self.last_channels = divmod(self.channels, self.block)
+        self.whole_blocks, self.last_channels = divmod(self.channels, self.in_block)
         _, self.out_blocks, self.oh, self.ow, _ = out.shape
         (self.sh, self.sw), self.pads = op.window_strides, op.window_padding
         self.dh, self.dw = op.window_dilations
@@ -240,7 +250,7 @@ class BlockedConv:
         always copied, as i32 words of four channels' bytes ([..., b / 4])
         with a border of the pad value's bytes: the tiles multiply i32
         elements."""
-        kernel, b, block, per_pixel = self.kernel, self.b, self.block, self.k_block
+        kernel, b, block, per_pixel = self.kernel, self.b, self.in_block, self.k_block
         if self.gathered:
             rows, columns, top, left, copied = self.oh, self.ow, 0, 0, self.ow
         else:
@@ -250,7 +260,7 @@ class BlockedConv:
         step = self.sw * block if self.gathered else block
         source_rows = self.sh if self.gathered else 1
         element = i32 if self.quads else f32
-        vector = VectorType(element, [per_pixel])
+        vector = VectorType(element, [per_pixel]) if per_pixel > 1 else element
         if self.quads:  # the pad value's byte in each of a word's four
             fill = b.const(np.int32(np.uint32((self.pad_value & 0xFF) * 0x01010101)).item(), vector)
         else:
@@ -277,11 +287,18 @@ class BlockedConv:
                     self.x.value, [image, channels, source_row, 0, 0], [self.width * block]
                 )
                 fill_columns(0, left)
-                with b.make_for(0, copied, 1) as column:
-                    value = b.make_load(source, [b.mul(column, step)], block)  # as stored
-                    if self.quads:
-                        value = b.unary(tir.ReinterpretOp, value, vector)
-                    b.make_store(value, target, [b.mul(b.add(column, left), per_pixel)], per_pixel)
+                # a plain input's row is contiguous: copied in vectors, then the rest
+                lanes = kernel.lanes if step == 1 and copied >= kernel.lanes else 1
+                whole = copied // lanes * lanes
+                for first, end, pixels in ((0, whole, lanes), (whole, copied, 1)):
+                    if end <= first:
+                        continue
+                    with b.make_for(first, end, pixels) as column:
+                        value = b.make_load(source, [b.mul(column, step)], block * pixels)
+                        if self.quads:  # as stored
+                            value = b.unary(tir.ReinterpretOp, value, vector)
+                        at = [b.mul(b.add(column, left), per_pixel)]
+                        b.make_store(value, target, at, per_pixel * pixels)
                 fill_columns(left + copied, columns)
             with b.at_end_of(branch.else_region.block):
                 fill_columns(0, columns)
@@ -290,8 +307,8 @@ class BlockedConv:
     def _packed_weights(self) -> SSAValue:
         """[groups, C / b, KH, KW, b, v b] panels ([C / b, KH, KW, b] depthwise),
         zero past the weights' channels (in and out)."""
-        b, kh, kw = self.block, self.kh, self.kw
-        channels, outputs = self.blocks * b, self.out_blocks * b
+        b, kh, kw, ib = self.block, self.kh, self.kw, self.in_block  # ib = b but for plain inputs
+        channels, outputs = self.blocks * ib, self.out_blocks * b
         if self.depthwise:
             shape = [self.blocks, kh, kw, b]
 
@@ -304,16 +321,16 @@ class BlockedConv:
                 return self.b.binary(tir.LtOp, o, self.o), [o, 0, ky, kx]
         else:
             width, groups = self.vectors * b, self.out_blocks // self.vectors
-            shape = [groups, self.blocks, kh, kw, b, width]
+            shape = [groups, self.blocks, kh, kw, ib, width]
 
             def pack(weights: np.ndarray) -> np.ndarray:
-                split = weights.reshape(groups, width, self.blocks, b, kh, kw)
+                split = weights.reshape(groups, width, self.blocks, ib, kh, kw)
                 return split.transpose(0, 2, 4, 5, 3, 1)
 
             def source(index: list) -> tuple[SSAValue, list]:
                 group, blocks, ky, kx, lane, column = index
                 o = self.b.add(self.b.mul(group, width), column)
-                c = self.b.add(self.b.mul(blocks, b), lane)
+                c = self.b.add(self.b.mul(blocks, ib), lane)
                 inside = self.b.binary(tir.AndOp, self.b.binary(tir.LtOp, o, self.o),
                                        self.b.binary(tir.LtOp, c, self.channels))  # fmt: skip
                 return inside, [o, c, ky, kx]
@@ -388,13 +405,16 @@ class BlockedConv:
             (self.kh, self.dh * columns * k_block, self.kw * k_block * width),
             (self.kw, self.dw * k_block, k_block * width),
         ]
+        k = k_block
+        if self.columns_in_k:  # K steps along the filter row: A a_k = dw apart, B rows
+            filter_taps, k = filter_taps[:1], self.kw
         plane = rows * columns * k_block
         chunks = self.whole_blocks // self.chunk
         if chunks:
             chunk_taps = [(self.chunk, plane, self.kh * self.kw * k_block * width), *filter_taps]
             with b.make_for(0, chunks, 1) as chunk:
                 accumulate = b.binary(tir.NeOp, chunk, 0) if chunks > 1 else False
-                reduction = (b.mul(chunk, self.chunk), k_block, chunk_taps, accumulate)
+                reduction = (b.mul(chunk, self.chunk), k, chunk_taps, accumulate)
                 self._reduce_rows(source, rows, columns, weights, image, group, y0, *reduction)
         if self.last_channels:  # onto the whole blocks' sums, if any
             last = b.value(self.whole_blocks, IndexType())
@@ -419,7 +439,8 @@ class BlockedConv:
         out_plane = self.oh * self.ow * block
         # whole rows a tile, 2 or more where they are narrow (see register_tile)
         tile_rows = min(self.tile_rows, self.rows)
-        span = last_b + k_block * width  # the weights of this reduction's input blocks
+        a_k, k_rows = (self.dw, k) if self.columns_in_k else (1, k_block)
+        span = last_b + k_rows * width  # the weights of this reduction's input blocks
         b_view = b.tensor_ptr(weights, [group, channels, 0, 0, 0, 0], [span])
         next_weights = self._next_weights(weights, group, channels, span)
 
@@ -436,13 +457,13 @@ class BlockedConv:
                 farthest = last // self.ow * runs[1] + last % self.ow * sw * k_block
             a_view = b.tensor_ptr(
                 source, [image, channels, b.mul(y, sh), b.mul(x0, sw), 0],
-                [last_a + farthest + k_block],
+                [last_a + farthest + (k_rows - 1) * a_k + 1],
             )  # fmt: skip
             c_view = b.tensor_ptr(
                 self.out.value, [image, first_block, y, x0, 0],
                 [(self.vectors - 1) * out_plane + m * block],
             )  # fmt: skip
-            sizes = dict(m=m, n=width, k=k, lanes=block, a_row=sw * k_block, a_k=1,
+            sizes = dict(m=m, n=width, k=k, lanes=block, a_row=sw * k_block, a_k=a_k,
                          ldb=width, ldc=block)  # fmt: skip
             if self.quads:
                 sizes["u8_s8_quads"] = True

@@ -84,7 +84,8 @@ def direct_blocked_conv2d(kernel: Kernel, op, x: Operand, w: Operand, out: Opera
     """Other element types and blocks wider than a vector: one sum per
     output element (a padding lane's is 0)."""
     b = kernel.b
-    _, _, h, width, block = x.shape
+    _, _, h, width, in_block = x.shape
+    block = out.shape[-1]
     outputs, c_per_group, kh, kw = w.shape
     (sh, sw), (top, left) = op.window_strides, op.window_padding[:2]
     dh, dw = op.window_dilations
@@ -98,7 +99,7 @@ def direct_blocked_conv2d(kernel: Kernel, op, x: Operand, w: Operand, out: Opera
                 row = b.add(b.sub(b.mul(y, sh), top), b.mul(ky, dh))
                 column = b.add(b.sub(b.mul(x_, sw), left), b.mul(kx, dw))
                 channel = o if depthwise else c
-                at = [image, b.div(channel, block), row, column, b.mod(channel, block)]
+                at = [image, b.div(channel, in_block), row, column, b.mod(channel, in_block)]
                 add_tap_product(kernel, total, inside(kernel, [row, column], [h, width]), lambda at=at: kernel.load(x, at),
                                 lambda: kernel.load(w, [o, c, ky, kx]), op.padding_value)  # fmt: skip
         kernel.store(out, [image, blocks, y, x_, lane], b.read(total))

@@ -1,4 +1,4 @@
-"""max_pool2d and avg_pool2d over NCHW.
+"""max_pool2d and avg_pool2d over NCHW (or channel-blocked NCHW[b]).
 
 What: out[n, c, y, x] = max (or mean) of in[n, c, y * sh - pt + ky, x * sw - pl + kx]
 over the taps inside the input: padding never wins a max (an all-padding
@@ -15,6 +15,9 @@ at compile time, so no tap is ever bounds-checked:
   with stride > 1 (no strided vector loads) they run scalar;
 - border rows or columns: the tap range is clipped once per row / column
   and walked by loops, scalar (they are a thin frame of the output).
+A channel-blocked tensor's pixel is one vector of b channels: every
+column is a vector, whatever the stride (ResNet's 3x3 stride-2 pool after
+its stem, between blocked convolutions, runs without reorders).
 Windows wider than MAX_STATIC_COLUMNS or larger than MAX_STATIC_TAPS walk
 their rows (and columns) by loops everywhere: code never grows with the
 window.
@@ -50,17 +53,21 @@ class _Pool:
     def __init__(self, kernel: Kernel, op: Operation):
         self.kernel, self.b = kernel, kernel.b
         x, out = kernel.inputs[0], kernel.out
-        _, _, self.h, self.width = x.shape
-        _, _, self.oh, self.ow = out.shape
+        _, _, self.h, self.width, *block = x.shape
+        _, _, self.oh, self.ow = out.shape[:4]
         self.kh, self.kw = op.window_size
         self.sh, self.sw = op.window_strides
         self.pt, self.pl = op.window_padding[:2]
         self.is_max = isinstance(op, graph.MaxPool2dOp)
         self.element = compute_type(x.element)
         self.lowest = _lowest(self.element)
-        self.planes = x.shape[0] * x.shape[1]  # plain layouts: convert-graph-to-tir
+        self.planes = x.shape[0] * x.shape[1]
         self.source, self.target = (_planes(kernel, o, self.planes) for o in (x, out))
+        # a blocked pixel is one vector of its channels (`block`: [] when plain)
+        self.block = block
         self.lanes = kernel.lanes if self.sw == 1 and is_vectorizable(x, out) else 1
+        if block:
+            self.lanes = block[0]
         small = self.kw <= MAX_STATIC_COLUMNS
         self.static_columns = list(range(self.kw)) if small else None
         self.static_rows = (
@@ -107,18 +114,22 @@ class _Pool:
     def row(self, plane: SSAValue, y: SSAValue, top: SSAValue, row_taps: list | None) -> None:
         """One output row: border columns, vector interior, scalar interior, border."""
         lo, hi = interior(self.ow, self.width, self.kw, self.sw, self.pl)
-        lanes = self.lanes
-        vector_end = lo + (hi - lo) // lanes * lanes
-        static = self.static_columns
-        for start, end, step, column_taps in (
-            (0, lo, 1, None),
-            (lo, vector_end, lanes, static),
-            (vector_end, hi, 1, static),
-            (hi, self.ow, 1, None),
-        ):
+        lanes, static = self.lanes, self.static_columns
+        if self.block:  # a pixel a vector: any stride
+            pieces = [(0, lo, 1, None), (lo, hi, 1, static), (hi, self.ow, 1, None)]
+        else:
+            vector_end = lo + (hi - lo) // lanes * lanes
+            pieces = [
+                (0, lo, 1, None),
+                (lo, vector_end, lanes, static),
+                (vector_end, hi, 1, static),
+                (hi, self.ow, 1, None),
+            ]
+        for start, end, step, column_taps in pieces:
             if start < end:
                 with self.b.make_for(start, end, step) as column:
-                    self.window(plane, y, top, row_taps, column, column_taps, step)
+                    loaded = lanes if self.block else step
+                    self.window(plane, y, top, row_taps, column, column_taps, loaded)
 
     def window(
         self,
@@ -136,7 +147,8 @@ class _Pool:
         left = b.sub(b.mul(column, self.sw), self.pl)
 
         def tap(ky: SSAValue | int, kx: SSAValue | int) -> SSAValue:
-            return kernel.load(self.source, [plane, b.add(top, ky), b.add(left, kx)], lanes)
+            at = [plane, b.add(top, ky), b.add(left, kx), *[0] * len(self.block)]
+            return kernel.load(self.source, at, lanes)
 
         if row_taps is not None and column_taps is not None:
             result = self.tree([tap(ky, kx) for ky in row_taps for kx in column_taps])
@@ -168,7 +180,7 @@ class _Pool:
                     count = b.unary(tir.BroadcastOp, count, type_)
         if not self.is_max:
             result = b.div(result, count)
-        kernel.store(self.target, [plane, y, column], result)
+        kernel.store(self.target, [plane, y, column, *[0] * len(self.block)], result)
 
 
 def pool(kernel: Kernel, op: Operation) -> None:
@@ -176,10 +188,10 @@ def pool(kernel: Kernel, op: Operation) -> None:
 
 
 def _planes(kernel: Kernel, operand: Operand, planes: int) -> Operand:
-    """An NCHW tensor seen as [N * C, H, W]."""
-    _, _, h, w = operand.shape
-    view = kernel.b.tensor_ptr(operand.value, [0, 0, 0, 0], [planes, h, w])
-    return Operand(view, TensorType(operand.element, [planes, h, w]))
+    """An NCHW tensor seen as [N * C, H, W] (a blocked one as [N * C / b, H, W, b])."""
+    shape = [planes, *operand.shape[2:]]
+    view = kernel.b.tensor_ptr(operand.value, [0] * len(operand.shape), shape)
+    return Operand(view, TensorType(operand.element, shape))
 
 
 def _lowest(element) -> float | int:

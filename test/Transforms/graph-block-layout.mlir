@@ -37,14 +37,14 @@ func.func @residual(%x: tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32> {
 
 // Depthwise convolutions are blocked too. An operand broadcast along the
 // channels (a [1, 1, H, W] mask) keeps a block of one; a scalar stays as
-// it is; a pooling op takes the plain form back.
+// it is; a pooling op pools the blocks (each lane a channel).
 // CHECK-LABEL: func.func @depthwise
 // CHECK:         %[[DW:.*]] = graph.blocked_conv2d %{{.*}}, %w {padding = array<i64: 1, 1, 1, 1>, groups = 16 : i64} : (tensor<1x1x6x6x16xf32>, tensor<16x1x3x3xf32>) -> tensor<1x1x6x6x16xf32>
 // CHECK-NEXT:    %[[M:.*]] = graph.reshape %mask : tensor<1x1x6x6xf32> -> tensor<1x1x6x6x1xf32>
 // CHECK-NEXT:    %[[MUL:.*]] = graph.mul %[[DW]], %[[M]] : (tensor<1x1x6x6x16xf32>, tensor<1x1x6x6x1xf32>) -> tensor<1x1x6x6x16xf32>
 // CHECK-NEXT:    %[[S:.*]] = graph.mul %[[MUL]], %s : (tensor<1x1x6x6x16xf32>, tensor<f32>) -> tensor<1x1x6x6x16xf32>
-// CHECK-NEXT:    %[[P:.*]] = graph.from_blocked %[[S]]
-// CHECK-NEXT:    graph.max_pool2d %[[P]]
+// CHECK-NEXT:    %[[P:.*]] = graph.max_pool2d %[[S]] {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<1x1x6x6x16xf32> -> tensor<1x1x3x3x16xf32>
+// CHECK-NEXT:    graph.from_blocked %[[P]] : tensor<1x1x3x3x16xf32> -> tensor<1x16x3x3xf32>
 func.func @depthwise(%x: tensor<1x16x6x6xf32>, %mask: tensor<1x1x6x6xf32>, %s: tensor<f32>) -> tensor<1x16x3x3xf32> {
   %w = graph.constant dense<0.1> : tensor<16x1x3x3xf32>
   %0 = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, groups = 16 : i64} : (tensor<1x16x6x6xf32>, tensor<16x1x3x3xf32>) -> tensor<1x16x6x6xf32>
@@ -56,12 +56,34 @@ func.func @depthwise(%x: tensor<1x16x6x6xf32>, %mask: tensor<1x1x6x6xf32>, %s: t
 
 // -----
 
-// Left plain: fewer channels than a block (an RGB stem), weights that
-// are not constants, grouped convolutions that are not depthwise, and
-// integer convolutions.
+// An RGB stem (fewer channels than a block) reads its plain input and
+// writes blocks; its average pool runs on them.
+// CHECK-LABEL: func.func @stem
+// CHECK:         %[[C:.*]] = graph.blocked_conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 3, 3, 3, 3>} : (tensor<1x3x16x16xf32>, tensor<32x3x7x7xf32>) -> tensor<1x2x8x8x16xf32>
+// CHECK-NEXT:    %[[P:.*]] = graph.avg_pool2d %[[C]] {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<1x2x8x8x16xf32> -> tensor<1x2x4x4x16xf32>
+// CHECK-NEXT:    %[[OUT:.*]] = graph.from_blocked %[[P]] : tensor<1x2x4x4x16xf32> -> tensor<1x32x4x4xf32>
+// CHECK-NEXT:    func.return %[[OUT]]
+// BLOCK8-LABEL: func.func @stem
+// BLOCK8:         graph.blocked_conv2d %x, %w {{.*}} -> tensor<1x4x8x8x8xf32>
+func.func @stem(%x: tensor<1x3x16x16xf32>) -> tensor<1x32x4x4xf32> {
+  %w = graph.constant dense<0.1> : tensor<32x3x7x7xf32>
+  %0 = graph.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 3, 3, 3, 3>} : (tensor<1x3x16x16xf32>, tensor<32x3x7x7xf32>) -> tensor<1x32x8x8xf32>
+  %1 = graph.avg_pool2d %0 {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<1x32x8x8xf32> -> tensor<1x32x4x4xf32>
+  func.return %1 : tensor<1x32x4x4xf32>
+}
+
+// -----
+
+// Left plain: networks with weights that are not constants, grouped
+// convolutions that are not depthwise, or integer convolutions (then
+// an RGB stem too, and narrow convolutions always: 3 channels in and out).
 // CHECK-LABEL: func.func @plain
 // CHECK-NOT:     blocked
 // CHECK-COUNT-4: graph.conv2d
+// CHECK-NOT:     blocked
+// CHECK-LABEL: func.func @narrow
+// CHECK-NOT:     blocked
+// CHECK:         graph.conv2d
 // CHECK-NOT:     blocked
 func.func @plain(%x: tensor<1x3x8x8xf32>, %y: tensor<1x32x8x8xf32>, %v: tensor<32x32x1x1xf32>, %i: tensor<1x32x8x8xi32>) -> (tensor<1x32x8x8xf32>, tensor<1x32x8x8xf32>, tensor<1x32x8x8xf32>, tensor<1x32x8x8xi32>) {
   %w = graph.constant dense<0.1> : tensor<32x3x1x1xf32>
@@ -72,6 +94,12 @@ func.func @plain(%x: tensor<1x3x8x8xf32>, %y: tensor<1x32x8x8xf32>, %v: tensor<3
   %2 = graph.conv2d %y, %g {groups = 2 : i64} : (tensor<1x32x8x8xf32>, tensor<32x16x1x1xf32>) -> tensor<1x32x8x8xf32>
   %3 = graph.conv2d %i, %k : (tensor<1x32x8x8xi32>, tensor<32x32x1x1xi32>) -> tensor<1x32x8x8xi32>
   func.return %0, %1, %2, %3 : tensor<1x32x8x8xf32>, tensor<1x32x8x8xf32>, tensor<1x32x8x8xf32>, tensor<1x32x8x8xi32>
+}
+
+func.func @narrow(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32> {
+  %w = graph.constant dense<0.1> : tensor<3x3x3x3xf32>
+  %0 = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x3x8x8xf32>, tensor<3x3x3x3xf32>) -> tensor<1x3x8x8xf32>
+  func.return %0 : tensor<1x3x8x8xf32>
 }
 
 // -----

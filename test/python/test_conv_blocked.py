@@ -115,6 +115,35 @@ def test_blocked_conv2d_matches_the_reference(
     _check(text, [x, w], atol, channels=o)  # weights packed at run time
 
 
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(
+    "c, o, size, kernel, stride, pad, dilation",
+    [
+        (3, 64, (30, 34), (7, 7), (2, 2), (3, 3, 3, 3), (1, 1)),  # ResNet's stem, smaller
+        (3, 40, (17, 15), (3, 3), (2, 2), (1, 1, 1, 1), (1, 1)),  # MobileNet's, padded lanes
+        (1, 16, (12, 9), (5, 3), (1, 1), (2, 0, 1, 2), (1, 2)),  # grey, asymmetric, dilated
+        (5, 24, (8, 40), (1, 1), (2, 3), (0, 0, 0, 0), (1, 1)),  # strided 1x1, gathered
+        (2, 32, (6, 7), (3, 3), (1, 1), (0, 0, 0, 0), (1, 1)),  # unpadded: read in place
+    ],
+)
+def test_plain_input_into_blocks(monkeypatch, target, c, o, size, kernel, stride, pad, dilation):
+    """A narrow plain input (blocks of one channel) into a blocked result:
+    K runs along the filter rows, the input copied only where padded
+    (a row at a time) or strided 1x1."""
+    monkeypatch.setenv("GC_TARGET", target)
+    block = targets.get_target(target).f32_lanes
+    text, _, w_shape = _blocked_text(c, o, size, kernel, stride, pad, dilation, 1, block, True)
+    x_shape = [1, c, *size]
+    text = text.replace(_t([1, 1, *size, block]), _t(x_shape))
+    x = rng.uniform(-1, 1, x_shape).astype(np.float32)
+    w = rng.uniform(-1, 1, w_shape).astype(np.float32)
+    x[0, 0, 1, 2] = np.nan
+    atol = 1e-5 * c * kernel[0] * kernel[1]
+    compiled = _check(text, [x], atol, constants=[w], channels=o)
+    assert f"k = {kernel[1]} : i64" in compiled.tir  # K: the filter columns
+    _check(text, [x, w], atol, channels=o)
+
+
 @pytest.mark.parametrize("channels", [128, 100])
 def test_blocks_wider_than_a_vector_take_the_direct_loop(channels):
     text, x_shape, w_shape = _blocked_text(
@@ -130,8 +159,8 @@ def test_blocks_wider_than_a_vector_take_the_direct_loop(channels):
 def _network(c: int) -> str:
     """conv -> bias -> relu -> depthwise -> relu6 -> / scale -> conv -> +
     residual -> max pool, and a global average: the blocked form must flow
-    through the epilogues and stop before the pooling, and the average
-    must reduce the blocked tensor (a pixel per channel reordered). With
+    through the epilogues and the pooling, and the average must reduce
+    the blocked tensor (a pixel per channel reordered). With
     padded blocks, the division makes the padding lanes 0 / 0 (NaN), which
     the last convolution must not read."""
     x, y = _t([1, c, 12, 12]), _t([1, c, 6, 6])
@@ -165,9 +194,10 @@ def test_block_layout_runs_networks_on_blocked_tensors(monkeypatch, target, c):
     )
     assert compiled.graph.count("graph.blocked_conv2d") == 3
     assert compiled.graph.count("graph.to_blocked") == 1  # the residual shares it
-    # before the max pool; after the global average, which reduces the blocked tensor
+    # after the max pool and the global average, which run on the blocked tensors
     assert compiled.graph.count("graph.from_blocked") == 2
     assert re.search(r"graph.reduce_mean .*: tensor<1x\d+x12x12x\d+xf32>", compiled.graph)
+    assert re.search(r"graph.max_pool2d .*: tensor<1x\d+x12x12x\d+xf32>", compiled.graph)
     expected = reference.run(text, x, *weights)
     compiled.set_num_threads(1)
     one = compiled(x)
@@ -175,6 +205,34 @@ def test_block_layout_runs_networks_on_blocked_tensors(monkeypatch, target, c):
     for got, want, again in zip(one, expected, compiled(x), strict=True):
         np.testing.assert_array_equal(got, again)
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_block_layout_starts_at_a_narrow_stem(monkeypatch, target):
+    """An RGB stem (conv 3 -> 24, bias, relu, max pool) reads its plain
+    input and writes blocks: no reorder until the network's output."""
+    monkeypatch.setenv("GC_TARGET", target)
+    x, y, p = _t([1, 3, 20, 20]), _t([1, 24, 10, 10]), _t([1, 24, 5, 5])
+    text = f"""func.func @main(%x: {x}, %w: {_t([24, 3, 7, 7])}, %b: {_t([24, 1, 1])}, %v: {_t([24, 24, 3, 3])}) -> {p} {{
+  %0 = graph.conv2d %x, %w {{strides = array<i64: 2, 2>, padding = array<i64: 3, 3, 3, 3>}} : ({x}, {_t([24, 3, 7, 7])}) -> {y}
+  %1 = graph.add %0, %b : ({y}, {_t([24, 1, 1])}) -> {y}
+  %2 = graph.relu %1 : {y}
+  %3 = graph.max_pool2d %2 {{kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>}} : {y} -> {p}
+  %4 = graph.conv2d %3, %v {{padding = array<i64: 1, 1, 1, 1>}} : ({p}, {_t([24, 24, 3, 3])}) -> {p}
+  func.return %4 : {p}
+}}"""
+    weights = [
+        rng.uniform(-0.3, 0.3, s).astype(np.float32)
+        for s in ([24, 3, 7, 7], [24, 1, 1], [24, 24, 3, 3])
+    ]
+    x_value = rng.uniform(-1, 1, [1, 3, 20, 20]).astype(np.float32)
+    compiled = graphcompiler.compile(
+        text, cache=False, constants=dict(zip("wbv", weights, strict=True))
+    )
+    assert "graph.to_blocked" not in compiled.graph
+    assert compiled.graph.count("graph.from_blocked") == 1
+    assert re.search(r"graph.blocked_conv2d .*\(tensor<1x3x20x20xf32>", compiled.graph)
+    np.testing.assert_allclose(compiled(x_value), reference.run(text, x_value, *weights), atol=2e-5)
 
 
 @pytest.mark.parametrize("target", TARGETS)

@@ -7,6 +7,7 @@ run in vectors, and no tap is bounds-checked.
 """
 
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -167,3 +168,32 @@ def test_integer_max_pool_starts_at_the_type_minimum(dtype, element):
     got = graphcompiler.compile(text)(x)
     np.testing.assert_array_equal(got, reference.run(text, x))
     np.testing.assert_array_equal(got[0, 0], [[0, 0], [info.min, info.max]])
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(
+    "shape, kernel, stride, pad",
+    [
+        ((1, 2, 9, 9), (3, 3), (2, 2), (1, 1, 1, 1)),  # ResNet's pool after its stem
+        ((2, 1, 7, 12), (2, 3), (1, 2), (0, 2, 1, 0)),  # asymmetric, all-padding columns
+        ((1, 3, 5, 6), (5, 5), (1, 1), (2, 2, 2, 2)),  # windows past both edges
+        ((1, 1, 20, 20), (9, 9), (3, 3), (0, 0, 0, 0)),  # more taps than unrolled
+    ],
+)
+@pytest.mark.parametrize("element, dtype", [("f32", np.float32), ("ui8", np.uint8)])
+def test_channel_blocked_pools(monkeypatch, target, shape, kernel, stride, pad, element, dtype):
+    """A blocked input [N, C / b, H, W, b] pools each lane as its own
+    channel (one vector a pixel), NaN and inf as in the plain pools."""
+    monkeypatch.setenv("GC_TARGET", target)
+    block = targets.get_target(target).f32_lanes
+    n, blocks, h, w = shape
+    x = rng.integers(0, 256, (n, blocks, h, w, block)).astype(dtype)
+    ops = ["max_pool2d"]
+    if dtype == np.float32:
+        x = rng.uniform(-5, 5, x.shape).astype(dtype)
+        x[0, 0, 1, 1, 3], x[0, -1, 2, 0, 1] = np.nan, np.inf
+        ops.append("avg_pool2d")
+    text = _text(ops, (n, blocks, h, w), kernel, stride, pad, element)
+    text = re.sub(r"tensor<(\d+x\d+x\d+x\d+)x", rf"tensor<\1x{block}x", text)
+    compiled = _check(text, x)
+    assert re.search(rf"graph.max_pool2d .*x{block}x{element}>", compiled.graph)

@@ -384,6 +384,30 @@ func.func @blocked_conv_groups(%x: tensor<1x2x4x4x16xf32>, %w: tensor<32x16x1x1x
 
 // -----
 
+func.func @blocked_conv_plain_groups(%x: tensor<1x4x8x8xf32>, %w: tensor<16x2x1x1xf32>) {
+  // expected-error @+1 {{a plain input takes one group: operand #1 ('weight') [16, 2, 1, 1] must read its 4 channels}}
+  %0 = graph.blocked_conv2d %x, %w {groups = 2 : i64} : (tensor<1x4x8x8xf32>, tensor<16x2x1x1xf32>) -> tensor<1x1x8x8x16xf32>
+  func.return
+}
+
+// -----
+
+func.func @blocked_conv_plain_result(%x: tensor<1x3x8x8xf32>, %w: tensor<16x3x1x1xf32>) {
+  // expected-error @+1 {{a plain input needs a blocked result type [N, O / b, OH, OW, b] to give the block}}
+  %0 = graph.blocked_conv2d %x, %w : (tensor<1x3x8x8xf32>, tensor<16x3x1x1xf32>) -> tensor<1x16x8x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @pool_rank(%x: tensor<2x3x8x8x16x1xf32>) {
+  // expected-error @+1 {{operand #0 ('input') has rank 6, expected 4 (NCHW) or 5 (channel-blocked)}}
+  %0 = graph.max_pool2d %x {kernel = array<i64: 2, 2>} : tensor<2x3x8x8x16x1xf32> -> tensor<2x3x7x7x16x1xf32>
+  func.return
+}
+
+// -----
+
 func.func @blocked_conv_inputs(%x: tensor<1x2x4x4x16xf32>, %w: tensor<16x40x1x1xf32>) {
   // expected-error @+1 {{operand #1 ('weight') [16, 40, 1, 1] with 1 groups reads 40 channels, which 2 blocks of 16 do not hold}}
   %0 = graph.blocked_conv2d %x, %w : (tensor<1x2x4x4x16xf32>, tensor<16x40x1x1xf32>) -> tensor<1x1x4x4x16xf32>

@@ -180,6 +180,19 @@ func.func @padded_channel_blocks(%x: tensor<1x24x7x7xf32>, %w: tensor<40x24x1x1x
   func.return %2 : tensor<1x40x7x7xf32>
 }
 
+// A narrow plain input into blocks (the result type gives the block), and
+// pools of blocked tensors (each lane a channel).
+// CHECK-LABEL: func.func @stem_blocks
+func.func @stem_blocks(%x: tensor<1x3x16x16xf32>, %w: tensor<20x3x7x7xf32>) -> (tensor<1x3x4x4x8xf32>, tensor<1x3x8x8x8xf32>) {
+  // CHECK-NEXT: %0 = graph.blocked_conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 3, 3, 3, 3>} : (tensor<1x3x16x16xf32>, tensor<20x3x7x7xf32>) -> tensor<1x3x8x8x8xf32>
+  %0 = graph.blocked_conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 3, 3, 3, 3>} : (tensor<1x3x16x16xf32>, tensor<20x3x7x7xf32>) -> tensor<1x3x8x8x8xf32>
+  // CHECK-NEXT: %1 = graph.max_pool2d %0 {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<1x3x8x8x8xf32> -> tensor<1x3x4x4x8xf32>
+  %1 = graph.max_pool2d %0 {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<1x3x8x8x8xf32> -> tensor<1x3x4x4x8xf32>
+  // CHECK-NEXT: %2 = graph.avg_pool2d %0 {kernel = array<i64: 1, 1>} : tensor<1x3x8x8x8xf32> -> tensor<1x3x8x8x8xf32>
+  %2 = graph.avg_pool2d %0 {kernel = array<i64: 1, 1>} : tensor<1x3x8x8x8xf32> -> tensor<1x3x8x8x8xf32>
+  func.return %1, %2 : tensor<1x3x4x4x8xf32>, tensor<1x3x8x8x8xf32>
+}
+
 // Blocked formats are tensor encodings; plain tensors print without one.
 // CHECK-LABEL: func.func @formats
 // CHECK-SAME: tensor<64x32xf32, #graph.format<"KN" -> "NK16k16n">>
