@@ -17,9 +17,10 @@ from graphcompiler.lowering.tir_to_llvm.types import (
 
 
 def _lower_define_var(fl: FunctionLowering, op: tir.DefineVarOp) -> None:
+    size = tir.byte_size(op.result.type.element_type)
     slot = fl.alloca(
         convert_type(op.result.type.element_type),
-        alignment=tir.byte_size(op.result.type.element_type),
+        alignment=size & -size,  # a power of two: a vector of 3 floats aligns on 4 bytes
     )
     fl.values[op.result] = slot
     if op.init is not None:

@@ -58,9 +58,11 @@ tir.func @constant_offsets(%A: !tir.tensor<4x8xf32>) -> f32 {
 // -----
 
 // Intrinsics map to LLVM intrinsics or shuffles (permutex2var with constant
-// indices too, taken mod 2n); vars become allocas.
+// indices too, taken mod 2n); vars become allocas, aligned on a power of
+// two (a vector of 3 floats on 4 bytes: LLVM refuses 12).
 // CHECK-LABEL: llvm.func @intrinsics(
-// CHECK:         llvm.alloca %{{.*}} x f32
+// CHECK-DAG:     llvm.alloca %{{.*}} x f32 {alignment = 4 : i64}
+// CHECK-DAG:     llvm.alloca %{{.*}} x vector<3xf32> {alignment = 4 : i64}
 // CHECK:         llvm.intr.fma
 // CHECK:         llvm.intr.vector.reduce.fadd
 // CHECK:         llvm.call_intrinsic "llvm.round.f32"
@@ -70,6 +72,8 @@ tir.func @constant_offsets(%A: !tir.tensor<4x8xf32>) -> f32 {
 // CHECK:         llvm.call_intrinsic "llvm.sqrt.f32"
 tir.func @intrinsics(%v: vector<8xf32>, %x: f32) -> f32 {
   %acc = tir.define_var %x : !tir.var<f32>
+  %three = tir.const dense<1.0> : vector<3xf32>
+  %acc3 = tir.define_var %three : !tir.var<vector<3xf32>>
   %fma = tir.fmadd %v, %v, %v : vector<8xf32>
   %sum = tir.reduce_add %fma : vector<8xf32> -> f32
   %r = tir.round %sum : f32 -> f32

@@ -197,3 +197,11 @@ def test_channel_blocked_pools(monkeypatch, target, shape, kernel, stride, pad, 
     text = re.sub(r"tensor<(\d+x\d+x\d+x\d+)x", rf"tensor<\1x{block}x", text)
     compiled = _check(text, x)
     assert re.search(rf"graph.max_pool2d .*x{block}x{element}>", compiled.graph)
+
+
+def test_blocks_of_three_channels():
+    """A block that is no power of two (3 lanes): its window's running
+    value is a vector of 3 floats, aligned as LLVM allows."""
+    text = _text(["max_pool2d", "avg_pool2d"], (1, 2, 7, 7), (3, 3), (2, 2), (1, 1, 1, 1))
+    text = re.sub(r"tensor<(\d+x\d+x\d+x\d+)x", r"tensor<\1x3x", text)
+    _check(text, rng.uniform(-5, 5, (1, 2, 7, 7, 3)).astype(np.float32))
