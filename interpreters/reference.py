@@ -374,22 +374,18 @@ def from_blocked_array(x: Array, channels: int | None = None) -> Array:
 
 
 def _blocked_conv2d(op: graph.BlockedConv2dOp, x: Array, weight: Array) -> Array:
-    block = op.result.type.get_shape()[-1]
-    if x.ndim == 4:  # a plain input
-        return to_blocked_array(_conv2d(op, x, weight), block)
-    channels = weight.shape[1] * op.group_count
-    return to_blocked_array(_conv2d(op, from_blocked_array(x, channels), weight), block)
+    if x.ndim == 5:  # else a plain input
+        x = from_blocked_array(x, weight.shape[1] * op.group_count)
+    return to_blocked_array(_conv2d(op, x, weight), op.result.type.get_shape()[-1])
 
 
 def _blocked_pool(pool: Callable[[Operation, Array], Array]) -> Callable[[Operation, Array], Array]:
     """`pool` also on a channel-blocked input, as the plain channels it holds."""
-
-    def run(op: Operation, x: Array) -> Array:
-        if x.ndim == 4:
-            return pool(op, x)
-        return to_blocked_array(pool(op, from_blocked_array(x)), x.shape[-1])
-
-    return run
+    return lambda op, x: (
+        pool(op, x)
+        if x.ndim == 4
+        else to_blocked_array(pool(op, from_blocked_array(x)), x.shape[-1])
+    )
 
 
 @_blocked_pool
