@@ -27,6 +27,9 @@ How (oneDNN's direct convolution on nChw16c, as brgemm tiles):
 - tasks are (image, group of v output blocks, block of rows), parallel, the
   rows of a task reusing its weights; the epilogue (bias, activation,
   residual add) runs on each task's outputs once they are final.
+A plain input (an RGB stem, fewer channels than a block) is read as
+blocks of one channel, K running along each filter row (K = KW), so
+that a network is blocked from its first layer.
 Depthwise: each block of b channels is one vector; m pixels of a row are
 summed over the taps with one FMA per pixel and tap, the weight vector
 loaded once per tap.
@@ -172,7 +175,7 @@ class BlockedConv:
         self.block = out.shape[-1]
         # a plain input (blocks of one channel, a narrow input such as an
         # RGB image): K runs over the filter columns, which lie in a row
-        self.columns_in_k = self.in_block == 1 and not op.group_count > 1
+        self.columns_in_k = self.in_block == 1 and op.group_count == 1
         self.o, _, self.kh, self.kw = w.shape
         self.depthwise = op.group_count > 1
         self.quads = takes_byte_quads(op, x, w, out)
