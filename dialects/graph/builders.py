@@ -205,6 +205,15 @@ def substitute(op: Operation, ops: Sequence[Operation], value: SSAValue) -> None
         erase_if_unused(operand)
 
 
+def substitute_if_typed(op: Operation, ops: Sequence[Operation], value: SSAValue) -> bool:
+    """`substitute` when `value` has `op`'s result type, else nothing
+    (`ops` never inserted): whether it did."""
+    if value.type != op.results[0].type:
+        return False
+    substitute(op, ops, value)
+    return True
+
+
 # --- traversal ------------------------------------------------------------------
 
 

@@ -38,7 +38,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from graphcompiler.dialects import graph
-from graphcompiler.dialects.graph.builders import substitute
+from graphcompiler.dialects.graph.builders import substitute_if_typed
 from graphcompiler.passes.graph.dequantized import (
     centered_i16,
     dequantized,
@@ -84,10 +84,7 @@ def rewrite_dequantized(conv: graph.Conv2dOp) -> bool:
         result = scaled_product(ops, acc, x.scale, w.scale, per_channel)
     except VerifyException:
         return False
-    if result.type != conv.result.type:
-        return False
-    substitute(conv, ops, result)
-    return True
+    return substitute_if_typed(conv, ops, result)
 
 
 def _constant_integer(value: SSAValue | None) -> int | None:
@@ -134,10 +131,7 @@ def rewrite_eight_bit(conv: graph.Conv2dOp) -> bool:
             acc = ops.make("sub", [acc, share])
     except ValueError:
         return False
-    if acc.type != conv.result.type:
-        return False
-    substitute(conv, ops.ops, acc)
-    return True
+    return substitute_if_typed(conv, ops.ops, acc)
 
 
 def _window(conv: graph.Conv2dOp) -> dict:
@@ -181,7 +175,4 @@ def rewrite_max_pool(pool: graph.MaxPool2dOp) -> bool:
         value = add(graph.MulOp.build_from([value, parts.scale]))
     except VerifyException:
         return False
-    if value.type != pool.result.type:
-        return False
-    substitute(pool, ops, value)
-    return True
+    return substitute_if_typed(pool, ops, value)

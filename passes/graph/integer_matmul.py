@@ -37,7 +37,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from graphcompiler.dialects import graph
-from graphcompiler.dialects.graph.builders import substitute
+from graphcompiler.dialects.graph.builders import substitute_if_typed
 from graphcompiler.ir.diagnostics import Diagnostic, DiagnosticError, Severity
 from graphcompiler.ir.pipeline import pass_option
 from graphcompiler.passes.function_pass import FunctionPass
@@ -91,10 +91,7 @@ def rewrite(matmul: graph.MatmulOp) -> bool:
         result = scaled_product(ops, acc, a.scale, b.scale, per_column)
     except VerifyException:
         return False
-    if result.type != matmul.result.type:
-        return False
-    substitute(matmul, ops, result)
-    return True
+    return substitute_if_typed(matmul, ops, result)
 
 
 @dataclass(frozen=True)
