@@ -45,8 +45,10 @@ def has_amx(target: Target, kind: str) -> bool:
 def fits_tiles(kernel, k: int) -> bool:
     """Whether a microkernel's tile can run on AMX: up to 2 x 2 tiles of C
     at a time (rows beyond 32 in whole chunks of 32, one after the other),
-    whole tiles of K, A rows evenly apart and C rows contiguous (a matmul
-    tile, not a convolution's taps)."""
+    whole tiles of K, A rows evenly apart (no taps: a matmul tile, or a
+    pointwise convolution's on pixel-major words), and C's 16 columns of a
+    tile contiguous in a row (a row contiguous, or a channel-blocked
+    output's blocks of 16, a plane apart: `c_vector`)."""
     return (
         kernel.pairs in TILE_PRODUCTS
         and (kernel.m <= CHUNK_ROWS or kernel.m % CHUNK_ROWS == 0)
@@ -54,7 +56,7 @@ def fits_tiles(kernel, k: int) -> bool:
         and k % TILE_ROWS == 0
         and kernel.a_k == 1
         and not kernel.taps
-        and not kernel.c_vector
+        and (not kernel.c_vector or kernel.lanes == TILE_ROWS)
         and not kernel.a_wrap
     )
 
@@ -70,6 +72,7 @@ def tile_kernel_ir(kernel) -> str:
     cols = [min(TILE_ROWS, kernel.n - TILE_ROWS * j) for j in range(-(-kernel.n // TILE_ROWS))]
     tiles = [(i, j) for i in range(len(rows)) for j in range(len(cols))]
     product, amx = TILE_PRODUCTS[kernel.pairs], "x86_amx"
+    column = kernel.c_vector or TILE_ROWS  # where C's next 16 columns start
 
     def shape(i: int, j: int) -> str:
         return f"i16 {rows[i]}, i16 {4 * cols[j]}"
@@ -86,7 +89,7 @@ def tile_kernel_ir(kernel) -> str:
         "  %cg = getelementptr inbounds i32, ptr %c, i64 %coffg",
     ]
     lines += [  # where each C tile of the chunk starts: loaded from, stored to
-        f"  %cptr_{i}_{j} = getelementptr inbounds i32, ptr %cg, i64 {TILE_ROWS * (i * kernel.ldc + j)}"
+        f"  %cptr_{i}_{j} = getelementptr inbounds i32, ptr %cg, i64 {TILE_ROWS * i * kernel.ldc + j * column}"
         for i, j in tiles
     ]
     lines += ["  br i1 %accumulate, label %load, label %zero", "load:"]

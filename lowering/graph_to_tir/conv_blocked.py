@@ -62,6 +62,11 @@ from xdsl.ir import SSAValue
 from graphcompiler.dialects import tir
 from graphcompiler.dialects.tir.types import MAX_LANES
 from graphcompiler.lowering.graph_to_tir.conv_direct import direct_blocked_conv2d
+from graphcompiler.lowering.graph_to_tir.conv_pointwise_tiles import (
+    QUAD,
+    pointwise_tiles,
+    takes_pointwise_tiles,
+)
 from graphcompiler.lowering.graph_to_tir.kernel import (
     Kernel,
     Operand,
@@ -73,8 +78,6 @@ from graphcompiler.target.description import Target
 
 f32, i32 = Float32Type(), IntegerType(32)
 s8, u8 = IntegerType(8), IntegerType(8, Signedness.UNSIGNED)
-QUAD = 4
-"""Channels (bytes) to an i32 word of a u8 x s8 convolution's tiles."""
 
 ENOUGH_ACCUMULATORS = 0.8
 """The share of the most accumulators a register tile shape may leave
@@ -101,12 +104,12 @@ def blocked_conv2d_into(
     vectorized = block <= MAX_LANES and all(
         compute_type(o.element) == f32 and o.element == f32 for o in (x, w, out)
     )
-    if (vectorized or takes_byte_quads(op, x, w, out)) and 0 not in (
-        *x.shape,
-        *w.shape,
-        *out.shape,
-    ):
-        BlockedConv(kernel, op, x, w, out, epilogue).emit()
+    quads = takes_byte_quads(op, x, w, out)
+    if (vectorized or quads) and 0 not in (*x.shape, *w.shape, *out.shape):
+        if quads and takes_pointwise_tiles(kernel, op, x, w, out):
+            pointwise_tiles(kernel, op, x, w, out, epilogue)
+        else:
+            BlockedConv(kernel, op, x, w, out, epilogue).emit()
         return
     direct_blocked_conv2d(kernel, op, x, w, out)
     if epilogue:

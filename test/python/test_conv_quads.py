@@ -174,3 +174,40 @@ def test_max_pool_of_dequantized_bytes_matches_the_f32_pool():
     windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(2, 3))
     want = windows[:, :, ::2, ::2].max(axis=(-1, -2))
     np.testing.assert_array_equal(compiled(q), want)
+
+
+POINTWISE = [
+    # x shape, w shape, strides
+    ((1, 128, 7, 9), (48, 128, 1, 1), (1, 1)),  # 3 output blocks: one a tile
+    ((2, 144, 10, 10), (64, 144, 1, 1), (2, 2)),  # K padded to whole tile rows, 2 images
+    ((1, 136, 12, 12), (40, 136, 1, 1), (1, 1)),  # part blocks in and out
+    ((1, 256, 14, 14), (32, 256, 1, 1), (1, 1)),  # 196 pixels: calls of 128, 64, then 4
+]
+
+
+@pytest.mark.parametrize("path", ["amx", "vector"])
+@pytest.mark.parametrize("x_shape, w_shape, strides", POINTWISE)
+def test_pointwise_convolutions_on_tiles_are_exact(monkeypatch, path, x_shape, w_shape, strides):
+    """1x1 u8 x s8 convolutions of 128 channels and more on pixel-major
+    words (conv_pointwise_tiles.py): on the host's AMX tiles, and the same
+    Tensor IR on the vector kernels (what a host without AMX would run)."""
+    from graphcompiler.lowering.graph_to_tir import conv_blocked, conv_pointwise_tiles
+
+    if path == "amx" and not conv_pointwise_tiles.has_amx(HOST, "u8s8"):
+        pytest.skip("the host has no AMX-INT8 (or Linux did not lend its tiles)")
+    if path == "vector":
+        for module in (conv_pointwise_tiles, brgemm):
+            monkeypatch.setattr(module, "has_amx", lambda *args: False)
+        monkeypatch.setattr(conv_blocked, "takes_pointwise_tiles",
+                            lambda kernel, *operands: conv_pointwise_tiles.suits_tiles(*operands))  # fmt: skip
+    rng = np.random.default_rng(sum(x_shape) + sum(w_shape))
+    x = rng.integers(0, 256, x_shape).astype(np.uint8)
+    w = rng.integers(-128, 128, w_shape).astype(np.int8)
+    x.flat[:300], w.flat[:300] = 255, -128  # sums far beyond i16
+    want = _reference(x, w, strides, (0, 0, 0, 0), (1, 1), 0)
+    program = _conv_program(x_shape, w, want.shape, "ui8", "i8", strides, (0, 0, 0, 0),
+                            (1, 1), 0)  # fmt: skip
+    compiled = graphcompiler.compile(program, cache=False)
+    assert f"tensor<{x_shape[0]}x{want.shape[2] * want.shape[3]}x" in compiled.tir  # pixel-major
+    assert ("_amx" in compiled.llvm_ir) == (path == "amx")
+    np.testing.assert_array_equal(compiled(x), want)
