@@ -45,8 +45,8 @@ def has_amx(target: Target, kind: str) -> bool:
 def fits_tiles(kernel, k: int) -> bool:
     """Whether a microkernel's tile can run on AMX: up to 2 x 2 tiles of C
     at a time (rows beyond 32 in whole chunks of 32, one after the other),
-    whole tiles of K, A rows evenly apart (no taps: a matmul tile, or a
-    pointwise convolution's on pixel-major words), and C's 16 columns of a
+    whole tiles of K, A rows evenly apart (a matmul's, or a convolution's
+    pixels in pixel-major words, with its taps), and C's 16 columns of a
     tile contiguous in a row (a row contiguous, or a channel-blocked
     output's blocks of 16, a plane apart: `c_vector`)."""
     return (
@@ -55,7 +55,6 @@ def fits_tiles(kernel, k: int) -> bool:
         and kernel.n <= 2 * TILE_ROWS
         and k % TILE_ROWS == 0
         and kernel.a_k == 1
-        and not kernel.taps
         and (not kernel.c_vector or kernel.lanes == TILE_ROWS)
         and not kernel.a_wrap
     )
@@ -63,9 +62,10 @@ def fits_tiles(kernel, k: int) -> bool:
 
 def tile_kernel_ir(kernel) -> str:
     """`void NAME(ptr A, ptr B, ptr C, i64 K, i1 accumulate)`: for each
-    chunk of 32 rows, the C tiles loaded (accumulate) or zeroed, K / 16
-    steps of tile products, the C tiles stored (only C's m rows and n
-    columns). One call takes all the row chunks of a panel: configuring
+    chunk of 32 rows, the C tiles loaded (accumulate) or zeroed, for each
+    tap of the grid (one loop over them all, a tap's offsets computed from
+    its index) K / 16 steps of tile products, the C tiles stored (only C's
+    m rows and n columns). One call takes all the row chunks of a panel: configuring
     and releasing the tiles costs about as much as 100 tile products."""
     chunk = min(CHUNK_ROWS, kernel.m)
     rows = [min(TILE_ROWS, chunk - TILE_ROWS * i) for i in range(-(-chunk // TILE_ROWS))]
@@ -97,17 +97,46 @@ def tile_kernel_ir(kernel) -> str:
         f"  %cl_{i}_{j} = call {amx} @llvm.x86.tileloadd64.internal({shape(i, j)}, ptr %cptr_{i}_{j}, i64 {4 * kernel.ldc})"
         for i, j in tiles
     ]
-    lines += ["  br label %loop", "zero:"]
+    lines += ["  br label %tap", "zero:"]
     lines += [
         f"  %cz_{i}_{j} = call {amx} @llvm.x86.tilezero.internal({shape(i, j)})" for i, j in tiles
     ]
+    # the taps, flattened: tap t's offsets from its digits in the levels' counts
+    taps = kernel.taps or ((1, 0, 0),)
+    lines += [
+        "  br label %tap",
+        "tap:",
+        "  %t = phi i64 [ 0, %load ], [ 0, %zero ], [ %t_next, %tap_end ]",
+    ]
+    lines += [
+        f"  %acct_{i}_{j} = phi {amx} [ %cl_{i}_{j}, %load ], [ %cz_{i}_{j}, %zero ], [ %d_{i}_{j}, %tap_end ]"
+        for i, j in tiles
+    ]
+    inner, a_terms, b_terms = 1, [], []
+    for depth in reversed(range(len(taps))):
+        count, a_step, b_step = taps[depth]
+        lines += [
+            f"  %tq{depth} = udiv i64 %t, {inner}",
+            f"  %td{depth} = urem i64 %tq{depth}, {count}",
+            f"  %tapa_{depth} = mul i64 %td{depth}, {a_step}",
+            f"  %tapb_{depth} = mul i64 %td{depth}, {b_step}",
+        ]
+        a_terms.append(f"%tapa_{depth}")
+        b_terms.append(f"%tapb_{depth}")
+        inner *= count
+    for name, terms in (("tapa", a_terms), ("tapb", b_terms)):  # %name = the terms' sum
+        previous = "0"
+        for index, term in enumerate(terms):
+            lines.append(f"  %{name}{index} = add i64 {previous}, {term}")
+            previous = f"%{name}{index}"
+        lines.append(f"  %{name} = add i64 {previous}, 0")
     lines += [
         "  br label %loop",
         "loop:",
-        "  %l = phi i64 [ 0, %load ], [ 0, %zero ], [ %l_next, %loop ]",
+        "  %l = phi i64 [ 0, %tap ], [ %l_next, %loop ]",
     ]
     lines += [
-        f"  %acc_{i}_{j} = phi {amx} [ %cl_{i}_{j}, %load ], [ %cz_{i}_{j}, %zero ], [ %d_{i}_{j}, %loop ]"
+        f"  %acc_{i}_{j} = phi {amx} [ %acct_{i}_{j}, %tap ], [ %d_{i}_{j}, %loop ]"
         for i, j in tiles
     ]
 
@@ -119,9 +148,14 @@ def tile_kernel_ir(kernel) -> str:
             f"  %{name} = call {amx} @llvm.x86.tileloadd64.internal({shape}, ptr %{name}ptr, i64 {4 * row_words})",
         ]
 
-    lines += [f"  %kword = mul i64 %l, {TILE_ROWS}", f"  %brow = mul i64 %kword, {kernel.ldb}"]
+    lines += [
+        f"  %kword = mul i64 %l, {TILE_ROWS}",
+        "  %akword = add i64 %kword, %tapa",
+        f"  %brow0 = mul i64 %kword, {kernel.ldb}",
+        "  %brow = add i64 %brow0, %tapb",
+    ]
     for i, height in enumerate(rows):  # 16 K words of `height` rows of A
-        a_offset = f"%kword, {i * TILE_ROWS * kernel.a_row}"
+        a_offset = f"%akword, {i * TILE_ROWS * kernel.a_row}"
         lines += operand_tile(f"ta{i}", "%ag", a_offset, f"i16 {height}, i16 64", kernel.a_row)
     for j, width in enumerate(cols):  # 16 K words of B, `width` columns
         b_shape = f"i16 {TILE_ROWS}, i16 {4 * width}"
@@ -134,7 +168,11 @@ def tile_kernel_ir(kernel) -> str:
         "  %l_next = add nuw nsw i64 %l, 1",
         f"  %k_next = mul i64 %l_next, {TILE_ROWS}",
         "  %l_more = icmp slt i64 %k_next, %k",
-        "  br i1 %l_more, label %loop, label %store",
+        "  br i1 %l_more, label %loop, label %tap_end",
+        "tap_end:",
+        "  %t_next = add nuw nsw i64 %t, 1",
+        f"  %t_more = icmp slt i64 %t_next, {inner}",
+        "  br i1 %t_more, label %tap, label %store",
         "store:",
     ]
     lines += [

@@ -61,12 +61,8 @@ from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import tir
 from graphcompiler.dialects.tir.types import MAX_LANES
+from graphcompiler.lowering.graph_to_tir.conv_amx import QUAD, amx_conv, takes_amx_tiles
 from graphcompiler.lowering.graph_to_tir.conv_direct import direct_blocked_conv2d
-from graphcompiler.lowering.graph_to_tir.conv_pointwise_tiles import (
-    QUAD,
-    pointwise_tiles,
-    takes_pointwise_tiles,
-)
 from graphcompiler.lowering.graph_to_tir.kernel import (
     Kernel,
     Operand,
@@ -106,8 +102,8 @@ def blocked_conv2d_into(
     )
     quads = takes_byte_quads(op, x, w, out)
     if (vectorized or quads) and 0 not in (*x.shape, *w.shape, *out.shape):
-        if quads and takes_pointwise_tiles(kernel, op, x, w, out):
-            pointwise_tiles(kernel, op, x, w, out, epilogue)
+        if quads and takes_amx_tiles(kernel, op, x, w, out):
+            amx_conv(kernel, op, x, w, out, epilogue)
         else:
             BlockedConv(kernel, op, x, w, out, epilogue).emit()
         return

@@ -176,38 +176,46 @@ def test_max_pool_of_dequantized_bytes_matches_the_f32_pool():
     np.testing.assert_array_equal(compiled(q), want)
 
 
-POINTWISE = [
-    # x shape, w shape, strides
-    ((1, 128, 7, 9), (48, 128, 1, 1), (1, 1)),  # 3 output blocks: one a tile
-    ((2, 144, 10, 10), (64, 144, 1, 1), (2, 2)),  # K padded to whole tile rows, 2 images
-    ((1, 136, 12, 12), (40, 136, 1, 1), (1, 1)),  # part blocks in and out
-    ((1, 256, 14, 14), (32, 256, 1, 1), (1, 1)),  # 196 pixels: calls of 128, 64, then 4
+
+ON_TILES = [
+    # x shape, w shape, strides, pads [top, left, bottom, right], dilations, pad value
+    ((1, 128, 7, 9), (48, 128, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 0),  # 3 output blocks
+    ((2, 144, 10, 10), (64, 144, 1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 0),  # gathered, K padded
+    ((1, 136, 12, 12), (40, 136, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 0),  # part blocks
+    ((1, 256, 14, 14), (32, 256, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 0),  # calls of 128, 64, 4
+    ((1, 64, 9, 40), (32, 64, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 77),  # rows of 32 + 8
+    ((1, 80, 11, 11), (48, 80, 3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 200),  # strided, part block
+    ((1, 64, 8, 8), (32, 64, 3, 3), (1, 1), (2, 1, 2, 0), (2, 1), 3),  # dilated, uneven pads
+    ((1, 128, 6, 6), (32, 128, 1, 1), (1, 1), (1, 1, 1, 1), (1, 1), 9),  # a padded 1x1
 ]
 
 
 @pytest.mark.parametrize("path", ["amx", "vector"])
-@pytest.mark.parametrize("x_shape, w_shape, strides", POINTWISE)
-def test_pointwise_convolutions_on_tiles_are_exact(monkeypatch, path, x_shape, w_shape, strides):
-    """1x1 u8 x s8 convolutions of 128 channels and more on pixel-major
-    words (conv_pointwise_tiles.py): on the host's AMX tiles, and the same
-    Tensor IR on the vector kernels (what a host without AMX would run)."""
-    from graphcompiler.lowering.graph_to_tir import conv_blocked, conv_pointwise_tiles
+@pytest.mark.parametrize("x_shape, w_shape, strides, pads, dilations, pad_value", ON_TILES)
+def test_convolutions_on_amx_tiles_are_exact(
+    monkeypatch, path, x_shape, w_shape, strides, pads, dilations, pad_value
+):
+    """u8 x s8 convolutions on pixel-major words (conv_amx.py): on the
+    host's AMX tiles, and the same Tensor IR on the vector kernels (what a
+    host without AMX would run)."""
+    from graphcompiler.lowering.graph_to_tir import conv_amx, conv_blocked
 
-    if path == "amx" and not conv_pointwise_tiles.has_amx(HOST, "u8s8"):
+    if path == "amx" and not conv_amx.has_amx(HOST, "u8s8"):
         pytest.skip("the host has no AMX-INT8 (or Linux did not lend its tiles)")
     if path == "vector":
-        for module in (conv_pointwise_tiles, brgemm):
+        for module in (conv_amx, brgemm):
             monkeypatch.setattr(module, "has_amx", lambda *args: False)
-        monkeypatch.setattr(conv_blocked, "takes_pointwise_tiles",
-                            lambda kernel, *operands: conv_pointwise_tiles.suits_tiles(*operands))  # fmt: skip
+        monkeypatch.setattr(conv_blocked, "takes_amx_tiles",
+                            lambda kernel, *operands: conv_amx.suits_tiles(*operands))  # fmt: skip
     rng = np.random.default_rng(sum(x_shape) + sum(w_shape))
     x = rng.integers(0, 256, x_shape).astype(np.uint8)
     w = rng.integers(-128, 128, w_shape).astype(np.int8)
     x.flat[:300], w.flat[:300] = 255, -128  # sums far beyond i16
-    want = _reference(x, w, strides, (0, 0, 0, 0), (1, 1), 0)
-    program = _conv_program(x_shape, w, want.shape, "ui8", "i8", strides, (0, 0, 0, 0),
-                            (1, 1), 0)  # fmt: skip
+    want = _reference(x, w, strides, pads, dilations, pad_value)
+    program = _conv_program(x_shape, w, want.shape, "ui8", "i8", strides, pads, dilations,
+                            pad_value)  # fmt: skip
     compiled = graphcompiler.compile(program, cache=False)
-    assert f"tensor<{x_shape[0]}x{want.shape[2] * want.shape[3]}x" in compiled.tir  # pixel-major
+    words = -(-x_shape[1] // 64) * 16
+    assert f"x{words}xi32>" in compiled.tir  # the pixel-major copy
     assert ("_amx" in compiled.llvm_ir) == (path == "amx")
     np.testing.assert_array_equal(compiled(x), want)
