@@ -176,7 +176,6 @@ def test_max_pool_of_dequantized_bytes_matches_the_f32_pool():
     np.testing.assert_array_equal(compiled(q), want)
 
 
-
 ON_TILES = [
     # x shape, w shape, strides, pads [top, left, bottom, right], dilations, pad value
     ((1, 128, 7, 9), (48, 128, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 0),  # 3 output blocks
