@@ -111,8 +111,13 @@ class CompiledGraph:
             bind_constants(function, constants)
         if check_precision(precision) == "bf16":  # before the cache key: it is another graph
             from graphcompiler.driver.registration import apply_pipeline
+            from graphcompiler.runtime.amx_tiles import has_amx
+            from graphcompiler.target.description import get_target
 
-            apply_pipeline(module, "builtin.module(graph-bf16-fpmath)", registry=self.registry)
+            # convolutions gain from bf16 on AMX tiles only (graph-bf16-fpmath)
+            tiles = str(has_amx(get_target(), "bf16")).lower()
+            fpmath = f"graph-bf16-fpmath{{convolutions={tiles}}}"
+            apply_pipeline(module, f"builtin.module({fpmath})", registry=self.registry)
         self.entry = entry
         self.input_types: list[TensorType] = list(function.function_type.inputs.data)
         self.output_types: list[TensorType] = list(function.function_type.outputs.data)

@@ -1,4 +1,4 @@
-"""u8 x s8 convolutions on AMX tiles, channel-blocked.
+"""u8 x s8 and bf16 convolutions on AMX tiles, channel-blocked.
 
 Why: the blocked convolution's byte-quad tiles (conv_blocked.py) make 16 x 4
 products an instruction (`vpdpbusd`); an AMX tile product makes 16 x 16 x
@@ -6,21 +6,25 @@ products an instruction (`vpdpbusd`); an AMX tile product makes 16 x 16 x
 holds a pixel's 16 channels a block, the next 16 a plane away: copied
 pixel-major once per call, the input feeds the tiles directly.
 
-What: a blocked_conv2d of graph-integer-conv's form (u8 input, s8 constant
-weights, i32 output, one group, blocks of 16 channels; any filter, stride,
-padding and dilation) on a target whose tiles multiply byte quads
-(AMX-INT8), with at least MIN_TILE_STEPS tile products per C tile.
+What: a blocked_conv2d of one group, blocks of 16 channels, constant
+weights, any filter, stride, padding and dilation, of either form:
+- graph-integer-conv's u8 x s8 -> i32 (byte quads: four channels to a
+  word), on a target whose tiles multiply them (AMX-INT8), with at least
+  MIN_TILE_STEPS tile products per C tile and K filled to MIN_K_FILL;
+- graph-bf16-fpmath's bf16 x bf16 -> f32 (bf16 pairs: two channels to a
+  word), always (the vector tiles' pair kernels where there is no AMX-BF16).
 
 How:
 - the input is copied once per call into pixel-major i32 words [N, rows,
-  columns, K] (a word is four channels' bytes, K the channels' words padded
-  with zeros to whole tile rows of 16 words): the padded input with a border
-  of the pad value's bytes, or, for a 1x1 unpadded convolution, the pixels
-  it reads, gathered at unit stride. An A tile is then 16 pixels x 64
-  channels, rows sw K words apart, and each filter tap one more offset;
+  columns, K] (K the channels' words padded with zeros to whole tile rows
+  of 16 words): the padded input with a border of the pad value, or, for a
+  1x1 unpadded convolution, the pixels it reads, gathered at unit stride.
+  An A tile is then 16 pixels x 64 bytes of channels, rows sw K words
+  apart, and each filter tap one more offset;
 - the weights are packed at compile time into [O / (v b), KH, KW, K, v b]
-  words, for each tap the B tiles' K / 4 rows of 16 columns x 4 bytes
-  (channel 4 l + i in byte i of word l, as in the input's words);
+  words, for each tap the B tiles' K rows of 16 columns x 4 bytes (channel
+  p l + i in part i of word l, p the channels a word holds, as in the
+  input's words);
 - a task is (image, v output blocks, rows). A brgemm_tile takes up to
   MAX_CALL_ROWS pixels of an output row (of the task, row after row, when
   1x1 and gathered: its pixels are then one run of A rows), the whole K and
@@ -38,7 +42,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from xdsl.dialects.builtin import IndexType, VectorType, i32
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IndexType, VectorType, i32
 
 from graphcompiler.dialects import tir
 from graphcompiler.lowering.graph_to_tir.kernel import Kernel, Operand, worth_parallel_work
@@ -46,7 +50,9 @@ from graphcompiler.lowering.graph_to_tir.matmul import Epilogue, unflatten
 from graphcompiler.runtime.amx_tiles import CHUNK_ROWS, TILE_ROWS, has_amx
 
 QUAD = 4
-"""Channels (bytes) to an i32 word."""
+"""Channels (bytes) to an i32 word of byte quads."""
+PAIR = 2
+"""Channels to an i32 word of bf16 pairs."""
 TILE_ROW_WORDS = TILE_ROWS
 """32-bit words in a tile row (64 bytes): K is padded to a multiple."""
 MIN_TILE_STEPS = 2
@@ -61,6 +67,17 @@ stem's 3 channels would take a 64-channel tile row a tap (ResNet-50's ran
 MAX_CALL_ROWS = 4 * CHUNK_ROWS
 """Pixels per tile call on AMX (the kernel loops over chunks of 32): the
 verifier's register-tile bound of 256 accumulators, at 2 vectors a row."""
+
+
+def takes_bf16_pairs(op, x: Operand, w: Operand, out: Operand) -> bool:
+    """A widening bf16 convolution (graph-bf16-fpmath's) of one group,
+    constant weights and 16-channel blocks, which runs here on bf16 pairs."""
+    return (
+        (str(x.element), str(w.element), str(out.element)) == ("bf16", "bf16", "f32")
+        and op.group_count == 1
+        and out.shape[-1] == x.shape[-1] == TILE_ROWS
+        and isinstance(w.constant, DenseIntOrFPElementsAttr)
+    )
 
 
 def suits_tiles(op, x: Operand, w: Operand, out: Operand) -> bool:
@@ -92,7 +109,9 @@ class AmxConv:
         (self.sh, self.sw), self.pads = op.window_strides, op.window_padding
         self.dh, self.dw = op.window_dilations
         self.pad_value = op.padding_value
-        words = self.in_blocks * self.block // QUAD
+        self.quads = str(x.element) == "ui8"
+        self.per_word, self.kind = (QUAD, "u8s8") if self.quads else (PAIR, "bf16")
+        words = self.in_blocks * self.block // self.per_word
         self.k = -(-words // TILE_ROW_WORDS) * TILE_ROW_WORDS
         self.vectors = 2 if self.out_blocks % 2 == 0 else 1
         # a 1x1 unpadded convolution reads its pixels gathered at unit stride,
@@ -103,7 +122,7 @@ class AmxConv:
         else:
             self.rows_in = (self.oh - 1) * self.sh + (self.kh - 1) * self.dh + 1
             self.columns = (self.ow - 1) * self.sw + (self.kw - 1) * self.dw + 1
-        self.amx = has_amx(kernel.target, "u8s8")
+        self.amx = has_amx(kernel.target, self.kind)
         # a register tile's pixels where the vector kernels run the tiles
         free = kernel.target.vector_registers - self.vectors - 1
         self.call_rows = MAX_CALL_ROWS if self.amx else max(1, free // self.vectors)
@@ -128,11 +147,12 @@ class AmxConv:
     def _pixel_major_input(self):
         """[N, rows, columns, K] words: each pixel's blocks' 16 bytes as 4
         words, then zero words up to K; the border's words the pad value's."""
-        kernel, b, per_block = self.kernel, self.b, self.block // QUAD
+        kernel, b, per_block = self.kernel, self.b, self.block // self.per_word
         copy = b.make_tensor([self.n, self.rows_in, self.columns, self.k], i32)
         words = VectorType(i32, [per_block])
         zero = b.const(0, words)
-        pad = b.const(np.int32(np.uint32((self.pad_value & 0xFF) * 0x01010101)).item(), words)
+        pad_bytes = (self.pad_value & 0xFF) * 0x01010101 if self.quads else 0  # bf16: zero
+        pad = b.const(np.int32(np.uint32(pad_bytes)).item(), words)
         if self.gathered:
             (row_step, column_step), top, left = (self.sh, self.sw), 0, 0
         else:
@@ -177,10 +197,17 @@ class AmxConv:
         width = self.vectors * self.block
         groups, k, kh, kw = self.out_blocks // self.vectors, self.k, self.kh, self.kw
 
+        per_word = self.per_word
+
         def pack(weights: np.ndarray) -> np.ndarray:
-            padded = np.zeros((groups * width, k * QUAD, kh, kw), np.int8)
-            padded[: self.o, : self.channels] = weights
-            words = padded.reshape(groups, width, k, QUAD, kh, kw).transpose(0, 4, 5, 2, 1, 3)
+            if self.quads:
+                values, dtype = weights, np.int8
+            else:  # bf16 values, held exactly in f32: their upper halves
+                values, dtype = (weights.astype(np.float32).view(np.uint32) >> 16), np.uint16
+            padded = np.zeros((groups * width, k * per_word, kh, kw), dtype)
+            padded[: self.o, : self.channels] = values
+            parts = padded.reshape(groups, width, k, per_word, kh, kw)
+            words = parts.transpose(0, 4, 5, 2, 1, 3)  # [groups, KH, KW, K, width, part]
             return np.ascontiguousarray(words).view(np.int32)[..., 0]
 
         return self.kernel.packed_constant(self.w, "packed_w", pack)
@@ -214,7 +241,9 @@ class AmxConv:
                 c_view = b.tensor_ptr(out, [c_first],
                                       [(self.vectors - 1) * plane + m * self.block])  # fmt: skip
                 sizes = dict(m=m, n=width, k=k, lanes=self.block, a_row=a_row, a_k=1,
-                             ldb=width, ldc=self.block, u8_s8_quads=True)  # fmt: skip
+                             ldb=width, ldc=self.block)  # fmt: skip
+                if self.quads:
+                    sizes["u8_s8_quads"] = True
                 if self.vectors > 1:
                     sizes["ldc_vector"] = plane
                 b.make_brgemm_tile(a_view, b_view, c_view, taps, **sizes)

@@ -61,7 +61,12 @@ from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import tir
 from graphcompiler.dialects.tir.types import MAX_LANES
-from graphcompiler.lowering.graph_to_tir.conv_amx import QUAD, amx_conv, takes_amx_tiles
+from graphcompiler.lowering.graph_to_tir.conv_amx import (
+    QUAD,
+    amx_conv,
+    takes_amx_tiles,
+    takes_bf16_pairs,
+)
 from graphcompiler.lowering.graph_to_tir.conv_direct import direct_blocked_conv2d
 from graphcompiler.lowering.graph_to_tir.kernel import (
     Kernel,
@@ -101,8 +106,9 @@ def blocked_conv2d_into(
         compute_type(o.element) == f32 and o.element == f32 for o in (x, w, out)
     )
     quads = takes_byte_quads(op, x, w, out)
-    if (vectorized or quads) and 0 not in (*x.shape, *w.shape, *out.shape):
-        if quads and takes_amx_tiles(kernel, op, x, w, out):
+    pairs = takes_bf16_pairs(op, x, w, out)
+    if (vectorized or quads or pairs) and 0 not in (*x.shape, *w.shape, *out.shape):
+        if pairs or (quads and takes_amx_tiles(kernel, op, x, w, out)):
             amx_conv(kernel, op, x, w, out, epilogue)
         else:
             BlockedConv(kernel, op, x, w, out, epilogue).emit()

@@ -20,10 +20,11 @@ when neither side is stored.
 On a target with AMX-BF16 the widening matmul runs on AMX tiles, with
 AVX512-BF16 on `vdpbf16ps` microkernels (bf16 pairs); elsewhere on the
 f32 kernels, which convert the operands as they pack them. Convolutions
-are left in f32 unless asked for: every target runs a bf16 convolution on
-the f32 kernels, so its operands' rounding and conversion bought nothing
-(ResNet-50 at precision bf16 ran 0.65x its f32 speed on a Sapphire Rapids
-core).
+are left in f32 unless asked for (`convolutions=true`, which the driver
+gives where the target has AMX-BF16): then those of one group and a block
+of input channels or more run channel-blocked on bf16 pairs
+(conv_amx.py), on AMX tiles there; on vector FMAs, pairs gain nothing
+over f32.
 
 Runs before the other graph passes, so that constant folding makes the
 weights' bf16 constants and matmul merging sees the activation casts.
@@ -69,12 +70,28 @@ def _depends_on_arguments(value: SSAValue, known: dict[SSAValue, bool]) -> bool:
     return known[value]
 
 
+MIN_CONV_CHANNELS = 16
+"""Input channels from which a convolution runs on bf16 pairs: a block."""
+
+
+def _tiled_conv(op: Operation) -> bool:
+    """A convolution that the tiles take on bf16 pairs (one group, a block
+    of input channels or more, conv_amx.py). Depthwise, grouped and narrow
+    ones (an RGB stem) stay f32: on bf16 they would leave the blocked
+    layout, or fill a tile row with a few channels."""
+    return (
+        isinstance(op, graph.Conv2dOp)
+        and op.group_count == 1
+        and op.input.type.get_shape()[1] >= MIN_CONV_CHANNELS
+    )
+
+
 @dataclass(frozen=True)
 class GraphBf16FpmathPass(FunctionPass):
     """Matmuls (and convolutions) with constant weights on bf16 operands (module doc)."""
 
     name = "graph-bf16-fpmath"
-    convolutions: bool = pass_option(False, "convolutions too (they run on the f32 kernels)")
+    convolutions: bool = pass_option(False, "one-group convolutions too (on AMX-BF16 tiles)")
     STATISTICS = {"bf16-layers": "matmuls and convolutions given bf16 operands"}
 
     def run_on_function(self, function: func.FuncOp) -> dict[str, int]:
@@ -93,10 +110,10 @@ class GraphBf16FpmathPass(FunctionPass):
                 casts[value] = cast.result
             return casts[value]
 
-        layers = (graph.MatmulOp, graph.Conv2dOp) if self.convolutions else (graph.MatmulOp,)
         count = 0
         for op in list(function.body.block.ops):
-            if not isinstance(op, layers) or op.result.type.element_type != f32:
+            layer = isinstance(op, graph.MatmulOp) or (self.convolutions and _tiled_conv(op))
+            if not layer or op.result.type.element_type != f32:
                 continue
             activation, weight = op.operands
             if activation.type.element_type != f32 or _depends_on_arguments(weight, known):

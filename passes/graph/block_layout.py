@@ -74,6 +74,19 @@ def takes_byte_quads(op: graph.Conv2dOp, block: int) -> bool:
     )
 
 
+def takes_bf16_pairs(op: graph.Conv2dOp, block: int) -> bool:
+    """A widening bf16 convolution (graph-bf16-fpmath's), one group and
+    constant weights, in blocks of 16 channels: the tiles multiply pairs of
+    channels (conv_amx.py; AMX tiles where the target has them)."""
+    elements = [str(v.type.element_type) for v in (op.input, op.weight, op.result)]
+    return (
+        elements == ["bf16", "bf16", "f32"]
+        and isinstance(op.weight.owner, graph.ConstantOp)
+        and op.group_count == 1
+        and block == 16
+    )
+
+
 def wide_enough(op: graph.Conv2dOp, block: int) -> bool:
     """At least a block of channels in and out. Narrower convolutions stay
     plain (an RGB stem, a one-channel head): padded to a block, their
@@ -87,7 +100,7 @@ def wide_enough(op: graph.Conv2dOp, block: int) -> bool:
 
 def convertible(op: graph.Conv2dOp, block: int) -> bool:
     """f32, constant weights, wide enough, one group or depthwise; or
-    byte quads (takes_byte_quads). The
+    byte quads or bf16 pairs (takes_byte_quads, takes_bf16_pairs). The
     channels need not fill whole blocks (MobileNet-v2's 24, EfficientNet's
     40 with 16-channel blocks): the padding lanes cost a quarter more
     memory on those layers, a plain island would cost reorders."""
@@ -98,7 +111,8 @@ def convertible(op: graph.Conv2dOp, block: int) -> bool:
         and isinstance(op.weight.owner, graph.ConstantOp)
         and (groups == 1 or groups == c == o)
     )
-    return (f32_layer or takes_byte_quads(op, block)) and wide_enough(op, block)
+    tiles = takes_byte_quads(op, block) or takes_bf16_pairs(op, block)
+    return (f32_layer or tiles) and wide_enough(op, block)
 
 
 def narrow_input(op: graph.Conv2dOp, block: int) -> bool:

@@ -53,19 +53,35 @@ func.func @activations(%q: tensor<4x8xf32>, %k: tensor<4x8xf32>, %a: tensor<4x8x
 
 // -----
 
-// A convolution with a constant filter stays f32 (every target runs bf16
-// convolutions on the f32 kernels). Asked for (convolutions=true): input and
+// A convolution with a constant filter stays f32 by default. Asked for
+// (convolutions=true, which the driver gives on AMX-BF16 targets): input and
 // filter in bf16, the result f32; its attributes are kept.
 // CHECK-LABEL: func.func @conv
 // CHECK-NEXT:    %f = graph.constant
-// CHECK-NEXT:    %c = graph.conv2d %i, %f {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x5x5xf32>
+// CHECK-NEXT:    %c = graph.conv2d %i, %f {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x16x5x5xf32>, tensor<3x16x3x3xf32>) -> tensor<1x3x5x5xf32>
 // CONV-LABEL: func.func @conv
-// CONV-NEXT:    %[[I:.*]] = graph.cast %i : tensor<1x2x5x5xf32> -> tensor<1x2x5x5xbf16>
+// CONV-NEXT:    %[[I:.*]] = graph.cast %i : tensor<1x16x5x5xf32> -> tensor<1x16x5x5xbf16>
 // CONV-NEXT:    %f = graph.constant
-// CONV-NEXT:    %[[F:.*]] = graph.cast %f : tensor<3x2x3x3xf32> -> tensor<3x2x3x3xbf16>
-// CONV-NEXT:    %c = graph.conv2d %[[I]], %[[F]] {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x5x5xbf16>, tensor<3x2x3x3xbf16>) -> tensor<1x3x5x5xf32>
-func.func @conv(%i: tensor<1x2x5x5xf32>) -> tensor<1x3x5x5xf32> {
-  %f = graph.constant dense<0.25> : tensor<3x2x3x3xf32>
-  %c = graph.conv2d %i, %f {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x5x5xf32>
+// CONV-NEXT:    %[[F:.*]] = graph.cast %f : tensor<3x16x3x3xf32> -> tensor<3x16x3x3xbf16>
+// CONV-NEXT:    %c = graph.conv2d %[[I]], %[[F]] {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x16x5x5xbf16>, tensor<3x16x3x3xbf16>) -> tensor<1x3x5x5xf32>
+func.func @conv(%i: tensor<1x16x5x5xf32>) -> tensor<1x3x5x5xf32> {
+  %f = graph.constant dense<0.25> : tensor<3x16x3x3xf32>
+  %c = graph.conv2d %i, %f {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x16x5x5xf32>, tensor<3x16x3x3xf32>) -> tensor<1x3x5x5xf32>
   func.return %c : tensor<1x3x5x5xf32>
+}
+
+// -----
+
+// Even asked for, a convolution of fewer input channels than a block (an
+// RGB stem) and a depthwise one stay f32: the tiles would fill a 64-byte
+// row with a few channels, or leave the blocked layout.
+// CONV-LABEL: func.func @narrow_and_depthwise
+// CONV-NOT:     bf16
+// CONV:         func.return
+func.func @narrow_and_depthwise(%i: tensor<1x3x8x8xf32>, %d: tensor<1x32x8x8xf32>) -> (tensor<1x16x6x6xf32>, tensor<1x32x6x6xf32>) {
+  %f = graph.constant dense<0.25> : tensor<16x3x3x3xf32>
+  %c = graph.conv2d %i, %f : (tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32>) -> tensor<1x16x6x6xf32>
+  %g = graph.constant dense<0.5> : tensor<32x1x3x3xf32>
+  %e = graph.conv2d %d, %g {groups = 32 : i64} : (tensor<1x32x8x8xf32>, tensor<32x1x3x3xf32>) -> tensor<1x32x6x6xf32>
+  func.return %c, %e : tensor<1x16x6x6xf32>, tensor<1x32x6x6xf32>
 }

@@ -222,3 +222,21 @@ func.func @integer_pairs_stay_plain(%x: tensor<1x16x8x8xi16>) -> tensor<1x16x6x6
   %y = graph.conv2d %x, %w : (tensor<1x16x8x8xi16>, tensor<16x16x3x3xi16>) -> tensor<1x16x6x6xi32>
   func.return %y : tensor<1x16x6x6xi32>
 }
+
+// -----
+
+// A widening bf16 convolution (graph-bf16-fpmath's) is blocked in blocks of
+// 16 channels, its bf16 pairs' tiles (conv_amx.py) taking them. With
+// 8-channel blocks it stays plain.
+// CHECK-LABEL: func.func @bf16_pairs
+// CHECK:         %[[IN:.*]] = graph.to_blocked %r {block = 16 : i64} : tensor<1x32x8x8xbf16> -> tensor<1x2x8x8x16xbf16>
+// CHECK-NEXT:    %[[C:.*]] = graph.blocked_conv2d %[[IN]], %w : (tensor<1x2x8x8x16xbf16>, tensor<16x32x3x3xbf16>) -> tensor<1x1x6x6x16xf32>
+// CHECK-NEXT:    graph.from_blocked %[[C]] : tensor<1x1x6x6x16xf32> -> tensor<1x16x6x6xf32>
+// BLOCK8-LABEL: func.func @bf16_pairs
+// BLOCK8-NOT:     blocked
+func.func @bf16_pairs(%x: tensor<1x32x8x8xf32>) -> tensor<1x16x6x6xf32> {
+  %w = graph.constant dense<0.5> : tensor<16x32x3x3xbf16>
+  %r = graph.cast %x : tensor<1x32x8x8xf32> -> tensor<1x32x8x8xbf16>
+  %y = graph.conv2d %r, %w : (tensor<1x32x8x8xbf16>, tensor<16x32x3x3xbf16>) -> tensor<1x16x6x6xf32>
+  func.return %y : tensor<1x16x6x6xf32>
+}

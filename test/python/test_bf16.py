@@ -53,18 +53,24 @@ def test_bf16_precision_rounds_the_layer_operands(m, k, n, transpose_b):
     assert _relative_error(f32(x=x), exact) < 1e-6
 
 
-def test_bf16_convolution():
-    """precision="bf16" leaves convolutions in f32 (the f32 kernels run
-    them on every target); graph-bf16-fpmath{convolutions=true} gives them
-    bf16 operands, and the widening convolution sums their exact products."""
-    rng = np.random.default_rng(1)
-    x = rng.standard_normal((1, 8, 9, 9), dtype=np.float32)
-    f = rng.standard_normal((16, 8, 3, 3), dtype=np.float32)
-    source = """
-func.func @main(%x: tensor<1x8x9x9xf32>, %f: tensor<16x8x3x3xf32>) -> tensor<1x16x7x7xf32> {
-  %c = graph.conv2d %x, %f : (tensor<1x8x9x9xf32>, tensor<16x8x3x3xf32>) -> tensor<1x16x7x7xf32>
+@pytest.mark.parametrize("channels", [8, 16])
+def test_bf16_precision_of_convolutions(channels):
+    """precision="bf16" gives a convolution bf16 operands where the target
+    has AMX-BF16 and it has a block of input channels or more (then the
+    sums are the rounded operands' exact products); elsewhere it stays f32."""
+    from graphcompiler.runtime.amx_tiles import has_amx
+    from graphcompiler.target.description import get_target
+
+    rng = np.random.default_rng(channels)
+    x = rng.standard_normal((1, channels, 9, 9), dtype=np.float32)
+    f = rng.standard_normal((16, channels, 3, 3), dtype=np.float32)
+    x_type, f_type = f"tensor<1x{channels}x9x9xf32>", f"tensor<16x{channels}x3x3xf32>"
+    source = f"""
+func.func @main(%x: {x_type}, %f: {f_type}) -> tensor<1x16x7x7xf32> {{
+  %c = graph.conv2d %x, %f : ({x_type}, {f_type}) -> tensor<1x16x7x7xf32>
   func.return %c : tensor<1x16x7x7xf32>
-}"""
+}}"""
+
     def convolved(x, f):
         return sum(
             np.einsum("nchw,oc->nohw", x[:, :, i : i + 7, j : j + 7], f[:, :, i, j])
@@ -72,24 +78,76 @@ func.func @main(%x: tensor<1x8x9x9xf32>, %f: tensor<16x8x3x3xf32>) -> tensor<1x1
             for j in range(3)
         )
 
-    as_precision = graphcompiler.compile(source, constants={"f": f}, cache=False, precision="bf16")
-    assert "bf16" not in str(as_precision.tir)
-    exact = convolved(x.astype(np.float64), f.astype(np.float64))
-    assert _relative_error(as_precision(x=x), exact) < 1e-6
+    compiled = graphcompiler.compile(source, constants={"f": f}, cache=False, precision="bf16")
+    on_pairs = channels >= 16 and has_amx(get_target(), "bf16")
+    assert ("bf16" in str(compiled.tir)) == on_pairs
+    if on_pairs:
+        x, f = round_to_bf16(x), round_to_bf16(f)
+    want = convolved(x.astype(np.float64), f.astype(np.float64))
+    assert _relative_error(compiled(x=x), want) < 1e-6
+
+
+PAIR_CONVOLUTIONS = [
+    # c, o, size, kernel, stride, pad, dilation
+    (32, 48, 9, 3, 1, 1, 1),  # 3 output blocks: one a tile
+    (40, 32, 11, 3, 2, 1, 1),  # a part block of input channels, strided
+    (64, 80, 14, 1, 1, 0, 1),  # pointwise: the pixels one run of A rows
+    (48, 32, 10, 1, 2, 0, 1),  # strided 1x1: pixels gathered
+    (16, 16, 12, 3, 1, 2, 2),  # dilated, a K of one tile row
+    (96, 32, 5, 5, 1, 2, 1),  # 3 tile rows of K, 25 taps
+]
+
+
+@pytest.mark.parametrize("path", ["amx", "vector"])
+@pytest.mark.parametrize("c, o, size, kernel, stride, pad, dilation", PAIR_CONVOLUTIONS)
+def test_bf16_convolutions_run_on_pairs(monkeypatch, path, c, o, size, kernel, stride, pad,
+                                        dilation):  # fmt: skip
+    """graph-bf16-fpmath{convolutions=true}'s convolutions run channel-blocked
+    on bf16 pairs (conv_amx.py): on the host's AMX-BF16 tiles, and the same
+    Tensor IR on the vector pair kernels; their sums are those of the
+    bf16-rounded operands."""
+    from graphcompiler.lowering.graph_to_tir import conv_amx
+    from graphcompiler.lowering.tir_to_llvm import brgemm
+    from graphcompiler.runtime.amx_tiles import has_amx
+    from graphcompiler.target.description import get_target
+
+    if get_target().f32_lanes != 16:
+        pytest.skip("bf16 pairs run in blocks of 16 channels")
+    if path == "amx" and not has_amx(get_target(), "bf16"):
+        pytest.skip("the host has no AMX-BF16 (or Linux did not lend its tiles)")
+    if path == "vector":
+        for module in (conv_amx, brgemm):
+            monkeypatch.setattr(module, "has_amx", lambda *args: False)
+    rng = np.random.default_rng(c + o + size)
+    x = rng.standard_normal((1, c, size, size), dtype=np.float32)
+    f = rng.standard_normal((o, c, kernel, kernel), dtype=np.float32) / np.sqrt(c * kernel**2)
+    out = (size + 2 * pad - dilation * (kernel - 1) - 1) // stride + 1
+    x_type, out_type = f"tensor<1x{c}x{size}x{size}xf32>", f"tensor<1x{o}x{out}x{out}xf32>"
+    f_type = f"tensor<{o}x{c}x{kernel}x{kernel}xf32>"
     values = ", ".join(f"{v:.9e}" for v in f.flatten())
-    constant_filter = f"""
-func.func @main(%x: tensor<1x8x9x9xf32>) -> tensor<1x16x7x7xf32> {{
-  %v = graph.constant dense<[{values}]> : tensor<1152xf32>
-  %f = graph.reshape %v : tensor<1152xf32> -> tensor<16x8x3x3xf32>
-  %c = graph.conv2d %x, %f : (tensor<1x8x9x9xf32>, tensor<16x8x3x3xf32>) -> tensor<1x16x7x7xf32>
-  func.return %c : tensor<1x16x7x7xf32>
+    source = f"""
+func.func @main(%x: {x_type}) -> {out_type} {{
+  %f = graph.constant dense<[{values}]> : tensor<{f.size}xf32>
+  %w = graph.reshape %f : tensor<{f.size}xf32> -> {f_type}
+  %y = graph.conv2d %x, %w {{strides = array<i64: {stride}, {stride}>, padding = array<i64: {pad}, {pad}, {pad}, {pad}>, dilations = array<i64: {dilation}, {dilation}>}} : ({x_type}, {f_type}) -> {out_type}
+  %r = graph.relu %y : {out_type}
+  func.return %r : {out_type}
 }}"""
-    module = graphcompiler.parse(constant_filter)
+    module = graphcompiler.parse(source)
     graphcompiler.apply_pipeline(module, "builtin.module(graph-bf16-fpmath{convolutions=true})")
-    assert "tensor<16x8x3x3xbf16>" in str(module)
     compiled = graphcompiler.compile(module, cache=False)
-    rx, rf = round_to_bf16(x).astype(np.float64), round_to_bf16(f).astype(np.float64)
-    assert _relative_error(compiled(x=x), convolved(rx, rf)) < 1e-6
+    words = -(-c // 32) * 16
+    assert f"x{words}xi32>" in compiled.tir  # bf16 pairs, pixel-major
+    assert ("_amx" in compiled.llvm_ir) == (path == "amx")
+    rx = np.pad(round_to_bf16(x).astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    rf = round_to_bf16(f).astype(np.float64)
+    span = stride * (out - 1) + 1
+    want = np.maximum(sum(
+        np.einsum("nchw,oc->nohw", rx[:, :, i * dilation : i * dilation + span : stride,
+                                      j * dilation : j * dilation + span : stride], rf[:, :, i, j])
+        for i in range(kernel) for j in range(kernel)
+    ), 0)  # fmt: skip
+    assert _relative_error(compiled(x), want) < 1e-6
 
 
 def test_unknown_precision_is_refused():
