@@ -46,7 +46,6 @@ from graphcompiler.passes.function_pass import FunctionPass
 f32, bf16 = Float32Type(), BFloat16Type()
 
 
-
 def _depends_on_arguments(value: SSAValue, known: dict[SSAValue, bool]) -> bool:
     """Whether `value` is computed from a function argument (else it is a
     constant expression: a weight, maybe transposed or reshaped)."""
