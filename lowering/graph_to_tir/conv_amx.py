@@ -100,6 +100,8 @@ def takes_amx_tiles(kernel: Kernel, op, x: Operand, w: Operand, out: Operand) ->
 
 
 class AmxConv:
+    """One convolution's pixel-major copy, packed weights and tile calls (module doc)."""
+
     def __init__(self, kernel: Kernel, op, x: Operand, w: Operand, out: Operand, epilogue):
         self.kernel, self.b = kernel, kernel.b
         self.x, self.w, self.out, self.epilogue = x, w, out, epilogue
