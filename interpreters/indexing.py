@@ -1,5 +1,5 @@
 """Reference semantics of the indexing ops (gather_elements, gather_nd,
-scatter_elements, scatter_nd), in numpy; reference.py runs them.
+scatter_elements, scatter_nd, lookup), in numpy; reference.py runs them.
 
 Indices follow graph.gather: [-n, 0) counts from the end, outside [-n, n)
 reads 0 or writes nothing. The scatters combine their updates one at a
@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import BFloat16Type, Float16Type
 from xdsl.ir import Operation
 
 from graphcompiler.dialects import graph
-from graphcompiler.ir.element_types import round_to_bf16
+from graphcompiler.ir.element_types import dense_values, round_to_bf16
 
 Array = np.ndarray
 
@@ -115,7 +115,19 @@ def _scatter_nd(op: graph.ScatterNDOp, x: Array, indices: Array, updates: Array)
     return _scatter(op, x, updates, targets)
 
 
+def lookup_table(op: graph.LookupOp) -> Array:
+    """The table's 256 entries, in the result's dtype."""
+    return dense_values(op.table).reshape(graph.TABLE_ENTRIES)
+
+
+def _lookup(op: graph.LookupOp, x: Array) -> Array:
+    """table[x], table[x + 128] for i8."""
+    offset = 128 if x.dtype == np.int8 else 0
+    return lookup_table(op)[x.astype(np.int64) + offset]
+
+
 INDEXING: dict[type[Operation], Callable[..., Array]] = {
+    graph.LookupOp: _lookup,
     graph.GatherElementsOp: _gather_elements,
     graph.GatherNDOp: _gather_nd,
     graph.ScatterElementsOp: _scatter_elements,

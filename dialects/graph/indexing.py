@@ -1,6 +1,6 @@
 """Indexing by tensors of positions: gather_elements, gather_nd,
 scatter_elements, scatter_nd (ONNX's GatherElements, GatherND,
-ScatterElements, ScatterND).
+ScatterElements, ScatterND); and lookup, a table read at each byte.
 
 They share graph.gather's index rules, so one model behaves the same
 whichever of them it uses: indices are integers of any width (not i1); an
@@ -13,7 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from xdsl.dialects.builtin import I64, IntegerAttr, IntegerType, StringAttr, TensorType, i1, i64
+from xdsl.dialects.builtin import (
+    I64,
+    DenseIntOrFPElementsAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    TensorType,
+    i1,
+    i64,
+)
 from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
@@ -268,3 +277,42 @@ class ScatterNDOp(HasReduction, GraphOp):
         _check_updates(cls, operand_types, [*indices[:-1], *shape[depth:]])
         _check_reduction(cls, properties, operand_types[0].element_type)
         return TensorType(operand_types[0].element_type, shape)
+
+
+@irdl_op_definition
+class LookupOp(GraphOp):
+    """table[x] for each element of an 8-bit integer x (i8 reads table[x +
+    128]): an element-wise function of one byte, its 256 results computed
+    at compile time. graph-lookup-tables makes it from a quantized model's
+    chains (dequantize -> erf, sigmoid, ... -> quantize) of one byte
+    tensor, as onnxruntime's QLinearSigmoid reads a table. The table's
+    element type is the result's; the shape is kept.
+
+    Example:
+
+        %y = graph.lookup %x {table = dense<[...]> : tensor<256xui8>} : tensor<4x8xui8> -> tensor<4x8xui8>
+    """
+
+    name = "graph.lookup"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    table = prop_def(DenseIntOrFPElementsAttr)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        element = operand_types[0].element_type
+        if not isinstance(element, IntegerType) or element.width.data != 8:
+            raise VerifyException(
+                f"{cls.operand_role(0)} has element type {element}, expected ui8 or i8"
+            )
+        table = properties["table"].type
+        if _shape(table) != [TABLE_ENTRIES]:
+            raise VerifyException(
+                f"table has shape {_fmt(_shape(table))}, expected [{TABLE_ENTRIES}] (one entry a byte)"
+            )
+        return TensorType(table.element_type, _shape(operand_types[0]))
+
+
+TABLE_ENTRIES = 256
+"""A lookup table's entries: one for each value of a byte."""

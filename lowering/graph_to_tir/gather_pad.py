@@ -1,4 +1,5 @@
-"""Data movement that reads computed positions: graph.gather and graph.pad.
+"""Data movement that reads computed positions: graph.gather, graph.pad and
+graph.lookup.
 
 Both walk the output with `Kernel.for_each` and compute, per element, the
 source position it reads; a position outside the source (a gather index
@@ -10,15 +11,18 @@ outer dimensions only): then the branch condition is one scalar per vector.
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import IndexType, VectorType
+import numpy as np
+from xdsl.dialects.builtin import IndexType, Signedness, VectorType
 from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import graph, tir
 from graphcompiler.dialects.tir.builder import TirBuilder
+from graphcompiler.ir.element_types import dense_values
 from graphcompiler.lowering.graph_to_tir.kernel import (
     Kernel,
     Operand,
     compute_type,
+    global_constant,
     is_vectorizable,
 )
 
@@ -75,6 +79,26 @@ def take(kernel: Kernel, op: graph.GatherOp) -> None:
 
     vectorize = axis < rank - 1 and is_vectorizable(kernel.out, source)
     kernel.for_each(kernel.out.shape, body, vectorize)
+
+
+def lookup(kernel: Kernel, op: graph.LookupOp) -> None:
+    """out[i] = table[x[i]] (x[i] + 128 for i8): a scalar read of a global
+    of 256 entries per element, i32 or f32 (what globals hold), converted.
+    A byte and its table entry cost about a cycle; the quantized chains it
+    replaces (graph-lookup-tables) divide, round and evaluate erf or exp."""
+    x, out = kernel.inputs[0], kernel.out
+    floating = tir.is_float(out.element)
+    values = dense_values(op.table).reshape(graph.TABLE_ENTRIES)
+    table = global_constant(kernel.b, "table", values.astype(np.float32 if floating else np.int32))
+    offset = 0 if x.element.signedness.data == Signedness.UNSIGNED else 128
+
+    def body(index: list[SSAValue], lanes: int) -> None:
+        b = kernel.b
+        at = b.cast(kernel.load(x, index), IndexType())
+        entry = b.make_load(table, [b.add(at, offset) if offset else at])
+        kernel.store(out, index, b.cast(entry, compute_type(out.element)))
+
+    kernel.for_each(out.shape, body, vectorize=False)
 
 
 def _source_position(

@@ -21,7 +21,7 @@ from graphcompiler.dialects import graph, tir
 from graphcompiler.lowering.graph_to_tir.attention import attention
 from graphcompiler.lowering.graph_to_tir.conv import conv2d, conv2d_into
 from graphcompiler.lowering.graph_to_tir.conv_blocked import blocked_conv2d, blocked_conv2d_into
-from graphcompiler.lowering.graph_to_tir.gather_pad import pad, take
+from graphcompiler.lowering.graph_to_tir.gather_pad import lookup, pad, take
 from graphcompiler.lowering.graph_to_tir.indexing import (
     gather_elements,
     gather_nd,
@@ -508,6 +508,7 @@ TEMPLATES: dict[type, Template] = {
     graph.SliceOp: gather(_slice_index, _slice_vectorizable),
     graph.ReshapeOp: reshape,
     graph.GatherOp: take,
+    graph.LookupOp: lookup,
     graph.GatherElementsOp: gather_elements,
     graph.GatherNDOp: gather_nd,
     graph.ScatterElementsOp: scatter_elements,

@@ -52,9 +52,12 @@ from graphcompiler.passes.graph.constant_fold import fold
 from graphcompiler.runtime.tuning import forced_conv_path
 from graphcompiler.target.description import get_target
 
-BLOCKABLE_OPS = tuple(op for op in graph.ELEMENTWISE_OPS if op is not graph.BroadcastToOp)
+BLOCKABLE_OPS = (
+    *(op for op in graph.ELEMENTWISE_OPS if op is not graph.BroadcastToOp),
+    graph.LookupOp,
+)
 """Element-wise ops that run on blocked tensors as they are (broadcast_to's
-result shape is its own)."""
+result shape is its own; a lookup reads a table at each element)."""
 PIXEL_REDUCTIONS = (
     graph.ReduceSumOp, graph.ReduceMeanOp, graph.ReduceMaxOp, graph.ReduceMinOp, graph.ReduceProdOp
 )  # fmt: skip

@@ -119,3 +119,19 @@ func.func @scatter_property_typo(%x: tensor<4x3xf32>, %i: tensor<2x1xi64>, %u: t
   %0 = graph.scatter_nd %x, %i, %u {reduce = "add"} : (tensor<4x3xf32>, tensor<2x1xi64>, tensor<2x3xf32>) -> tensor<4x3xf32>
   func.return
 }
+
+// -----
+
+func.func @lookup_of_a_wide_integer(%x: tensor<4xi16>) {
+  // expected-error @+1 {{operand #0 ('input') has element type i16, expected ui8 or i8}}
+  %0 = graph.lookup %x {table = dense<1> : tensor<256xi16>} : tensor<4xi16> -> tensor<4xi16>
+  func.return
+}
+
+// -----
+
+func.func @lookup_table_size(%x: tensor<4xui8>) {
+  // expected-error @+1 {{table has shape [16], expected [256] (one entry a byte)}}
+  %0 = graph.lookup %x {table = dense<1> : tensor<16xui8>} : tensor<4xui8> -> tensor<4xui8>
+  func.return
+}

@@ -29,3 +29,13 @@ func.func @scatters(%x: tensor<4x8xf32>, %i: tensor<4x3xi64>, %u: tensor<4x3xf32
   %3 = graph.scatter_nd %b, %t, %c : (tensor<4x8xi1>, tensor<3x1xi32>, tensor<3x8xi1>) -> tensor<4x8xi1>
   func.return %3 : tensor<4x8xi1>
 }
+
+// A lookup's result takes the table's element type and the input's shape.
+// CHECK-LABEL: func.func @lookup
+// CHECK-NEXT: %0 = graph.lookup %x {table = dense<7> : tensor<256xui8>} : tensor<2x3xui8> -> tensor<2x3xui8>
+// CHECK-NEXT: %1 = graph.lookup %s {table = dense<2.500000e-01> : tensor<256xf32>} : tensor<4xi8> -> tensor<4xf32>
+func.func @lookup(%x: tensor<2x3xui8>, %s: tensor<4xi8>) -> tensor<4xf32> {
+  %0 = graph.lookup %x {table = dense<7> : tensor<256xui8>} : tensor<2x3xui8> -> tensor<2x3xui8>
+  %1 = graph.lookup %s {table = dense<0.25> : tensor<256xf32>} : tensor<4xi8> -> tensor<4xf32>
+  func.return %1 : tensor<4xf32>
+}

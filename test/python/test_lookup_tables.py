@@ -1,0 +1,95 @@
+"""graph-lookup-tables: element-wise chains from one byte tensor to a byte
+tensor (a quantized model's activations) read a table of 256 entries made
+by the reference interpreter; compiled, they give the reference's bytes."""
+
+import json
+
+import numpy as np
+import pytest
+
+import graphcompiler
+from graphcompiler.interpreters import reference
+
+FUNCTIONS = {
+    "gelu": "%g = graph.gelu %d : {t}",
+    "sigmoid": "%g = graph.sigmoid %d : {t}",
+    "tanh": "%g = graph.tanh %d : {t}",
+    "exp": "%g = graph.exp %d : {t}",
+}
+
+
+def _chain(shape, source: str, result: str, function: str) -> str:
+    """dequantize (scale 0.07, zero point 9) -> function -> quantize (scale
+    0.02, zero point 5 for u8, -3 for i8)."""
+    dims = "x".join(map(str, shape))
+    t, x, y = f"tensor<{dims}xf32>", f"tensor<{dims}x{source}>", f"tensor<{dims}x{result}>"
+    zero = 5.0 if result == "ui8" else -3.0
+    return f"""func.func @main(%x: {x}) -> {y} {{
+  %s = graph.constant dense<0.07> : tensor<f32>
+  %z = graph.constant dense<9.0> : tensor<f32>
+  %q = graph.constant dense<0.02> : tensor<f32>
+  %p = graph.constant dense<{zero}> : tensor<f32>
+  %c = graph.cast %x : {x} -> {t}
+  %u = graph.sub %c, %z : ({t}, tensor<f32>) -> {t}
+  %d = graph.mul %u, %s : ({t}, tensor<f32>) -> {t}
+  {FUNCTIONS[function].format(t=t)}
+  %v = graph.div %g, %q : ({t}, tensor<f32>) -> {t}
+  %r = graph.round %v : {t}
+  %a = graph.add %r, %p : ({t}, tensor<f32>) -> {t}
+  %y = graph.cast %a : {t} -> {y}
+  func.return %y : {y}
+}}"""
+
+
+def _every_byte(shape, element: str) -> np.ndarray:
+    values = np.arange(256) - (128 if element == "i8" else 0)
+    return np.resize(values, shape).astype(np.int8 if element == "i8" else np.uint8)
+
+
+@pytest.mark.parametrize("function", sorted(FUNCTIONS))
+@pytest.mark.parametrize("source, result", [("ui8", "ui8"), ("i8", "i8"), ("i8", "ui8")])
+def test_byte_chains_read_the_reference_table(function, source, result):
+    """Every byte value, saturation at both ends included (exp overflows
+    the result's range), gives the reference interpreter's byte."""
+    program = _chain((3, 100), source, result, function)
+    compiled = graphcompiler.compile(program, cache=False)
+    assert "graph.lookup" in compiled.graph
+    x = _every_byte((3, 100), source)
+    want = reference.run(graphcompiler.parse(program), x)
+    np.testing.assert_array_equal(compiled(x), want)
+
+
+def test_a_table_runs_on_blocked_tensors():
+    """A u8 convolution's requantized output through a QDQ SiLU: the
+    table reads the channel-blocked bytes (no reorder around it)."""
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 256, (1, 32, 6, 6)).astype(np.uint8)
+    w = rng.integers(-128, 128, (32, 32, 1, 1)).astype(np.int8)
+    t, b = "tensor<1x32x6x6xf32>", "tensor<1x32x6x6xui8>"
+    program = f"""func.func @main(%x: {b}) -> {b} {{
+  %w = graph.constant dense<{json.dumps(w.tolist())}> : tensor<32x32x1x1xi8>
+  %s = graph.constant dense<0.0004> : tensor<f32>
+  %z = graph.constant dense<7.0> : tensor<f32>
+  %q = graph.constant dense<0.004> : tensor<f32>
+  %i = graph.conv2d %x, %w : ({b}, tensor<32x32x1x1xi8>) -> tensor<1x32x6x6xi32>
+  %f = graph.cast %i : tensor<1x32x6x6xi32> -> {t}
+  %m = graph.mul %f, %s : ({t}, tensor<f32>) -> {t}
+  %r = graph.div %m, %q : ({t}, tensor<f32>) -> {t}
+  %o = graph.round %r : {t}
+  %a = graph.add %o, %z : ({t}, tensor<f32>) -> {t}
+  %u = graph.cast %a : {t} -> {b}
+  %c = graph.cast %u : {b} -> {t}
+  %e = graph.sub %c, %z : ({t}, tensor<f32>) -> {t}
+  %d = graph.mul %e, %q : ({t}, tensor<f32>) -> {t}
+  %g = graph.sigmoid %d : {t}
+  %h = graph.mul %g, %d : ({t}, {t}) -> {t}
+  %v = graph.div %h, %q : ({t}, tensor<f32>) -> {t}
+  %n = graph.round %v : {t}
+  %k = graph.add %n, %z : ({t}, tensor<f32>) -> {t}
+  %y = graph.cast %k : {t} -> {b}
+  func.return %y : {b}
+}}"""
+    compiled = graphcompiler.compile(program, cache=False)
+    assert "graph.lookup" in compiled.graph
+    assert "x16xui8> -> tensor<1x2x6x6x16xui8>" in compiled.graph  # the table on blocks
+    np.testing.assert_array_equal(compiled(x), reference.run(graphcompiler.parse(program), x))
