@@ -115,15 +115,10 @@ def _scatter_nd(op: graph.ScatterNDOp, x: Array, indices: Array, updates: Array)
     return _scatter(op, x, updates, targets)
 
 
-def lookup_table(op: graph.LookupOp) -> Array:
-    """The table's 256 entries, in the result's dtype."""
-    return dense_values(op.table).reshape(graph.TABLE_ENTRIES)
-
-
 def _lookup(op: graph.LookupOp, x: Array) -> Array:
     """table[x], table[x + 128] for i8."""
     offset = 128 if x.dtype == np.int8 else 0
-    return lookup_table(op)[x.astype(np.int64) + offset]
+    return dense_values(op.table).reshape(graph.TABLE_ENTRIES)[x.astype(np.int64) + offset]
 
 
 INDEXING: dict[type[Operation], Callable[..., Array]] = {

@@ -112,10 +112,10 @@ from graphcompiler.dialects.graph.fused import (
 )
 from graphcompiler.dialects.graph.indexing import (
     SCATTER_REDUCTIONS,
+    TABLE_ENTRIES,
     GatherElementsOp,
     GatherNDOp,
     HasReduction,
-    TABLE_ENTRIES,
     LookupOp,
     ScatterElementsOp,
     ScatterNDOp,

@@ -64,13 +64,15 @@ def _is_scalar_constant(value: SSAValue) -> bool:
     )
 
 
-def _chain(end: graph.CastOp) -> tuple[SSAValue, list[Operation]] | None:
+def _chain(
+    end: graph.CastOp, order: dict[Operation, int]
+) -> tuple[SSAValue, list[Operation]] | None:
     """(x, the chain's ops in program order) for `end`'s element-wise chain
-    from one byte tensor x, or None. The walk stops at byte tensors; while
-    more than one remains, the latest is opened up (a quantize inside the
-    chain), until one is left: the chain's source."""
+    from one byte tensor x, or None (`order`: the block's ops' positions).
+    The walk stops at byte tensors; while more than one remains, the latest
+    is opened up (a quantize inside the chain), until one is left: the
+    chain's source."""
     block, shape = end.parent_block(), end.result.type.get_shape()
-    order = {op: index for index, op in enumerate(block.ops)}
     ops: set[Operation] = {end}
     leaves: set[SSAValue] = set()
 
@@ -165,18 +167,21 @@ class GraphLookupTablesPass(FunctionPass):
 
     def run_on_function(self, function: func.FuncOp) -> dict[str, int]:
         count = 0
-        for op in list(function.body.block.ops):
+        ops = list(function.body.block.ops)
+        order = {op: index for index, op in enumerate(ops)}
+        for op in ops:
             if not (isinstance(op, graph.CastOp) and _is_byte(op.result.type)):
                 continue
-            found = _chain(op)
+            found = _chain(op, order)
             if found is None or not _worth_a_table(found[1]):
                 continue
-            source, ops = found
+            source, chain = found
             element = op.result.type.element_type
-            table = dense_elements(_table(source, ops), element)
+            table = dense_elements(_table(source, chain), element)
             lookup = graph.LookupOp.create(
                 operands=[source], result_types=[op.result.type], properties={"table": table}
             )
             Rewriter.replace_op(op, lookup)
+            order[lookup] = order[op]
             count += 1
         return {"lookup-tables": count}
