@@ -57,7 +57,6 @@ GRAPH_PASSES = (
     "graph-sink-pads",
     "func.func(canonicalize,cse)",
     "graph-lookup-tables",
-    "func.func(canonicalize)",
     "graph-block-layout",
     "graph-rewrite-rules",
     "graph-fuse",

@@ -21,8 +21,7 @@ element-wise ops (graph.ELEMENTWISE_OPS but broadcast_to) of the result's
 shape from single-element constants and one 8-bit tensor of that shape,
 with at least MIN_CHAIN_OPS ops and one that is not a quantization's
 arithmetic (a chain that only requantizes is as cheap computed). The
-chain's ops stay where something else reads them (canonicalize then drops
-the rest).
+chain's ops stay where something else reads them; the others are erased.
 """
 
 from __future__ import annotations
@@ -183,5 +182,8 @@ class GraphLookupTablesPass(FunctionPass):
             )
             Rewriter.replace_op(op, lookup)
             order[lookup] = order[op]
+            for dead in reversed(chain[:-1]):  # what only the table's result read
+                if not any(result.uses for result in dead.results):
+                    Rewriter.erase_op(dead)
             count += 1
         return {"lookup-tables": count}
