@@ -28,6 +28,9 @@ NEAR_BEST = 0.98
 MIN_KC = 256
 """K steps below which the C tile's load and store per K block (and the
 microkernel's start) cost more than a few percent of the tile's FMAs."""
+MAX_K_CUTS_TRIED = 256
+"""K cuts for_shape tries beyond the fewest (every cut down to MIN_KC for
+K up to 64 Ki): a K of 2^31 made it try eight million (28 s of a compile)."""
 
 
 AMX_TILE_ROWS = 16
@@ -187,7 +190,8 @@ class MatmulSchedule:
         # whole (197x3072x768: 98 -> 110 GFLOP/s, kc 1024 -> 768)
         fewest = math.ceil(k / kc_limit)
         kc, blocks_m, blocks_n = blocked(fewest)
-        for more in range(fewest + 1, math.ceil(k / MIN_KC) + 1) if blocks_m > 1 else ():
+        most = min(math.ceil(k / MIN_KC), fewest + MAX_K_CUTS_TRIED)
+        for more in range(fewest + 1, most + 1) if blocks_m > 1 else ():
             deeper = blocked(more)
             if deeper[1] == 1:
                 kc, blocks_m, blocks_n = deeper

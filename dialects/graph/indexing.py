@@ -290,7 +290,7 @@ class LookupOp(GraphOp):
 
     Example:
 
-        %y = graph.lookup %x {table = dense<[...]> : tensor<256xui8>} : tensor<4x8xui8> -> tensor<4x8xui8>
+        %y = graph.lookup %x {table = dense<7> : tensor<256xui8>} : tensor<4x8xui8> -> tensor<4x8xui8>
     """
 
     name = "graph.lookup"

@@ -196,6 +196,17 @@ def test_k_is_cut_before_m_when_that_keeps_every_row_in_one_block():
     assert schedule.nc < 768  # the cores split N, which re-reads A, not the weights
 
 
+def test_a_huge_k_schedules_at_once():
+    """K = 2^31 (a fuzzed shape): the K cuts tried are bounded, not one per
+    256 steps of K (eight million schedules, 28 s of a compile)."""
+    import time
+
+    start = time.monotonic()
+    schedule = MatmulSchedule.for_shape(targets.get_target("avx512"), 1, 16, 24, 1 << 31)
+    assert time.monotonic() - start < 1.0
+    assert schedule.kc * math.ceil((1 << 31) / schedule.kc) >= 1 << 31
+
+
 def _declared_after_round_trip(*kernels):
     """The kernels the declarations carry, after printing and parsing them."""
     from xdsl.dialects.builtin import ModuleOp
