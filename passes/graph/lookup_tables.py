@@ -69,8 +69,8 @@ def _chain(
     """(x, the chain's ops in program order) for `end`'s element-wise chain
     from one byte tensor x, or None (`order`: the block's ops' positions).
     The walk stops at byte tensors; while more than one remains, the latest
-    is opened up (a quantize inside the chain), until one is left: the
-    chain's source."""
+    is opened up (a quantize inside the chain, or an earlier table), until
+    one is left: the chain's source."""
     block, shape = end.parent_block(), end.result.type.get_shape()
     ops: set[Operation] = {end}
     leaves: set[SSAValue] = set()
@@ -81,6 +81,16 @@ def _chain(
             isinstance(owner, CHAIN_OPS)
             and owner.parent_block() is block
             and value.type.get_shape() == shape
+        )
+
+    def openable(leaf: SSAValue) -> bool:
+        """A byte tensor the chain may compute too: an element-wise op's,
+        or an earlier table's (which this table then takes in)."""
+        owner = leaf.owner
+        return inside(leaf) or (
+            isinstance(owner, graph.LookupOp)
+            and owner.parent_block() is block
+            and leaf.type.get_shape() == shape
         )
 
     def add_operands(op: Operation) -> bool:
@@ -102,9 +112,13 @@ def _chain(
 
     if not add_operands(end):
         return None
-    while len(leaves) > 1:
+    # open the latest byte tensor while there are two sources, or one that
+    # leaves only a requantization (the rest of a chain an earlier table took)
+    while len(leaves) > 1 or (
+        len(leaves) == 1 and not _worth_a_table(ops) and openable(next(iter(leaves)))
+    ):
         latest = max(leaves, key=lambda leaf: order.get(leaf.owner, -1))
-        if not inside(latest):
+        if not openable(latest):
             return None
         leaves.discard(latest)
         ops.add(latest.owner)
@@ -118,7 +132,11 @@ def _chain(
     return source, sorted(ops, key=lambda op: order[op])
 
 
-def _worth_a_table(ops: list[Operation]) -> bool:
+def _worth_a_table(ops) -> bool:
+    """An earlier table among the ops (one table then replaces two), or
+    MIN_CHAIN_OPS ops of which one is not (de)quantizing arithmetic."""
+    if any(isinstance(op, graph.LookupOp) for op in ops):
+        return True
     return len(ops) >= MIN_CHAIN_OPS and any(not isinstance(op, QUANTIZING_OPS) for op in ops)
 
 
@@ -169,8 +187,8 @@ class GraphLookupTablesPass(FunctionPass):
         ops = list(function.body.block.ops)
         order = {op: index for index, op in enumerate(ops)}
         for op in ops:
-            if not (isinstance(op, graph.CastOp) and _is_byte(op.result.type)):
-                continue
+            if op.parent is None or not (isinstance(op, graph.CastOp) and _is_byte(op.result.type)):
+                continue  # erased with a chain, or no byte result
             found = _chain(op, order)
             if found is None or not _worth_a_table(found[1]):
                 continue

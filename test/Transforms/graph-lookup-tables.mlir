@@ -91,3 +91,38 @@ func.func @not_tables(%x: tensor<4x8xui8>, %y: tensor<4x8xui8>, %f: tensor<4x8xf
   %float = graph.cast %18 : tensor<4x8xf32> -> tensor<4x8xui8>
   func.return %requantized, %two, %channels, %float : tensor<4x8xui8>, tensor<4x8xui8>, tensor<4x8xui8>, tensor<4x8xui8>
 }
+
+// -----
+
+// A chain whose first part became a table (the erf, requantized) goes on:
+// times x, requantized, then times 0.5, requantized. The earlier table is
+// opened up like a quantize, so one table reads x, and the requantization
+// at the end (only quantizing arithmetic after the table) is taken in too.
+// CHECK-LABEL: func.func @stages
+// CHECK-NOT:     graph.erf
+// CHECK:         %[[Y:.*]] = graph.lookup %x {{.*}} : tensor<8xui8> -> tensor<8xui8>
+// CHECK-NOT:     graph.lookup
+// CHECK:         func.return %[[Y]]
+func.func @stages(%x: tensor<8xui8>) -> tensor<8xui8> {
+  %s = graph.constant dense<0.05> : tensor<f32>
+  %h = graph.constant dense<0.5> : tensor<f32>
+  %0 = graph.cast %x : tensor<8xui8> -> tensor<8xf32>
+  %1 = graph.mul %0, %s : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %2 = graph.erf %1 : tensor<8xf32>
+  %3 = graph.div %2, %s : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %4 = graph.round %3 : tensor<8xf32>
+  %erf = graph.cast %4 : tensor<8xf32> -> tensor<8xui8>
+  %5 = graph.cast %erf : tensor<8xui8> -> tensor<8xf32>
+  %6 = graph.mul %5, %s : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %7 = graph.mul %6, %1 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %8 = graph.div %7, %s : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %9 = graph.round %8 : tensor<8xf32>
+  %times_x = graph.cast %9 : tensor<8xf32> -> tensor<8xui8>
+  %10 = graph.cast %times_x : tensor<8xui8> -> tensor<8xf32>
+  %11 = graph.mul %10, %s : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %12 = graph.mul %11, %h : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %13 = graph.div %12, %s : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %14 = graph.round %13 : tensor<8xf32>
+  %half = graph.cast %14 : tensor<8xf32> -> tensor<8xui8>
+  func.return %half : tensor<8xui8>
+}

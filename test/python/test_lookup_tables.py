@@ -93,3 +93,33 @@ def test_a_table_runs_on_blocked_tensors():
     assert "graph.lookup" in compiled.graph
     assert "x16xui8> -> tensor<1x2x6x6x16xui8>" in compiled.graph  # the table on blocks
     np.testing.assert_array_equal(compiled(x), reference.run(graphcompiler.parse(program), x))
+
+
+def test_chained_tables_merge_into_one():
+    """GELU as a QDQ BERT quantizes it, stage by stage: erf, times x,
+    times 0.5, each requantized. The stages' tables merge into one that
+    reads x, and every byte value still gives the reference's byte."""
+    t, b = "tensor<256xf32>", "tensor<256xui8>"
+
+    def requantized(value: str, name: str) -> str:
+        return f"""  %{name}_d = graph.div %{value}, %s : ({t}, tensor<f32>) -> {t}
+  %{name}_r = graph.round %{name}_d : {t}
+  %{name} = graph.cast %{name}_r : {t} -> {b}
+  %{name}_c = graph.cast %{name} : {b} -> {t}
+  %{name}_f = graph.mul %{name}_c, %s : ({t}, tensor<f32>) -> {t}
+"""
+
+    program = f"""func.func @main(%x: {b}) -> {b} {{
+  %s = graph.constant dense<0.03> : tensor<f32>
+  %h = graph.constant dense<0.5> : tensor<f32>
+  %c = graph.cast %x : {b} -> {t}
+  %d = graph.mul %c, %s : ({t}, tensor<f32>) -> {t}
+  %e = graph.erf %d : {t}
+{requantized("e", "q1")}  %m = graph.mul %q1_f, %d : ({t}, {t}) -> {t}
+{requantized("m", "q2")}  %n = graph.mul %q2_f, %h : ({t}, tensor<f32>) -> {t}
+{requantized("n", "q3")}  func.return %q3 : {b}
+}}"""
+    compiled = graphcompiler.compile(program, cache=False)
+    assert compiled.graph.count("graph.lookup") == 1
+    x = np.arange(256, dtype=np.uint8)
+    np.testing.assert_array_equal(compiled(x), reference.run(graphcompiler.parse(program), x))
