@@ -85,6 +85,17 @@ def _tiled_conv(op: Operation) -> bool:
     )
 
 
+def _blocks_whole_network(function: func.FuncOp) -> bool:
+    """Whether no convolution is grouped but for depthwise ones: a grouped
+    one (ResNeXt's) keeps the whole network plain (graph-block-layout),
+    where bf16 convolutions run on the f32 kernels, slower than f32."""
+    return all(
+        op.group_count == 1 or op.group_count == op.input.type.get_shape()[1]
+        for op in function.body.block.ops
+        if isinstance(op, graph.Conv2dOp)
+    )
+
+
 @dataclass(frozen=True)
 class GraphBf16FpmathPass(FunctionPass):
     """Matmuls (and convolutions) with constant weights on bf16 operands (module doc)."""
@@ -110,8 +121,9 @@ class GraphBf16FpmathPass(FunctionPass):
             return casts[value]
 
         count = 0
+        convolutions = self.convolutions and _blocks_whole_network(function)
         for op in list(function.body.block.ops):
-            layer = isinstance(op, graph.MatmulOp) or (self.convolutions and _tiled_conv(op))
+            layer = isinstance(op, graph.MatmulOp) or (convolutions and _tiled_conv(op))
             if not layer or op.result.type.element_type != f32:
                 continue
             activation, weight = op.operands

@@ -85,3 +85,19 @@ func.func @narrow_and_depthwise(%i: tensor<1x3x8x8xf32>, %d: tensor<1x32x8x8xf32
   %e = graph.conv2d %d, %g {groups = 32 : i64} : (tensor<1x32x8x8xf32>, tensor<32x1x3x3xf32>) -> tensor<1x32x6x6xf32>
   func.return %c, %e : tensor<1x16x6x6xf32>, tensor<1x32x6x6xf32>
 }
+
+// -----
+
+// A grouped convolution (not depthwise) keeps the whole network plain
+// (graph-block-layout), where bf16 convolutions would run on the f32
+// kernels: then no convolution of the function is rounded.
+// CONV-LABEL: func.func @grouped_network
+// CONV-NOT:     bf16
+// CONV:         func.return
+func.func @grouped_network(%i: tensor<1x32x8x8xf32>) -> tensor<1x32x6x6xf32> {
+  %f = graph.constant dense<0.25> : tensor<32x32x1x1xf32>
+  %c = graph.conv2d %i, %f : (tensor<1x32x8x8xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x8x8xf32>
+  %g = graph.constant dense<0.5> : tensor<32x16x3x3xf32>
+  %e = graph.conv2d %c, %g {groups = 2 : i64} : (tensor<1x32x8x8xf32>, tensor<32x16x3x3xf32>) -> tensor<1x32x6x6xf32>
+  func.return %e : tensor<1x32x6x6xf32>
+}
