@@ -45,6 +45,7 @@ import numpy as np
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IndexType, VectorType, i32
 
 from graphcompiler.dialects import tir
+from graphcompiler.lowering.graph_to_tir.conv_direct import inside
 from graphcompiler.lowering.graph_to_tir.kernel import Kernel, Operand, worth_parallel_work
 from graphcompiler.lowering.graph_to_tir.matmul import Epilogue, unflatten
 from graphcompiler.runtime.amx_tiles import CHUNK_ROWS, TILE_ROWS, has_amx
@@ -173,10 +174,7 @@ class AmxConv:
                         b.make_store(pad, line, [word], per_block)
 
             source_row = b.sub(b.mul(row, row_step), top)
-            inside = b.binary(
-                tir.AndOp, b.binary(tir.GeOp, source_row, 0), b.binary(tir.LtOp, source_row, self.h)
-            )
-            branch = b.make_if(inside, with_else=True)
+            branch = b.make_if(inside(kernel, [source_row], [self.h]), with_else=True)
             with b.at_end_of(branch.then_region.block):
                 fill(0, inside_from)
                 if inside_to > inside_from:

@@ -67,7 +67,7 @@ from graphcompiler.lowering.graph_to_tir.conv_amx import (
     takes_amx_tiles,
     takes_bf16_pairs,
 )
-from graphcompiler.lowering.graph_to_tir.conv_direct import direct_blocked_conv2d
+from graphcompiler.lowering.graph_to_tir.conv_direct import direct_blocked_conv2d, inside
 from graphcompiler.lowering.graph_to_tir.kernel import (
     Kernel,
     Operand,
@@ -297,10 +297,7 @@ class BlockedConv:
                         b.make_store(fill, target, [j], per_pixel)
 
             source_row = b.sub(b.mul(row, source_rows), top)
-            inside = b.binary(
-                tir.AndOp, b.binary(tir.GeOp, source_row, 0), b.binary(tir.LtOp, source_row, self.h)
-            )
-            branch = b.make_if(inside, with_else=True)
+            branch = b.make_if(inside(kernel, [source_row], [self.h]), with_else=True)
             with b.at_end_of(branch.then_region.block):
                 source = b.tensor_ptr(
                     self.x.value, [image, channels, source_row, 0, 0], [self.width * block]
