@@ -97,7 +97,7 @@ def host_target() -> Target:
         base = _FIXED["generic"]
     caches = _cache_sizes()
     known = (
-        "avx512bf16", "avx512vnni", "avxvnni", "avx512fp16", "amx-tile", "amx-bf16", "amx-int8",
+        "avx512bf16", "avx512vnni", "avxvnni", "avx512fp16", "avx512vbmi", "amx-tile", "amx-bf16", "amx-int8",
     )  # fmt: skip
     return replace(
         base,

@@ -11,13 +11,22 @@ outer dimensions only): then the branch condition is one scalar per vector.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
-from xdsl.dialects.builtin import IndexType, Signedness, VectorType
+from xdsl.dialects.builtin import (
+    IndexType,
+    IntegerType,
+    Signedness,
+    SymbolRefAttr,
+    TensorType,
+    VectorType,
+)
 from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import graph, tir
 from graphcompiler.dialects.tir.builder import TirBuilder
-from graphcompiler.ir.element_types import dense_values
+from graphcompiler.ir.element_types import bit_width, dense_values
 from graphcompiler.lowering.graph_to_tir.kernel import (
     Kernel,
     Operand,
@@ -25,6 +34,7 @@ from graphcompiler.lowering.graph_to_tir.kernel import (
     global_constant,
     is_vectorizable,
 )
+from graphcompiler.passes.tir.expand_math import declare_llvm_intrinsic
 
 
 def _all(b: TirBuilder, conditions: list[SSAValue]) -> SSAValue | None:
@@ -81,24 +91,90 @@ def take(kernel: Kernel, op: graph.GatherOp) -> None:
     kernel.for_each(kernel.out.shape, body, vectorize)
 
 
+TABLE_LANES = 64
+"""Bytes one `vpermi2b` looks up: it picks from 128 table bytes (two
+registers), so a 256-entry table takes two and a select on the top bit."""
+_PERMUTE = "llvm.x86.avx512.vpermi2var.qi.512"
+_bytes = VectorType(IntegerType(8), [TABLE_LANES])
+
+
+TABLE_LANES = 64
+"""Bytes one `vpermi2b` looks up: it picks from 128 table bytes (two
+registers), so a 256-entry table takes two and a select on the top bit."""
+WORDS = TABLE_LANES // 4
+"""i32 words of a table quarter (globals hold i32)."""
+_PERMUTE = "llvm.x86.avx512.vpermi2var.qi.512"
+_BYTES = VectorType(IntegerType(8), [TABLE_LANES])
+
+
 def lookup(kernel: Kernel, op: graph.LookupOp) -> None:
-    """out[i] = table[x[i]] (x[i] + 128 for i8): a scalar read of a global
-    of 256 entries per element, i32 or f32 (what globals hold), converted.
-    A byte and its table entry cost about a cycle; the quantized chains it
-    replaces (graph-lookup-tables) divide, round and evaluate erf or exp."""
+    """out[i] = table[x[i]] (x[i] + 128 for i8). Bytes to bytes on a target
+    with AVX512-VBMI: 64 a step, two `vpermi2b` over the table's four
+    64-byte quarters and a select on the top bit (the quantized chain it
+    replaces divides, rounds and evaluates erf or exp per element).
+    Elsewhere a scalar read of a global of 256 entries per element (i32 or
+    f32, what globals hold, converted): about a cycle a byte."""
     x, out = kernel.inputs[0], kernel.out
-    floating = tir.is_float(out.element)
     values = dense_values(op.table).reshape(graph.TABLE_ENTRIES)
+    floating = tir.is_float(out.element)
     table = global_constant(kernel.b, "table", values.astype(np.float32 if floating else np.int32))
     offset = 0 if x.element.signedness.data == Signedness.UNSIGNED else 128
 
-    def body(index: list[SSAValue], lanes: int) -> None:
+    def entry(x: Operand, out: Operand, index: list[SSAValue]) -> None:
         b = kernel.b
         at = b.cast(kernel.load(x, index), IndexType())
-        entry = b.make_load(table, [b.add(at, offset) if offset else at])
-        kernel.store(out, index, b.cast(entry, compute_type(out.element)))
+        value = b.make_load(table, [b.add(at, offset) if offset else at])
+        kernel.store(out, index, b.cast(value, compute_type(out.element)))
 
-    kernel.for_each(out.shape, body, vectorize=False)
+    if not _permutes_bytes(kernel, x, out):
+        kernel.for_each(out.shape, lambda index, lanes: entry(x, out, index), vectorize=False)
+        return
+    b = kernel.b
+    shape = x.value.type.get_shape()
+    count = math.prod(shape)
+    flat_x, flat_out = (
+        Operand(b.tensor_ptr(o.value, [0] * len(shape), [count]), TensorType(o.element, [count]))
+        for o in (x, out)
+    )
+    words = values.astype(np.int64).astype(np.uint8).view(np.int32)  # four entries a word
+    quarters_global = global_constant(b, "table_bytes", words)
+    permute = declare_llvm_intrinsic(b.module, _PERMUTE, [_BYTES] * 3, _BYTES)
+
+    def permuted(low: SSAValue, at: SSAValue, high: SSAValue) -> SSAValue:
+        call = tir.CallOp.create(
+            operands=[low, at, high],
+            properties={"callee": SymbolRefAttr(permute.sym_name)},
+            result_types=[_BYTES],
+        )
+        return b.insert(call).result
+
+    def body(index: list[SSAValue], lanes: int) -> None:
+        if lanes == 1:
+            entry(flat_x, flat_out, index)
+            return
+        at = b.unary(tir.ReinterpretOp, b.make_load(flat_x.value, index, lanes), _BYTES)
+        if offset:
+            at = b.add(at, b.const(-128, _BYTES))
+        quarters = [
+            b.unary(tir.ReinterpretOp, b.make_load(quarters_global, [q * WORDS], WORDS), _BYTES)
+            for q in range(4)
+        ]
+        low, high = permuted(quarters[0], at, quarters[1]), permuted(quarters[2], at, quarters[3])
+        entries = b.select(b.binary(tir.LtOp, at, b.const(0, _BYTES)), high, low)
+        stored = b.unary(tir.ReinterpretOp, entries, VectorType(out.element, [lanes]))
+        b.make_store(stored, flat_out.value, index, lanes)
+
+    kernel.for_each_flat(count, body, lanes=TABLE_LANES)
+
+
+def _permutes_bytes(kernel: Kernel, x: Operand, out: Operand) -> bool:
+    """Bytes to bytes in one layout (plain or the same blocks, whose padding
+    lanes no op reads), on a target with `vpermi2b`."""
+    return (
+        "avx512vbmi" in kernel.target.extensions
+        and bit_width(x.element) == bit_width(out.element) == 8
+        and x.value.type.get_shape() == out.value.type.get_shape()
+    )
 
 
 def _source_position(

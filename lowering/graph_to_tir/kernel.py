@@ -213,14 +213,19 @@ class Kernel:
                     body(shifted([*outer, j]), 1)
 
     def for_each_flat(
-        self, count: int, body: Callable[[list[SSAValue], int], None], vectorize: bool = True
+        self,
+        count: int,
+        body: Callable[[list[SSAValue], int], None],
+        vectorize: bool = True,
+        lanes: int | None = None,
     ) -> None:
         """`for_each` over a 1-D range of `count` elements (an element-wise
         op on contiguous operands): when parallel, the range is split into
         `flat_chunks(count)` chunks of whole vectors, so every thread gets
         work whatever the tensor's outer dimension; the few elements after
-        the last chunk run after it, vectors then a scalar tail."""
-        lanes = self.lanes if vectorize else 1
+        the last chunk run after it, vectors then a scalar tail. `lanes`
+        overrides the target's f32 lanes (a byte kernel takes more)."""
+        lanes = (lanes or self.lanes) if vectorize else 1
         chunks, chunk = flat_chunks(count, lanes)
         done = 0
         if chunks > 1:

@@ -9,6 +9,7 @@ import pytest
 
 import graphcompiler
 from graphcompiler.interpreters import reference
+from graphcompiler.target.description import get_target, supported
 
 FUNCTIONS = {
     "gelu": "%g = graph.gelu %d : {t}",
@@ -57,6 +58,25 @@ def test_byte_chains_read_the_reference_table(function, source, result):
     x = _every_byte((3, 100), source)
     want = reference.run(graphcompiler.parse(program), x)
     np.testing.assert_array_equal(compiled(x), want)
+
+
+@pytest.mark.parametrize("target", ["host", "avx512", "avx2"])
+@pytest.mark.parametrize("source, result", [("ui8", "ui8"), ("i8", "ui8"), ("ui8", "i8")])
+def test_tables_read_64_bytes_at_once_where_the_target_permutes_bytes(
+    monkeypatch, target, source, result
+):
+    """On a host with AVX512-VBMI, 64 bytes a step (`vpermi2b`) and a
+    scalar tail (1000 = 15 x 64 + 40); the fixed targets have no VBMI and
+    read the table per byte. Each gives the reference's bytes."""
+    if not supported(target):
+        pytest.skip(f"this host cannot run {target} code")
+    monkeypatch.setenv("GC_TARGET", target)
+    program = _chain((1000,), source, result, "sigmoid")
+    compiled = graphcompiler.compile(program, cache=False)
+    permutes = "avx512vbmi" in get_target().extensions
+    assert ("vpermi2var" in compiled.llvm_ir) == permutes
+    x = np.random.default_rng(7).permutation(_every_byte((1000,), source))
+    np.testing.assert_array_equal(compiled(x), reference.run(graphcompiler.parse(program), x))
 
 
 def test_a_table_runs_on_blocked_tensors():
