@@ -164,12 +164,23 @@ class PowBySmallInteger(_GraphPattern):
 
 
 class TransposeOfTranspose(_GraphPattern):
+    """transpose(transpose(X)) -> one transpose (X when they cancel); a
+    transpose that moves only dims of size 1 (exporters' head splits of one
+    head, [b, s, 1, d] -> [b, 1, s, d]) -> a reshape, which is a view, not a
+    copy."""
+
     op_class = graph.TransposeOp
 
     def rewrite(self, op: graph.TransposeOp, rewriter: PatternRewriter) -> None:
         perm = op.permutation
         if perm == list(range(len(perm))):
             rewriter.replace(op, [], [op.input])
+            return
+        shape = op.input.type.get_shape()
+        moved = [p for p in perm if shape[p] != 1]
+        blocked = any(isinstance(t.encoding, graph.FormatAttr) for t in (op.input.type, op.result.type))
+        if moved == sorted(moved) and not blocked:
+            rewriter.replace(op, graph.ReshapeOp.build_from([op.input], op.result.type))
             return
         inner = op.input.owner
         if not isinstance(inner, graph.TransposeOp):

@@ -69,6 +69,20 @@ func.func @movement(%x: tensor<2x3x4xf32>) -> (tensor<2x3x4xf32>, tensor<4x2x3xf
 
 // -----
 
+// A transpose that moves only dims of size 1 is a reshape (a view); one
+// that also swaps two dims of more than one element stays.
+// CHECK-LABEL: func.func @unit_dims
+// CHECK-NEXT:    %[[R:.*]] = graph.reshape %x : tensor<2x5x1x4xf32> -> tensor<2x1x5x4xf32>
+// CHECK-NEXT:    %[[T:.*]] = graph.transpose %x {perm = array<i64: 0, 2, 3, 1>} : tensor<2x5x1x4xf32> -> tensor<2x1x4x5xf32>
+// CHECK-NEXT:    func.return %[[R]], %[[T]]
+func.func @unit_dims(%x: tensor<2x5x1x4xf32>) -> (tensor<2x1x5x4xf32>, tensor<2x1x4x5xf32>) {
+  %r = graph.transpose %x {perm = array<i64: 0, 2, 1, 3>} : tensor<2x5x1x4xf32> -> tensor<2x1x5x4xf32>
+  %t = graph.transpose %x {perm = array<i64: 0, 2, 3, 1>} : tensor<2x5x1x4xf32> -> tensor<2x1x4x5xf32>
+  func.return %r, %t : tensor<2x1x5x4xf32>, tensor<2x1x4x5xf32>
+}
+
+// -----
+
 // neg(neg x) -> x, relu(relu x) -> relu x.
 // CHECK-LABEL: func.func @unary
 // CHECK-NEXT:    %[[R:.*]] = graph.relu %x : tensor<8xf32>
