@@ -154,16 +154,19 @@ def tile_kernel_ir(kernel) -> str:
         f"  %brow0 = mul i64 %kword, {kernel.ldb}",
         "  %brow = add i64 %brow0, %tapb",
     ]
+    # each operand tile loaded just before its first product: tile registers
+    # are not renamed, so a load waits for the products still reading the
+    # register, and the first products need not wait for the last loads
     for i, height in enumerate(rows):  # 16 K words of `height` rows of A
         a_offset = f"%akword, {i * TILE_ROWS * kernel.a_row}"
         lines += operand_tile(f"ta{i}", "%ag", a_offset, f"i16 {height}, i16 64", kernel.a_row)
-    for j, width in enumerate(cols):  # 16 K words of B, `width` columns
-        b_shape = f"i16 {TILE_ROWS}, i16 {4 * width}"
-        lines += operand_tile(f"tb{j}", "%b", f"%brow, {j * TILE_ROWS}", b_shape, kernel.ldb)
-    lines += [
-        f"  %d_{i}_{j} = call {amx} @llvm.x86.{product}.internal({shape(i, j)}, i16 64, {amx} %acc_{i}_{j}, {amx} %ta{i}, {amx} %tb{j})"
-        for i, j in tiles
-    ]
+        for j, width in enumerate(cols):  # 16 K words of B, `width` columns
+            if i == 0:
+                b_shape = f"i16 {TILE_ROWS}, i16 {4 * width}"
+                lines += operand_tile(f"tb{j}", "%b", f"%brow, {j * TILE_ROWS}", b_shape, kernel.ldb)
+            lines.append(
+                f"  %d_{i}_{j} = call {amx} @llvm.x86.{product}.internal({shape(i, j)}, i16 64, {amx} %acc_{i}_{j}, {amx} %ta{i}, {amx} %tb{j})"
+            )
     lines += [
         "  %l_next = add nuw nsw i64 %l, 1",
         f"  %k_next = mul i64 %l_next, {TILE_ROWS}",
