@@ -41,7 +41,7 @@ from graphcompiler.dialects.graph.builders import substitute_if_typed
 from graphcompiler.ir.diagnostics import Diagnostic, DiagnosticError, Severity
 from graphcompiler.ir.pipeline import pass_option
 from graphcompiler.passes.function_pass import FunctionPass
-from graphcompiler.passes.graph import eight_bit_matmul, integer_conv
+from graphcompiler.passes.graph import eight_bit_matmul, integer_conv, quantized_movement
 from graphcompiler.passes.graph.dequantized import (
     centered_i16,
     dequantized,
@@ -117,13 +117,16 @@ class GraphIntegerMatmulPass(FunctionPass):
         "integer-convolutions": "convolutions of dequantized operands computed on integers",
         "u8-s8-convolutions": "integer convolutions on the 8-bit values, padded with the zero point",
         "8-bit-max-pools": "max pools of dequantized values run on the 8-bit values",
+        "8-bit-moves": "reshapes and transposes of dequantized values run on the 8-bit values",
+        "requantizations-dropped": "quantizations of a value dequantized with the same scale and zero point",
     }
 
     def run_on_function(self, function: func.FuncOp) -> dict[str, int]:
         def ops_of(kind: type) -> list:
             return [op for op in function.body.block.ops if isinstance(op, kind)]
 
-        counts = {
+        counts = self._moves_on_bytes(function)
+        counts |= {
             "integer-matmuls": sum(rewrite(op) for op in ops_of(graph.MatmulOp)),
             "u8-s8-matmuls": sum(eight_bit_matmul.rewrite(op) for op in ops_of(graph.MatmulOp)),
             "8-bit-max-pools": sum(
@@ -137,6 +140,21 @@ class GraphIntegerMatmulPass(FunctionPass):
             counts["u8-s8-convolutions"] = sum(
                 integer_conv.rewrite_eight_bit(op) for op in ops_of(graph.Conv2dOp)
             )
+        return counts
+
+    @staticmethod
+    def _moves_on_bytes(function: func.FuncOp) -> dict[str, int]:
+        """Reshapes and transposes of dequantized values on the 8-bit values,
+        and requantizations to the same scale dropped (quantized_movement.py),
+        in block order, so a chain of them is undone in one walk."""
+        counts = {"8-bit-moves": 0, "requantizations-dropped": 0}
+        for op in list(function.body.block.ops):
+            if op.parent is None:  # replaced by an earlier rewrite
+                continue
+            if isinstance(op, quantized_movement.MOVES):
+                counts["8-bit-moves"] += quantized_movement.rewrite_move(op)
+            elif isinstance(op, graph.CastOp):
+                counts["requantizations-dropped"] += quantized_movement.rewrite_requantize(op)
         return counts
 
     def _rewrites_convolutions(self) -> bool:

@@ -298,3 +298,53 @@ func.func @negative_scale_stays(%q: tensor<1x4x8x8xui8>) -> tensor<1x4x4x4xf32> 
   %y = graph.max_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>
   func.return %y : tensor<1x4x4x4xf32>
 }
+
+// -----
+
+// A QDQ head split: the reshape and the transpose of a dequantized value
+// move its bytes, and quantizing it again to the same scale and zero point
+// gives those bytes back.
+// CHECK-LABEL: func.func @head_split
+// CHECK:         %[[R:.*]] = graph.reshape %q : tensor<2x6xui8> -> tensor<2x3x2xui8>
+// CHECK-NEXT:    %[[T:.*]] = graph.transpose %[[R]] {perm = array<i64: 1, 0, 2>} : tensor<2x3x2xui8> -> tensor<3x2x2xui8>
+// CHECK:         func.return %[[T]] : tensor<3x2x2xui8>
+func.func @head_split(%q: tensor<2x6xui8>) -> tensor<3x2x2xui8> {
+  %s = graph.constant dense<0.05> : tensor<f32>
+  %z = graph.constant dense<3> : tensor<ui8>
+  %c = graph.cast %q : tensor<2x6xui8> -> tensor<2x6xf32>
+  %zf = graph.cast %z : tensor<ui8> -> tensor<f32>
+  %d = graph.sub %c, %zf : (tensor<2x6xf32>, tensor<f32>) -> tensor<2x6xf32>
+  %x = graph.mul %d, %s : (tensor<2x6xf32>, tensor<f32>) -> tensor<2x6xf32>
+  %r = graph.reshape %x : tensor<2x6xf32> -> tensor<2x3x2xf32>
+  %t = graph.transpose %r {perm = array<i64: 1, 0, 2>} : tensor<2x3x2xf32> -> tensor<3x2x2xf32>
+  %v = graph.div %t, %s : (tensor<3x2x2xf32>, tensor<f32>) -> tensor<3x2x2xf32>
+  %o = graph.round %v : tensor<3x2x2xf32>
+  %a = graph.add %o, %zf : (tensor<3x2x2xf32>, tensor<f32>) -> tensor<3x2x2xf32>
+  %y = graph.cast %a : tensor<3x2x2xf32> -> tensor<3x2x2xui8>
+  func.return %y : tensor<3x2x2xui8>
+}
+
+// -----
+
+// Left alone: a move of a value dequantized with one scale per channel
+// (the scale would have to move too), and a quantization to another scale
+// (a requantization: its bytes differ).
+// CHECK-LABEL: func.func @other_scales
+// CHECK:         graph.transpose %x {{.*}} : tensor<2x3xf32> -> tensor<3x2xf32>
+// CHECK:         %[[V:.*]] = graph.div %{{.*}}, %s2
+// CHECK:         %[[O:.*]] = graph.round %[[V]]
+// CHECK:         %[[Y:.*]] = graph.cast %{{.*}} : tensor<2x3xf32> -> tensor<2x3xui8>
+// CHECK:         func.return %{{.*}}, %[[Y]]
+func.func @other_scales(%q: tensor<2x3xui8>) -> (tensor<3x2xf32>, tensor<2x3xui8>) {
+  %channels = graph.constant dense<[0.5, 0.25, 0.125]> : tensor<3xf32>
+  %s = graph.constant dense<0.05> : tensor<f32>
+  %s2 = graph.constant dense<0.1> : tensor<f32>
+  %c = graph.cast %q : tensor<2x3xui8> -> tensor<2x3xf32>
+  %x = graph.mul %c, %channels : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %t = graph.transpose %x {perm = array<i64: 1, 0>} : tensor<2x3xf32> -> tensor<3x2xf32>
+  %d = graph.mul %c, %s : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %v = graph.div %d, %s2 : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %o = graph.round %v : tensor<2x3xf32>
+  %y = graph.cast %o : tensor<2x3xf32> -> tensor<2x3xui8>
+  func.return %t, %y : tensor<3x2xf32>, tensor<2x3xui8>
+}

@@ -426,3 +426,46 @@ def test_sixteen_lane_integer_matmul_selects_vpmaddwd_on_zmm(monkeypatch):
         cpu="skylake-avx512", features="+avx512f,+avx512bw", opt=2
     )
     assert "vpmaddwd\t%zmm" in machine.emit_assembly(parsed)
+
+
+@pytest.mark.parametrize("scale", [0.05, -0.37, 3.0e-7, 2.5e4])
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+def test_qdq_head_split_moves_bytes_and_gives_them_back(scale, dtype):
+    """DequantizeLinear, Reshape, QuantizeLinear, DequantizeLinear,
+    Transpose, QuantizeLinear with one scale and zero point (an exporter's
+    head split): the moves run on the bytes and the requantizations give
+    each byte back, for every byte value and these scales, as numpy's
+    formulas do."""
+    zero = np.array(3 if dtype == np.uint8 else -5, dtype)
+    kind = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    inits = [
+        numpy_helper.from_array(np.array(scale, np.float32), "s"),
+        numpy_helper.from_array(zero, "z"),
+        numpy_helper.from_array(np.array([4, 8, 2, 4], np.int64), "shape"),
+    ]
+    nodes = [
+        helper.make_node("DequantizeLinear", ["x", "s", "z"], ["d1"]),
+        helper.make_node("Reshape", ["d1", "shape"], ["r"]),
+        helper.make_node("QuantizeLinear", ["r", "s", "z"], ["q1"]),
+        helper.make_node("DequantizeLinear", ["q1", "s", "z"], ["d2"]),
+        helper.make_node("Transpose", ["d2"], ["t"], perm=[0, 2, 1, 3]),
+        helper.make_node("QuantizeLinear", ["t", "s", "z"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "head_split", [helper.make_tensor_value_info("x", kind, [4, 64])],
+        [helper.make_tensor_value_info("y", kind, [4, 2, 8, 4])], inits,
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    x = (np.arange(256) - (128 if dtype == np.int8 else 0)).astype(dtype).reshape(4, 64)
+    compiled = graphcompiler.compile(model, cache=False)
+    assert "graph.div" not in compiled.graph  # both requantizations dropped
+    info = np.iinfo(dtype)
+
+    def qdq(values):
+        dequantized = (values.astype(np.float32) - np.float32(zero)) * np.float32(scale)
+        quantized = np.rint(dequantized / np.float32(scale)) + np.float32(zero)
+        return np.clip(quantized, info.min, info.max).astype(dtype)
+
+    want = qdq(qdq(x).reshape(4, 8, 2, 4).transpose(0, 2, 1, 3))
+    assert np.array_equal(want, x.reshape(4, 8, 2, 4).transpose(0, 2, 1, 3))
+    assert np.array_equal(compiled(x), want)
