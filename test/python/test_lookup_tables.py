@@ -79,6 +79,17 @@ def test_tables_read_64_bytes_at_once_where_the_target_permutes_bytes(
     np.testing.assert_array_equal(compiled(x), reference.run(graphcompiler.parse(program), x))
 
 
+def test_a_big_table_read_is_cut_into_parallel_chunks():
+    """300 x 1001 bytes: the flat walk in parallel chunks of whole vectors,
+    then the vectors and bytes after the last chunk, on two threads."""
+    program = _chain((300, 1001), "i8", "ui8", "gelu")
+    compiled = graphcompiler.compile(program, cache=False)
+    assert "parallel" in compiled.tir
+    compiled.set_num_threads(2)
+    x = np.random.default_rng(11).integers(-128, 128, (300, 1001)).astype(np.int8)
+    np.testing.assert_array_equal(compiled(x), reference.run(graphcompiler.parse(program), x))
+
+
 def test_a_table_runs_on_blocked_tensors():
     """A u8 convolution's requantized output through a QDQ SiLU: the
     table reads the channel-blocked bytes (no reorder around it)."""
