@@ -35,7 +35,15 @@ class Settings:
     """Weights as call inputs rather than compile-time constants/initializers."""
 
 
+ENGINE_PAUSE_S = 0.3
+"""Idle time before an engine's runs. onnxruntime's threads spin after a
+run (its default); the next engine's first runs then share the cores with
+them: ResNet-18 on 2 threads ran a median 49 ms right after onnxruntime's
+calls against 24 ms alone, and 19 against 19 with its spinning off."""
+
+
 def measure(call: Callable[[], object], seconds: float, min_runs: int) -> dict:
+    time.sleep(ENGINE_PAUSE_S)  # the previous engine's threads go idle
     call()  # warm-up (the checked call was the first)
     times: list[float] = []
     gc_was_enabled = gc.isenabled()
