@@ -94,13 +94,6 @@ def take(kernel: Kernel, op: graph.GatherOp) -> None:
 TABLE_LANES = 64
 """Bytes one `vpermi2b` looks up: it picks from 128 table bytes (two
 registers), so a 256-entry table takes two and a select on the top bit."""
-_PERMUTE = "llvm.x86.avx512.vpermi2var.qi.512"
-_bytes = VectorType(IntegerType(8), [TABLE_LANES])
-
-
-TABLE_LANES = 64
-"""Bytes one `vpermi2b` looks up: it picks from 128 table bytes (two
-registers), so a 256-entry table takes two and a select on the top bit."""
 WORDS = TABLE_LANES // 4
 """i32 words of a table quarter (globals hold i32)."""
 _PERMUTE = "llvm.x86.avx512.vpermi2var.qi.512"
@@ -126,10 +119,16 @@ def lookup(kernel: Kernel, op: graph.LookupOp) -> None:
         value = b.make_load(table, [b.add(at, offset) if offset else at])
         kernel.store(out, index, b.cast(value, compute_type(out.element)))
 
-    if not _permutes_bytes(kernel, x, out):
+    if _permutes_bytes(kernel, x, out):
+        _permuted_lookup(kernel, values, offset, entry)
+    else:
         kernel.for_each(out.shape, lambda index, lanes: entry(x, out, index), vectorize=False)
-        return
-    b = kernel.b
+
+
+def _permuted_lookup(kernel: Kernel, values: np.ndarray, offset: int, entry) -> None:
+    """The buffers walked flat, 64 bytes a step; `entry(x, out, index)`
+    reads the scalar tail's bytes."""
+    b, x, out = kernel.b, kernel.inputs[0], kernel.out
     shape = x.value.type.get_shape()
     count = math.prod(shape)
     flat_x, flat_out = (
