@@ -163,7 +163,9 @@ def tile_kernel_ir(kernel) -> str:
         for j, width in enumerate(cols):  # 16 K words of B, `width` columns
             if i == 0:
                 b_shape = f"i16 {TILE_ROWS}, i16 {4 * width}"
-                lines += operand_tile(f"tb{j}", "%b", f"%brow, {j * TILE_ROWS}", b_shape, kernel.ldb)
+                lines += operand_tile(
+                    f"tb{j}", "%b", f"%brow, {j * TILE_ROWS}", b_shape, kernel.ldb
+                )
             lines.append(
                 f"  %d_{i}_{j} = call {amx} @llvm.x86.{product}.internal({shape(i, j)}, i16 64, {amx} %acc_{i}_{j}, {amx} %ta{i}, {amx} %tb{j})"
             )

@@ -178,7 +178,9 @@ class TransposeOfTranspose(_GraphPattern):
             return
         shape = op.input.type.get_shape()
         moved = [p for p in perm if shape[p] != 1]
-        blocked = any(isinstance(t.encoding, graph.FormatAttr) for t in (op.input.type, op.result.type))
+        blocked = any(
+            isinstance(t.encoding, graph.FormatAttr) for t in (op.input.type, op.result.type)
+        )
         if moved == sorted(moved) and not blocked:
             rewriter.replace(op, graph.ReshapeOp.build_from([op.input], op.result.type))
             return
