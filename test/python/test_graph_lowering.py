@@ -232,6 +232,26 @@ def test_transposes_by_register_tiles(monkeypatch, target, shape, perm, tiles):
         assert np.signbit(compiled(x).reshape(-1)).sum() == np.signbit(x).sum()
 
 
+@pytest.mark.parametrize("target", ["avx512", "avx2"])
+@pytest.mark.parametrize(
+    "dtype, element",
+    [(np.uint8, "ui8"), (np.int8, "i8"), (np.int16, "i16"), (np.int32, "i32"),
+     (np.int64, "i64"), (np.float16, "f16")],
+)  # fmt: skip
+def test_transposes_of_any_element_type_by_register_tiles(monkeypatch, target, dtype, element):
+    """Bytes (a QDQ model's keys), other integers and halves take the same
+    b x b register tiles as f32, b elements a vector, and the same edges."""
+    if not targets.supported(target):
+        pytest.skip(f"the host cannot run {target} code")
+    monkeypatch.setenv("GC_TARGET", target)
+    b = GraphBuilder()
+    b.make_output(b.make("transpose", [b.make_input([2, 37, 53], element)], perm=[0, 2, 1]).result)
+    x = rng.integers(-100, 100, (2, 37, 53)).astype(dtype)
+    compiled = graphcompiler.compile(b.module(), cache=False)
+    assert "tir.permutex2var" in compiled.tir
+    np.testing.assert_array_equal(compiled(x), np.transpose(x, [0, 2, 1]))
+
+
 def test_constants_and_odd_returns():
     """A constant operand, an output that is an input, and a value returned twice."""
     b = GraphBuilder()
