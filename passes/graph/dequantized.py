@@ -110,3 +110,20 @@ def scaled_product(
     widened = add(graph.CastOp.build_from([total], TensorType(f32, shape)))
     scale = add(graph.MulOp.build_from([a_scale, b_scale]))
     return add(graph.MulOp.build_from([widened, scale]))
+
+
+def dequantize(ops: list[Operation], parts: Dequantized, values: SSAValue) -> SSAValue:
+    """(values - zero) * scale in f32, for 8-bit `values` moved or pooled
+    from `parts.quantized` (a rewrite that runs on the bytes dequantizes
+    after); the ops are appended to `ops`."""
+
+    def add(op: Operation) -> SSAValue:
+        ops.append(op)
+        return op.results[0]
+
+    shape = shape_of(values)
+    result = add(graph.CastOp.build_from([values], TensorType(f32, shape)))
+    if parts.zero is not None:
+        zero = add(graph.CastOp.build_from([parts.zero], TensorType(f32, shape_of(parts.zero))))
+        result = add(graph.SubOp.build_from([result, zero]))
+    return add(graph.MulOp.build_from([result, parts.scale]))

@@ -33,7 +33,7 @@ after (rewrite_max_pool).
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import Float32Type, IntegerType, Signedness, TensorType
+from xdsl.dialects.builtin import IntegerType, Signedness, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
@@ -41,6 +41,7 @@ from graphcompiler.dialects import graph
 from graphcompiler.dialects.graph.builders import substitute_if_typed
 from graphcompiler.passes.graph.dequantized import (
     centered_i16,
+    dequantize,
     dequantized,
     one_value,
     scaled_product,
@@ -52,7 +53,7 @@ from graphcompiler.passes.graph.eight_bit_matmul import (
     constant_values,
 )
 
-f32, i32 = Float32Type(), IntegerType(32)
+i32 = IntegerType(32)
 s8, u8 = IntegerType(8), IntegerType(8, Signedness.UNSIGNED)
 
 
@@ -157,22 +158,13 @@ def rewrite_max_pool(pool: graph.MaxPool2dOp) -> bool:
     if scales is None or not np.all(scales > 0):
         return False
     shape = shape_of(pool.result)
-    ops: list[Operation] = []
-
-    def add(op: Operation) -> SSAValue:
-        ops.append(op)
-        return op.results[0]
-
+    quantized = parts.quantized
     try:
-        quantized = parts.quantized
-        pooled = add(graph.MaxPool2dOp.build_from(
+        pooled = graph.MaxPool2dOp.build_from(
             [quantized], TensorType(quantized.type.element_type, shape), **pool.properties
-        ))  # fmt: skip
-        value = add(graph.CastOp.build_from([pooled], TensorType(f32, shape)))
-        if parts.zero is not None:
-            zero = add(graph.CastOp.build_from([parts.zero], TensorType(f32, shape_of(parts.zero))))
-            value = add(graph.SubOp.build_from([value, zero]))
-        value = add(graph.MulOp.build_from([value, parts.scale]))
+        )
+        ops: list[Operation] = [pooled]
+        value = dequantize(ops, parts, pooled.result)
     except VerifyException:
         return False
     return substitute_if_typed(pool, ops, value)

@@ -19,35 +19,19 @@ and the saturating cast keeps it.
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import Float32Type, TensorType
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from graphcompiler.dialects import graph
 from graphcompiler.dialects.graph.builders import substitute_if_typed
-from graphcompiler.passes.graph.dequantized import Dequantized, dequantized, one_value, shape_of
+from graphcompiler.passes.graph.dequantized import dequantize, dequantized, one_value, shape_of
 from graphcompiler.passes.graph.eight_bit_matmul import constant_values
 
-f32 = Float32Type()
 MOVES = (graph.TransposeOp, graph.ReshapeOp)
 SMALLEST_SCALE, LARGEST_SCALE = 1e-30, 1e30
 """Scales for which (q - z) * s / s rounds back to q - z (normal, and no
 overflow for |q - z| <= 255)."""
-
-
-def _dequantize(ops: list[Operation], parts: Dequantized, values: SSAValue) -> SSAValue:
-    """(values - zero) * scale, the ops appended to `ops`."""
-
-    def add(op: Operation) -> SSAValue:
-        ops.append(op)
-        return op.results[0]
-
-    shape = shape_of(values)
-    result = add(graph.CastOp.build_from([values], TensorType(f32, shape)))
-    if parts.zero is not None:
-        zero = add(graph.CastOp.build_from([parts.zero], TensorType(f32, shape_of(parts.zero))))
-        result = add(graph.SubOp.build_from([result, zero]))
-    return add(graph.MulOp.build_from([result, parts.scale]))
 
 
 def rewrite_move(move: Operation) -> bool:
@@ -65,7 +49,7 @@ def rewrite_move(move: Operation) -> bool:
         else:
             moved = graph.ReshapeOp.build_from([parts.quantized], moved_type)
         ops.append(moved)
-        result = _dequantize(ops, parts, moved.results[0])
+        result = dequantize(ops, parts, moved.results[0])
     except VerifyException:
         return False
     return substitute_if_typed(move, ops, result)
