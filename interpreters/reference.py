@@ -250,6 +250,10 @@ def _softmax(op: graph.SoftmaxOp, x: Array) -> Array:
 
 def _attention(op: graph.AttentionOp, query: Array, key: Array, value: Array, *mask) -> Array:
     """softmax(query keyᵀ * scale + mask) value, op by op."""
+    query, key, value = (
+        np.swapaxes(x, -3, -2) if op.is_sequence_major(role) else x
+        for role, x in zip(("query", "key", "value"), (query, key, value), strict=True)
+    )
     if not op.key_is_transposed:
         key = np.swapaxes(key, -1, -2)
     scores = np.matmul(query, key) * np.float32(op.scale_value)
@@ -259,7 +263,8 @@ def _attention(op: graph.AttentionOp, query: Array, key: Array, value: Array, *m
     probabilities = exponentials / np.sum(exponentials, axis=-1, keepdims=True)
     if op.zeroes_nan_probabilities:
         probabilities = np.where(np.isnan(probabilities), np.float32(0), probabilities)
-    return np.matmul(probabilities, value)
+    result = np.matmul(probabilities, value)
+    return np.swapaxes(result, -3, -2) if op.is_sequence_major("result") else result
 
 
 def _normalize(x: Array, axes: tuple[int, ...], epsilon: float) -> Array:

@@ -19,6 +19,7 @@ import sys
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import (
+    ArrayOfConstraint,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     FloatAttr,
@@ -81,6 +82,9 @@ def describe_constraint(constraint: object) -> str:
             return describe_constraint(constraint.constraint)
         case RangeOf():
             return describe_constraint(constraint.constr)
+        case ArrayOfConstraint():
+            element = describe_constraint(constraint.elem_range_constraint)
+            return f"list of {element.split(' (')[0]} (`[...]`)"
         case VarConstraint():
             return f"{describe_constraint(constraint.constraint)} `{constraint.name}` (all `{constraint.name}` are one type)"
         case AnyAttr():

@@ -5,7 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import I64, BoolAttr, FloatAttr, IntegerAttr, TensorType, i64
+from xdsl.dialects.builtin import (
+    I64,
+    ArrayAttr,
+    BoolAttr,
+    FloatAttr,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+    i64,
+)
 from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
@@ -154,6 +163,12 @@ class AttentionOp(GraphOp):
     products accumulate in f32 in a different order than the unfused ops
     (about 1e-6 relative for D, Sk up to 1024).
 
+    `sequence_major` names the operands (of "query", "key", "value") and
+    "result" laid out [..., S, H, D] instead of [..., H, S, D]: the last
+    batch dim (the heads) after the sequence, as projections write them.
+    The `attention` rule reads exporters' head-split transposes this way
+    and writes the head merge so, so neither is a copy.
+
     With `zero_nan_probabilities`, probabilities the softmax makes NaN are 0
     instead (torch's scaled_dot_product_attention, as exported, follows its
     softmax with where(isnan(p), 0, p)): such a row is sum_k 0 * value_k,
@@ -173,6 +188,7 @@ class AttentionOp(GraphOp):
     scale = prop_def(FloatAttr, default_value=f32_attr(1.0))
     key_transposed = prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
     zero_nan_probabilities = prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
+    sequence_major = prop_def(ArrayAttr[StringAttr], default_value=ArrayAttr([]))
     assembly_format = (
         "$query `,` $key `,` $value (`,` $mask^)? attr-dict `:` functional-type(operands, results)"
     )
@@ -192,16 +208,26 @@ class AttentionOp(GraphOp):
         """`zero_nan_probabilities`: a row the softmax makes NaN weighs every value by 0."""
         return bool(self.zero_nan_probabilities.value.data)
 
+    def is_sequence_major(self, role: str) -> bool:
+        """Is `role` ("query", "key", "value", "result") [..., S, H, D]?"""
+        return role in _sequence_major_roles(self.properties)
+
     @classmethod
     def infer_type(cls, operand_types, properties, result_type=None):
         _require_float(cls, operand_types[0], 0)
         _require_same_element_type(cls, operand_types)
         shapes = [_shape(t) for t in operand_types]
+        sequence_major = _sequence_major_roles(properties)
         for index, shape in enumerate(shapes[:3]):
-            if len(shape) < 2:
+            least = 3 if ATTENTION_ROLES[index] in sequence_major else 2
+            if len(shape) < least:
                 raise VerifyException(
-                    f"{cls.operand_role(index)} has rank {len(shape)}, expected at least 2"
+                    f"{cls.operand_role(index)} has rank {len(shape)}, expected at least {least}"
                 )
+            if ATTENTION_ROLES[index] in sequence_major:
+                shapes[index] = swap_heads_and_sequence(shape)
+        if "key" in sequence_major and bool_value(properties, "key_transposed"):
+            raise VerifyException("a sequence-major key cannot be key_transposed")
         (sq, d), (sk, dv) = shapes[0][-2:], shapes[2][-2:]
         key = shapes[1][-2:][::-1] if bool_value(properties, "key_transposed") else shapes[1][-2:]
         if key != [sk, d]:
@@ -218,7 +244,31 @@ class AttentionOp(GraphOp):
                     f"{cls.operand_role(3)} of shape {_fmt(shapes[3])} does not broadcast to the "
                     f"scores' shape {_fmt(scores)}"
                 )
+        if "result" in sequence_major:
+            if not batch:
+                raise VerifyException("a sequence-major result needs a heads dim")
+            return TensorType(operand_types[0].element_type, [*batch[:-1], sq, batch[-1], dv])
         return TensorType(operand_types[0].element_type, [*batch, sq, dv])
+
+
+ATTENTION_ROLES = ("query", "key", "value", "result")
+"""graph.attention's tensors by role, in `sequence_major`'s words."""
+
+
+def swap_heads_and_sequence(shape: Sequence[int]) -> list[int]:
+    """[..., H, S, D] <-> [..., S, H, D]."""
+    return [*shape[:-3], shape[-2], shape[-3], shape[-1]]
+
+
+def _sequence_major_roles(properties) -> set[str]:
+    value = properties.get("sequence_major")
+    roles = [name.data for name in value.data] if isinstance(value, ArrayAttr) else []
+    unknown = [role for role in roles if role not in ATTENTION_ROLES]
+    if unknown or len(set(roles)) != len(roles):
+        raise VerifyException(
+            f"sequence_major {roles} must name each of {', '.join(ATTENTION_ROLES)} at most once"
+        )
+    return set(roles)
 
 
 @irdl_op_definition

@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import Float32Type, IndexType, VectorType
 from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import graph, tir
+from graphcompiler.dialects.graph.normalization import ATTENTION_ROLES, swap_heads_and_sequence
 from graphcompiler.lowering.graph_to_tir.kernel import (
     PARALLEL_MIN_ELEMENTS,
     Kernel,
@@ -74,9 +75,14 @@ class AttentionKernel:
         self.q, self.k, self.v = kernel.inputs[:3]
         self.mask = kernel.inputs[3] if len(kernel.inputs) == 4 else None
         self.out = kernel.out
-        *self.batch, self.sq, self.dv = self.out.shape
+        self.sequence_major = {role for role in ATTENTION_ROLES if op.is_sequence_major(role)}
+        self.shapes = {  # [..., H, S, D], whatever the layout
+            role: swap_heads_and_sequence(t.shape) if role in self.sequence_major else t.shape
+            for role, t in zip(ATTENTION_ROLES, (self.q, self.k, self.v, self.out), strict=True)
+        }
+        *self.batch, self.sq, self.dv = self.shapes["result"]
         self.d = self.q.shape[-1]
-        self.sk = self.v.shape[-2]
+        self.sk = self.shapes["value"][-2]
         target = kernel.target
         self.lanes = lanes = target.f32_lanes
         self.block_q = min(-(-self.sq // lanes) * lanes, 4 * lanes)
@@ -85,6 +91,17 @@ class AttentionKernel:
         self.mr, self.nr = rows, vectors * lanes
         v_rows, v_vectors = MatmulSchedule.register_tile(target, self.dv, self.block_q)
         self.v_mr, self.v_nr = v_rows, v_vectors * lanes
+
+    def _at(self, role: str, batch_index: list, row, column) -> list:
+        """Where element [*batch_index, row, column] of `role` is stored."""
+        if role in self.sequence_major:
+            return [*batch_index[:-1], row, batch_index[-1], column]
+        return [*batch_index, row, column]
+
+    def _row_stride(self, role: str) -> int:
+        """Elements from one sequence position of `role` to the next."""
+        shape = self.shapes[role]
+        return shape[-1] * (shape[-3] if role in self.sequence_major else 1)
 
     def emit(self) -> None:
         if 0 in self.out.shape:
@@ -145,11 +162,11 @@ class AttentionKernel:
         `rows` are zero (their scores are computed and never stored)."""
         b, kernel = self.b, self.kernel
         packed = b.make_tensor([self.d, self.block_q], f32)
-        q_batch = _batch_index(batch_index, self.batch, self.q.shape)
+        q_batch = _batch_index(batch_index, self.batch, self.shapes["query"])
         scale = b.const(self.scale, f32)
         with b.make_for(0, self.d, 1) as feature:
             with b.make_for(0, rows, 1) as j:
-                value = kernel.load(self.q, [*q_batch, b.add(row0, j), feature])
+                value = kernel.load(self.q, self._at("query", q_batch, b.add(row0, j), feature))
                 b.make_store(b.mul(value, scale), packed, [feature, j])
             if width > rows:
                 with b.make_for(rows, width, 1) as j:
@@ -168,7 +185,7 @@ class AttentionKernel:
     def _scores(self, batch_index, row0, key0, count: int, state: _BlockState) -> None:
         """Sᵀ[:count, :width] = k[key0:key0 + count] x qᵀ (+ mask)."""
         b, d, bq = self.b, self.d, self.block_q
-        k_batch = _batch_index(batch_index, self.batch, self.k.shape)
+        k_batch = _batch_index(batch_index, self.batch, self.shapes["key"])
         if d == 0:  # an empty head dimension: every score is 0 (a brgemm needs k > 0)
             with b.make_for(0, count, 1) as key:
                 for offset in range(0, state.width, self.lanes):
@@ -178,12 +195,15 @@ class AttentionKernel:
         else:
             # A[key, feature] is k[key, feature], or kᵀ[feature, key] when pre-transposed
             # (read in place: packing kᵀ's key blocks into groups ran 10% slower)
-            a_row, a_k = (1, self.sk) if self.key_transposed else (d, 1)
+            a_row, a_k = (1, self.sk) if self.key_transposed else (self._row_stride("key"), 1)
 
             def tile(row, col, m: int, n: int) -> None:
-                start = [0, b.add(key0, row)] if self.key_transposed else [b.add(key0, row), 0]
+                if self.key_transposed:
+                    start = [*k_batch, 0, b.add(key0, row)]
+                else:
+                    start = self._at("key", k_batch, b.add(key0, row), 0)
                 extent = (m - 1) * a_row + (d - 1) * a_k + 1
-                a_view = b.tensor_ptr(self.k.value, [*k_batch, *start], [extent])
+                a_view = b.tensor_ptr(self.k.value, start, [extent])
                 b_view = b.tensor_ptr(state.queries, [0, col], [(d - 1) * bq + n])
                 c_view = b.tensor_ptr(state.scores, [row, col], [(m - 1) * bq + n])
                 b.make_brgemm_tile(
@@ -271,15 +291,18 @@ class AttentionKernel:
         """acc[:rows] (+)= P x v[key0:key0 + count], P read from Sᵀ; the first
         block overwrites acc (`later` is false)."""
         b, dv, bq = self.b, self.dv, self.block_q
-        v_batch = _batch_index(batch_index, self.batch, self.v.shape)
+        v_batch = _batch_index(batch_index, self.batch, self.shapes["value"])
+        ldv = self._row_stride("value")
 
         def tile(row, col, m: int, n: int) -> None:
             a_view = b.tensor_ptr(state.scores, [0, row], [(count - 1) * bq + m])
-            b_view = b.tensor_ptr(self.v.value, [*v_batch, key0, col], [(count - 1) * dv + n])
+            b_view = b.tensor_ptr(
+                self.v.value, self._at("value", v_batch, key0, col), [(count - 1) * ldv + n]
+            )
             c_view = b.tensor_ptr(state.acc, [row, col], [(m - 1) * dv + n])
             b.make_brgemm_tile(
                 a_view, b_view, c_view, accumulate_if=later, m=m, n=n, k=count,
-                lanes=self.lanes, a_row=1, a_k=bq, ldb=dv, ldc=dv,
+                lanes=self.lanes, a_row=1, a_k=bq, ldb=ldv, ldc=dv,
             )  # fmt: skip
 
         _tiles(b, state.rows, dv, self.v_mr, self.v_nr, tile)
@@ -296,7 +319,9 @@ class AttentionKernel:
                 value = b.mul(
                     b.make_load(state.acc, [j, column], lanes), self._splat(inverse, lanes)
                 )
-                kernel.store(self.out, [*batch_index, b.add(row0, j), column], value)
+                kernel.store(
+                    self.out, self._at("result", batch_index, b.add(row0, j), column), value
+                )
 
             if self.zero_nan_probabilities:
                 most = b.make_load(state.running_max, [j])
@@ -316,15 +341,15 @@ class AttentionKernel:
     def _zero_weighted_values(self, batch_index, row) -> None:
         """out[row] = sum over every key of 0 * v: 0, or NaN under an inf or NaN value."""
         kernel, b = self.kernel, self.b
-        v_batch = _batch_index(batch_index, self.batch, self.v.shape)
+        v_batch = _batch_index(batch_index, self.batch, self.shapes["value"])
 
         def store(column, lanes: int) -> None:
             zero = self._splat(0.0, lanes)
             total = b.make_var(f32 if lanes == 1 else VectorType(f32, [lanes]), zero)
             with b.make_for(0, self.sk, 1) as key:
-                value = kernel.load(self.v, [*v_batch, key, column], lanes)
+                value = kernel.load(self.v, self._at("value", v_batch, key, column), lanes)
                 b.make_assign(total, b.add(b.read(total), b.mul(value, zero)))
-            kernel.store(self.out, [*batch_index, row, column], b.read(total))
+            kernel.store(self.out, self._at("result", batch_index, row, column), b.read(total))
 
         _row_loop(b, self.lanes, self.dv, store)
 

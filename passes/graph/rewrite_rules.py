@@ -20,12 +20,13 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import Float32Type, ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, Float32Type, ModuleOp, StringAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from graphcompiler.dialects import graph
+from graphcompiler.dialects.graph.normalization import ATTENTION_ROLES
 from graphcompiler.ir.pipeline import pass_option
 from graphcompiler.passes.function_pass import FunctionPass
 from graphcompiler.passes.graph.fuse import Group, fuse
@@ -186,6 +187,31 @@ def _key_rows(key: SSAValue, transposed: bool) -> tuple[SSAValue, bool, Operatio
     return copy.result, False, copy
 
 
+def _head_split(value: SSAValue, key_transposed: bool = False) -> SSAValue | None:
+    """The [..., S, H, D] tensor of which `value` ([..., H, S, D], or
+    [..., H, D, S] for a transposed key) is exporters' head-split transpose,
+    or None: graph.attention reads it in place as a sequence-major operand."""
+    owner = value.owner
+    if not isinstance(owner, graph.TransposeOp) or len(owner.permutation) < 3:
+        return None
+    n = len(owner.permutation)
+    order = [n - 2, n - 1, n - 3] if key_transposed else [n - 2, n - 3, n - 1]
+    return owner.input if list(owner.permutation) == [*range(n - 3), *order] else None
+
+
+def _head_merge(value: SSAValue) -> Operation | None:
+    """The transpose of `value` [..., H, S, D] to [..., S, H, D] that is its
+    only use (exporters' head merge), or None: graph.attention writes its
+    result sequence-major instead."""
+    if not value.has_one_use():
+        return None
+    user = value.get_user_of_unique_use()
+    if not isinstance(user, graph.TransposeOp) or len(user.permutation) < 3:
+        return None
+    n = len(user.permutation)
+    return user if list(user.permutation) == [*range(n - 3), n - 2, n - 3, n - 1] else None
+
+
 def _replace_by_attention(
     scores, middle: list[Operation], softmax, context, tail: list[Operation], zero_nan: bool
 ) -> bool:
@@ -224,28 +250,52 @@ def _replace_by_attention(
     constants = [*factors, *query_scaling[1:], *key_scaling[1:]]
     if not math.isfinite(scale) or abs(scale) > FLOAT32_MAX:  # the scale is an f32 property
         return False
-    key_transpose = key.owner
-    key, key_transposed, key_copy = _key_rows(key, not scores.b_transposed)
-    operands = [query, key, context.operands[1], *([mask] if mask is not None else [])]
+    value = context.operands[1]
+    transposes = [x.owner for x in (query, key, value) if isinstance(x.owner, graph.TransposeOp)]
+    sequence_major = {}
+    for role, operand, transposed in (
+        ("query", query, False),
+        ("key", key, not scores.b_transposed),
+        ("value", value, False),
+    ):
+        source = _head_split(operand, transposed)
+        if source is not None:
+            sequence_major[role] = source
+    key_copy, key_transposed = None, False
+    if "key" not in sequence_major:
+        key, key_transposed, key_copy = _key_rows(key, not scores.b_transposed)
+    query = sequence_major.get("query", query)
+    key = sequence_major.get("key", key)
+    value = sequence_major.get("value", value)
+    merge = _head_merge(context.result)
+    if merge is not None:
+        sequence_major["result"] = merge.result
+    replaced = merge or context
+    operands = [query, key, value, *([mask] if mask is not None else [])]
     try:
         attention = graph.AttentionOp.build_from(
             operands,
             scale=scale,
             key_transposed=key_transposed,
             zero_nan_probabilities=zero_nan,
+            sequence_major=ArrayAttr(
+                [StringAttr(r) for r in ATTENTION_ROLES if r in sequence_major]
+            ),
         )
     except VerifyException:
         return False
-    if attention.result.type != context.result.type:
+    if attention.result.type != replaced.results[0].type:
         return False
     if key_copy is not None:
         Rewriter.insert_op(key_copy, InsertPoint.before(context))
     Rewriter.insert_op(attention, InsertPoint.before(context))
-    context.result.replace_all_uses_with(attention.result)
-    for op in [context, *reversed(tail), softmax, *reversed(middle), scores, *scalings]:
+    replaced.results[0].replace_all_uses_with(attention.result)
+    merges = [merge] if merge is not None else []
+    for op in [*merges, context, *reversed(tail), softmax, *reversed(middle), scores, *scalings]:
         Rewriter.erase_op(op)
-    if key_transpose is not key.owner and isinstance(key_transpose, graph.TransposeOp):
-        Rewriter.erase_op(key_transpose)  # folded into the key's new form
+    for transpose in dict.fromkeys(transposes):  # read in place now, unless used elsewhere
+        if not transpose.result.uses:
+            Rewriter.erase_op(transpose)
     zeros = [tail[1].operands[1].owner] if tail else []
     for constant in dict.fromkeys(constants + zeros):  # q's and k's factor may be one constant
         if isinstance(constant, graph.ConstantOp) and not constant.result.uses:

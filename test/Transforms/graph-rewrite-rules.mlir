@@ -109,12 +109,11 @@ func.func @attention_key_transposed(%q: tensor<16x8xf32>, %kt: tensor<8x24xf32>,
 // -----
 
 // The exporters' kᵀ: the projection's [b, Sk, h, D] transposed to
-// [b, h, D, Sk] element by element; the attention takes the same keys as
-// rows instead ([b, h, Sk, D]: a transpose of whole rows), and a transpose
-// that leaves the keys' rows in place is dropped.
+// [b, h, D, Sk] element by element; the attention reads the projection in
+// place (a sequence-major key), and a transpose that leaves the keys' rows
+// in place is dropped.
 // CHECK-LABEL: func.func @attention_key_rows
-// CHECK-NEXT:    %[[K:.*]] = graph.transpose %k4 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x24x3x8xf32> -> tensor<2x3x24x8xf32>
-// CHECK-NEXT:    %[[A:.*]] = graph.attention %q, %[[K]], %v : (tensor<2x3x16x8xf32>, tensor<2x3x24x8xf32>, tensor<2x3x24x4xf32>) -> tensor<2x3x16x4xf32>
+// CHECK-NEXT:    %[[A:.*]] = graph.attention %q, %k4, %v {sequence_major = ["key"]} : (tensor<2x3x16x8xf32>, tensor<2x24x3x8xf32>, tensor<2x3x24x4xf32>) -> tensor<2x3x16x4xf32>
 // CHECK-NEXT:    %[[B:.*]] = graph.attention %q, %k3, %v : (tensor<2x3x16x8xf32>, tensor<2x3x24x8xf32>, tensor<2x3x24x4xf32>) -> tensor<2x3x16x4xf32>
 // CHECK-NEXT:    func.return %[[A]], %[[B]]
 func.func @attention_key_rows(%q: tensor<2x3x16x8xf32>, %k4: tensor<2x24x3x8xf32>, %k3: tensor<2x3x24x8xf32>, %v: tensor<2x3x24x4xf32>) -> (tensor<2x3x16x4xf32>, tensor<2x3x16x4xf32>) {
@@ -127,6 +126,36 @@ func.func @attention_key_rows(%q: tensor<2x3x16x8xf32>, %k4: tensor<2x24x3x8xf32
   %p2 = graph.softmax %s2 {axis = 3 : i64} : tensor<2x3x16x24xf32>
   %o2 = graph.matmul %p2, %v : (tensor<2x3x16x24xf32>, tensor<2x3x24x4xf32>) -> tensor<2x3x16x4xf32>
   func.return %o, %o2 : tensor<2x3x16x4xf32>, tensor<2x3x16x4xf32>
+}
+
+// -----
+
+// Exporters' head split ([b, S, h, D] -> [b, h, S, D]) of q, k and v and
+// the head merge after: all read and written in place, no transpose left.
+// A transpose that is used elsewhere too stays for that use; one that is no
+// head split (of the batch dims) is an operand as before.
+// CHECK-LABEL: func.func @attention_heads_in_place
+// CHECK-NEXT:    %[[VT:.*]] = graph.transpose %v {perm = array<i64: 0, 2, 1, 3>}
+// CHECK-NEXT:    %[[O:.*]] = graph.attention %q, %k, %v {scale = 1.250000e-01 : f32, sequence_major = ["query", "key", "value", "result"]} : (tensor<2x16x3x8xf32>, tensor<2x24x3x8xf32>, tensor<2x24x3x4xf32>) -> tensor<2x16x3x4xf32>
+// CHECK-NEXT:    %[[QB:.*]] = graph.transpose %q2 {perm = array<i64: 1, 2, 0, 3>}
+// CHECK-NEXT:    %[[O2:.*]] = graph.attention %[[QB]], %k, %v {sequence_major = ["key", "value"]} : (tensor<2x3x16x8xf32>, tensor<2x24x3x8xf32>, tensor<2x24x3x4xf32>) -> tensor<2x3x16x4xf32>
+// CHECK-NEXT:    func.return %[[O]], %[[VT]], %[[O2]]
+func.func @attention_heads_in_place(%q: tensor<2x16x3x8xf32>, %k: tensor<2x24x3x8xf32>, %v: tensor<2x24x3x4xf32>, %q2: tensor<16x2x3x8xf32>) -> (tensor<2x16x3x4xf32>, tensor<2x3x24x4xf32>, tensor<2x3x16x4xf32>) {
+  %qh = graph.transpose %q {perm = array<i64: 0, 2, 1, 3>} : tensor<2x16x3x8xf32> -> tensor<2x3x16x8xf32>
+  %kt = graph.transpose %k {perm = array<i64: 0, 2, 3, 1>} : tensor<2x24x3x8xf32> -> tensor<2x3x8x24xf32>
+  %vh = graph.transpose %v {perm = array<i64: 0, 2, 1, 3>} : tensor<2x24x3x4xf32> -> tensor<2x3x24x4xf32>
+  %s = graph.matmul %qh, %kt : (tensor<2x3x16x8xf32>, tensor<2x3x8x24xf32>) -> tensor<2x3x16x24xf32>
+  %c = graph.constant dense<0.125> : tensor<f32>
+  %scaled = graph.mul %s, %c : (tensor<2x3x16x24xf32>, tensor<f32>) -> tensor<2x3x16x24xf32>
+  %p = graph.softmax %scaled {axis = 3 : i64} : tensor<2x3x16x24xf32>
+  %o = graph.matmul %p, %vh : (tensor<2x3x16x24xf32>, tensor<2x3x24x4xf32>) -> tensor<2x3x16x4xf32>
+  %merged = graph.transpose %o {perm = array<i64: 0, 2, 1, 3>} : tensor<2x3x16x4xf32> -> tensor<2x16x3x4xf32>
+  %qb = graph.transpose %q2 {perm = array<i64: 1, 2, 0, 3>} : tensor<16x2x3x8xf32> -> tensor<2x3x16x8xf32>
+  %kt2 = graph.transpose %k {perm = array<i64: 0, 2, 3, 1>} : tensor<2x24x3x8xf32> -> tensor<2x3x8x24xf32>
+  %s2 = graph.matmul %qb, %kt2 : (tensor<2x3x16x8xf32>, tensor<2x3x8x24xf32>) -> tensor<2x3x16x24xf32>
+  %p2 = graph.softmax %s2 {axis = 3 : i64} : tensor<2x3x16x24xf32>
+  %o2 = graph.matmul %p2, %vh : (tensor<2x3x16x24xf32>, tensor<2x3x24x4xf32>) -> tensor<2x3x16x4xf32>
+  func.return %merged, %vh, %o2 : tensor<2x16x3x4xf32>, tensor<2x3x24x4xf32>, tensor<2x3x16x4xf32>
 }
 
 // -----

@@ -3,7 +3,8 @@ matmul, and its fused kernel (online softmax over key blocks) against the
 reference interpreter and against the unfused graph: odd sizes, several key
 blocks with a tail, masks broadcasting from any rank, pre-transposed keys,
 fully masked rows (NaN like softmax), -inf masks in some blocks only, +inf
-and NaN scores, every target the host runs, 1 and 2 threads bitwise equal.
+and NaN scores, exporters' head split and merge read and written in place,
+every target the host runs, 1 and 2 threads bitwise equal.
 """
 
 from pathlib import Path
@@ -88,6 +89,100 @@ def test_pre_transposed_keys():
     _check(_unfused_text(q, kt, v, key_transposed=True), inputs)
 
 
+def _head_split_text(b, sq, sk, heads, d, dv, split, kv_heads, key_form, mask):
+    """Attention as exporters write it: the projections [b, S, h, D] (in
+    `split`) transposed to [b, h, S, D] (kᵀ by perm 0, 2, 3, 1 when
+    `key_form` is "kt"), the result merged back to [b, Sq, h, Dv]; the other
+    operands given as [b, h, S, D]."""
+    shapes = {"q": [b, heads, sq, d], "k": [b, kv_heads, sk, d], "v": [b, kv_heads, sk, dv]}
+    args, lines, names = [], [], {}
+    for name, (n, h, s_, f) in shapes.items():
+        if name not in split:
+            args.append(f"%{name}: {_t([n, h, s_, f])}")
+            names[name] = f"%{name}"
+            continue
+        args.append(f"%{name}: {_t([n, s_, h, f])}")
+        perm, out = ("0, 2, 3, 1", [n, h, f, s_]) if (name, key_form) == ("k", "kt") else (
+            "0, 2, 1, 3", [n, h, s_, f])  # fmt: skip
+        lines.append(
+            f"  %{name}h = graph.transpose %{name} {{perm = array<i64: {perm}>}} : "
+            f"{_t([n, s_, h, f])} -> {_t(out)}"
+        )
+        names[name] = f"%{name}h"
+    k_type = _t([b, kv_heads, d, sk]) if ("k" in split and key_form == "kt") else _t(shapes["k"])
+    flag = "" if ("k" in split and key_form == "kt") else " {transpose_b = true}"
+    scores, out = [b, heads, sq, sk], [b, heads, sq, dv]
+    lines.append(f"  %s = graph.matmul {names['q']}, {names['k']}{flag} : "
+                 f"({_t(shapes['q'])}, {k_type}) -> {_t(scores)}")  # fmt: skip
+    last = "%s"
+    if mask:
+        args.append(f"%m: {_t(mask)}")
+        lines.append(f"  %y = graph.add %s, %m : ({_t(scores)}, {_t(mask)}) -> {_t(scores)}")
+        last = "%y"
+    merged = [b, sq, heads, dv]
+    lines += [
+        f"  %p = graph.softmax {last} {{axis = -1 : i64}} : {_t(scores)}",
+        f"  %o = graph.matmul %p, {names['v']} : ({_t(scores)}, {_t(shapes['v'])}) -> {_t(out)}",
+        f"  %r = graph.transpose %o {{perm = array<i64: 0, 2, 1, 3>}} : {_t(out)} -> {_t(merged)}",
+        f"  func.return %r : {_t(merged)}",
+    ]
+    text = f"func.func @main({', '.join(args)}) -> {_t(merged)} {{\n" + "\n".join(lines) + "\n}"
+    inputs = [
+        rng.uniform(-2, 2, [n, s_, h, f] if name in split else [n, h, s_, f]).astype(np.float32)
+        for name, (n, h, s_, f) in shapes.items()
+    ]
+    return text, inputs + ([np.where(rng.random(mask) < 0.2, -np.inf, 0).astype(np.float32)]
+                           if mask else [])  # fmt: skip
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(
+    "split, kv_heads, key_form, mask",
+    [
+        ("qkv", 3, "kt", None),  # BERT, ViT, GPT-2: every operand and the result in place
+        ("qkv", 3, "k", [2, 1, 1, 40]),  # k by rows, a padding mask
+        ("v", 3, "kt", [37, 40]),  # Llama: q, k rotated after their split; v only
+        ("kv", 1, "kt", None),  # one key/value head shared by every query head
+    ],
+)
+def test_head_split_and_merge_read_in_place(monkeypatch, target, split, kv_heads, key_form, mask):
+    """The rule reads exporters' head-split transposes as sequence-major
+    operands and writes the merge so: no transpose is left, the strided
+    rows (H * D apart) give the unfused ops' results, 1 and 2 threads alike."""
+    monkeypatch.setenv("GC_TARGET", target)
+    text, inputs = _head_split_text(2, 37, 40, 3, 16, 24, split, kv_heads, key_form, mask)
+    compiled = graphcompiler.compile(text)
+    assert "graph.transpose" not in str(compiled.graph)
+    assert '"result"' in str(compiled.graph)
+    compiled.set_num_threads(1)
+    got = compiled(*inputs)
+    compiled.set_num_threads(2)
+    np.testing.assert_array_equal(got, compiled(*inputs))
+    expected = reference.run(text, *inputs)  # unscaled scores: up to 64, exp is sharp
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5)
+
+
+def test_sequence_major_attention_in_the_reference_interpreter():
+    """The interpreter's graph.attention reads [..., S, H, D] operands too
+    (what the folded graph is checked against elsewhere)."""
+    t_seq, t_heads = "tensor<1x5x2x8xf32>", "tensor<1x2x5x8xf32>"
+    text = (
+        f"func.func @main(%q: {t_seq}, %k: {t_heads}, %v: {t_seq}) -> {t_seq} {{\n"
+        f'  %o = graph.attention %q, %k, %v {{sequence_major = ["query", "value", "result"]}} : '
+        f"({t_seq}, {t_heads}, {t_seq}) -> {t_seq}\n  func.return %o : {t_seq}\n}}"
+    )
+    q, k, v = (
+        rng.uniform(-1, 1, s).astype(np.float32) for s in ([1, 5, 2, 8], [1, 2, 5, 8], [1, 5, 2, 8])
+    )
+    heads = lambda x: np.swapaxes(x, 1, 2)  # noqa: E731
+    s = heads(q) @ np.swapaxes(k, -1, -2)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    expected = heads((p / p.sum(-1, keepdims=True)) @ heads(v))
+    np.testing.assert_allclose(reference.run(text, q, k, v), expected, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(graphcompiler.compile(text)(q, k, v), expected, atol=2e-6)
+
+
 def test_masked_rows_and_special_scores():
     q, k, v, mask = [1, 6, 8], [1, 200, 8], [1, 200, 8], [6, 200]
     inputs = [rng.uniform(-1, 1, s).astype(np.float32) for s in (q, k, v, mask)]
@@ -100,7 +195,6 @@ def test_masked_rows_and_special_scores():
     got = _check(_unfused_text(q, k, v, mask), inputs)
     assert np.isnan(got[0, 0]).all() and np.isfinite(got[0, 1]).all()
     assert np.isnan(got[0, 2]).all() and np.isnan(got[0, 3]).all()
-
 
 
 def _exported_sdpa_text(q, k, v, mask, factor=0.5):
@@ -150,7 +244,11 @@ def test_exported_attention_zeroes_nan_probabilities(monkeypatch, target):
     fused = str(graphcompiler.compile(text).graph)
     assert "zero_nan_probabilities = true" in fused and "graph.softmax" not in fused
     assert (got[0, 0] == 0).all() and (got[0, 2] == 0).all() and (got[0, 3] == 0).all()
-    assert np.isfinite(got[0, 1]).all() and np.isnan(got[1, 0, 5]) and (np.delete(got[1, 0], 5) == 0).all()
+    assert (
+        np.isfinite(got[0, 1]).all()
+        and np.isnan(got[1, 0, 5])
+        and (np.delete(got[1, 0], 5) == 0).all()
+    )
     # the reference interpreter gives the fused op the same meaning
     np.testing.assert_allclose(reference.run(fused, *inputs), got, rtol=0, atol=2e-6)
 
@@ -169,6 +267,7 @@ def test_empty_head_or_key_dimension(q, k, v):
     assert "graph.attention" in str(compiled.graph)
     np.testing.assert_allclose(compiled(*inputs), reference.run(text, *inputs), rtol=0, atol=2e-6)
 
+
 def test_the_example_attention_is_fused():
     compiled = graphcompiler.compile(EXAMPLE)
     assert "graph.attention" in str(compiled.graph)
@@ -178,7 +277,6 @@ def test_the_example_attention_is_fused():
     np.testing.assert_allclose(
         compiled(*inputs), reference.run(EXAMPLE.read_text(), *inputs), atol=1e-5
     )
-
 
 
 @pytest.mark.parametrize("target, block_q, dv, sk, keys", [
