@@ -123,7 +123,8 @@ class RsqrtOp(FloatUnaryOp):
 
 @irdl_op_definition
 class ErfOp(FloatUnaryOp):
-    """the error function"""
+    """the error function; compiled f32 is within 3.3e-7 of it (a rational
+    function of x clamped to +-3.92: no exp), relative 2.5e-7 near 0"""
 
     name = "graph.erf"
 
