@@ -125,6 +125,20 @@ class AddZero(_GraphPattern):
                 return
 
 
+class SelectByConstant(_GraphPattern):
+    """select(all true, A, B) -> A; select(all false, A, B) -> B (broadcast
+    if the condition or the other side made the result bigger): an expanded
+    ONNX Attention's guard for fully masked rows, where no mask is given."""
+
+    op_class = graph.SelectOp
+
+    def rewrite(self, op: graph.SelectOp, rewriter: PatternRewriter) -> None:
+        condition, if_true, if_false = op.operands
+        number = splat_value(condition)
+        if number is not None:
+            _replace_by_operand(op, if_true if number else if_false, rewriter)
+
+
 class LogOfExpDiv(_GraphPattern):
     """log(exp(X) / Y) -> X - log(Y)."""
 
@@ -377,6 +391,7 @@ class PadIntoConvolution(_GraphPattern):
 PATTERNS: tuple[RewritePattern, ...] = (
     MulByConstant(),
     AddZero(),
+    SelectByConstant(),
     LogOfExpDiv(),
     PowBySmallInteger(),
     TransposeOfTranspose(),

@@ -307,7 +307,7 @@ class Importer:
             raise node.error(f"operator is not supported{domain}")
         last = self.block.last_op
         results = converter(node)
-        known = self._evaluated(results, last) if self._all_inputs_constant(node) else results
+        known = self._evaluated(node, results, last) if self._all_inputs_constant(node) else results
         unread = sorted(set(node.attributes) - node.read)
         if unread:
             raise node.unsupported_attribute(unread[0])
@@ -335,7 +335,9 @@ class Importer:
             raise node.error(f"output '{name}' would be {result.type}, but ONNX infers {expected}")
 
     def _all_inputs_constant(self, node: Node) -> bool:
-        inputs = [name for name in node.proto.input if name]
+        """Are the inputs whose values `node` reads all constants?"""
+        type_only = TYPE_ONLY_INPUTS.get(node.op_type, ())
+        inputs = [name for i, name in enumerate(node.proto.input) if name and i not in type_only]
         return (
             bool(inputs)
             and node.op_type not in _NEVER_FOLD
@@ -343,16 +345,21 @@ class Importer:
             and sum(self.constants[name].size for name in inputs) <= _FOLD_LIMIT
         )
 
-    def _evaluated(self, results: list, last: Operation | None) -> list:
+    def _evaluated(self, node: Node, results: list, last: Operation | None) -> list:
         """`results` as arrays, by the reference interpreter on the ops the
         converter just added (after `last`): the values of a node on
         constants that onnx's evaluator has no implementation of (a
         DequantizeLinear of opset 17 feeding Pad's constant_value). The ops
         are left to dead-code elimination; where one cannot be evaluated,
-        the results stay as they are."""
+        the results stay as they are. A result may be an input passed
+        through (a cast to its own type): the input's value."""
         from graphcompiler.interpreters.reference import evaluate
 
-        arrays: dict[SSAValue, np.ndarray] = {}
+        arrays = {
+            self.values[name]: self.constants[name]
+            for name in node.proto.input
+            if name in self.constants and name in self.values
+        }
         op = last.next_op if last is not None else self.block.first_op
         try:
             while op is not None:
@@ -390,6 +397,10 @@ class Importer:
         return True
 
 
+TYPE_ONLY_INPUTS = {"CastLike": (1,)}
+"""Inputs whose element type alone an op reads: with its other inputs
+constant, its result is a constant (an expanded Attention's -inf cast like
+the query, which a Pad takes as its constant_value)."""
 KEEP_SYMBOLIC = {"DequantizeLinear"}
 """Ops whose results stay graph ops even when their inputs are constants
 (their values are known too, for an input that must be constant): a

@@ -18,6 +18,7 @@ import onnx
 from onnx import numpy_helper, shape_inference
 from xdsl.dialects.builtin import ModuleOp, TensorType
 
+from graphcompiler.frontends.onnx.functions import expand_function_ops
 from graphcompiler.frontends.onnx.importer import (
     MIN_OPSET,
     Importer,
@@ -165,6 +166,7 @@ def import_model(
         proto = onnx.inliner.inline_local_functions(proto)
     _bind_inputs(proto, constants or {})
     _fix_input_shapes(proto, input_shapes or {})
+    proto = expand_function_ops(proto, converters.__contains__, _types_only)
     return Importer(proto, converters, _inferred_types(proto)).run(entry)
 
 
@@ -177,6 +179,20 @@ def _inferred_types(model: onnx.ModelProto) -> dict[str, TensorType]:
     """The static types onnx.shape_inference finds, for the importer to
     cross-check its own. It runs on a copy of the graph without the bytes
     of the weights: serializing those is most of its time on a real model."""
+    try:
+        inferred = shape_inference.infer_shapes(
+            _types_only(model), strict_mode=True, data_prop=True
+        )
+    except Exception as error:  # noqa: BLE001 - onnx raises InferenceError and kin
+        message = re.sub(r"\s+", " ", str(error)).strip()
+        raise OnnxImportError(f"shape inference failed: {message}") from None
+    infos = [*inferred.graph.value_info, *inferred.graph.output]
+    return {info.name: t for info in infos if (t := _static_type(info)) is not None}
+
+
+def _types_only(model: onnx.ModelProto) -> onnx.ModelProto:
+    """`model` with only the types of its big initializers (the weights):
+    what shape inference needs."""
     graph_proto = model.graph
     listed = {info.name for info in graph_proto.input}
     small, weights = [], []
@@ -187,7 +203,7 @@ def _inferred_types(model: onnx.ModelProto) -> dict[str, TensorType]:
             weights.append(
                 onnx.helper.make_tensor_value_info(tensor.name, tensor.data_type, tensor.dims)
             )
-    types_only = onnx.helper.make_model(
+    return onnx.helper.make_model(
         onnx.helper.make_graph(
             list(graph_proto.node),
             graph_proto.name,
@@ -200,10 +216,3 @@ def _inferred_types(model: onnx.ModelProto) -> dict[str, TensorType]:
         ir_version=model.ir_version,
         functions=list(model.functions),
     )
-    try:
-        inferred = shape_inference.infer_shapes(types_only, strict_mode=True, data_prop=True)
-    except Exception as error:  # noqa: BLE001 - onnx raises InferenceError and kin
-        message = re.sub(r"\s+", " ", str(error)).strip()
-        raise OnnxImportError(f"shape inference failed: {message}") from None
-    infos = [*inferred.graph.value_info, *inferred.graph.output]
-    return {info.name: t for info in infos if (t := _static_type(info)) is not None}

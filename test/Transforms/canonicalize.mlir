@@ -35,6 +35,27 @@ func.func @identities(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>,
 
 // -----
 
+// select by an all-false (all-true) condition is its false (true) side,
+// broadcast where the condition made the result bigger (an expanded ONNX
+// Attention's guard for fully masked rows, given no mask); a mixed
+// condition stays.
+// CHECK-LABEL: func.func @select_constant
+// CHECK-NEXT:    %[[B:.*]] = graph.broadcast_to %y : tensor<8xf32> -> tensor<4x8xf32>
+// CHECK-NEXT:    %[[MIXED:.*]] = graph.constant dense<[true, false, true, false, true, false, true, false]>
+// CHECK-NEXT:    %[[S:.*]] = graph.select %[[MIXED]], %x, %y
+// CHECK-NEXT:    func.return %x, %[[B]], %[[S]]
+func.func @select_constant(%x: tensor<4x8xf32>, %y: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %true = graph.constant dense<true> : tensor<4x1xi1>
+  %0 = graph.select %true, %x, %y : (tensor<4x1xi1>, tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %false = graph.constant dense<false> : tensor<4x1xi1>
+  %1 = graph.select %false, %x, %y : (tensor<4x1xi1>, tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %mixed = graph.constant dense<[true, false, true, false, true, false, true, false]> : tensor<8xi1>
+  %2 = graph.select %mixed, %x, %y : (tensor<8xi1>, tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  func.return %0, %1, %2 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
 // Seed 003: Log(Exp(X) / Y) -> X - Log(Y).
 // CHECK-LABEL: func.func @log_exp
 // CHECK-NEXT:    %[[L:.*]] = graph.log %y : tensor<8xf32>
