@@ -77,13 +77,11 @@ from graphcompiler.lowering.graph_to_tir.kernel import (
 )
 from graphcompiler.lowering.graph_to_tir.matmul import FLOATS_PER_LINE, Epilogue, unflatten
 from graphcompiler.target.description import Target
+from graphcompiler.target.schedules import conv_register_tile
 
 f32, i32 = Float32Type(), IntegerType(32)
 s8, u8 = IntegerType(8), IntegerType(8, Signedness.UNSIGNED)
 
-ENOUGH_ACCUMULATORS = 0.8
-"""The share of the most accumulators a register tile shape may leave
-unused to load less per FMA (register_tile)."""
 DEPTHWISE_COLUMNS = 8
 """Pixels a depthwise tile sums at once: 8 independent FMA chains hide the
 FMA latency on two ports."""
@@ -138,41 +136,6 @@ def blocked_conv2d(kernel: Kernel, op) -> None:
     blocked_conv2d_into(kernel, op, kernel.inputs[0], kernel.inputs[1], kernel.out)
 
 
-def register_tile(
-    target: Target, columns: int, output_rows: int, output_blocks: int
-) -> tuple[int, int, int]:
-    """(m pixels, v output blocks, k output rows) of a tile: m x v
-    accumulators beside v weight vectors and a broadcast (more spill: a 7 x 4
-    tile of 32 AVX-512 registers ran at half the speed of 6 x 4). A tile
-    covers part of a row (k = 1) or, for rows narrower than the registers
-    hold, k whole rows (m = k x columns: 2 rows of a 7x7 map). Shapes that
-    keep at least ENOUGH_ACCUMULATORS of the most accumulators on average
-    over the plane's tiles (a row's last, shorter tile counts) compete on
-    the fewest loads per FMA (1/v broadcasts, 1/m weight vectors): more
-    vectors also re-read the input fewer times (once per group of v
-    blocks). On a 56-wide row 4 x 6 (22.4 accumulators) ran ResNet-50's
-    56x56 and 28x28 layers 3-9% faster than 2 x 14 (28); on a 14-wide
-    row, 4 x 6 (18.7) ran 3% slower. (AVX2's 16 registers: 2 x 6 against
-    1 x 14 ran the 1x1 reductions 7-11% faster, the 3x3 layers 4% slower.)"""
-    shapes = []
-    for vectors in range(1, min(4, output_blocks) + 1):
-        if output_blocks % vectors:
-            continue
-        free = target.vector_registers - vectors - 1
-        pixels = max(1, min(columns, free // vectors))
-        shapes.append((pixels, vectors, 1, columns * vectors / math.ceil(columns / pixels)))
-        for rows in range(2, min(output_rows, free // vectors // columns) + 1):
-            tiles = math.ceil(output_rows / rows)
-            used = output_rows * columns * vectors / tiles
-            shapes.append((rows * columns, vectors, rows, used))
-    most = max(used for *_, used in shapes)
-    pixels, vectors, rows, _ = min(
-        (shape for shape in shapes if shape[3] >= ENOUGH_ACCUMULATORS * most - 1e-9),
-        key=lambda shape: (round(1 / shape[1] + 1 / shape[0], 6), -shape[3]),
-    )
-    return pixels, vectors, rows
-
-
 class BlockedConv:
     def __init__(self, kernel: Kernel, op, x: Operand, w: Operand, out: Operand, epilogue):
         self.kernel, self.b = kernel, kernel.b
@@ -216,7 +179,7 @@ class BlockedConv:
         if self.depthwise:
             self.pixels, self.vectors, self.tile_rows = min(self.ow, DEPTHWISE_COLUMNS), 1, 1
         else:
-            self.pixels, self.vectors, self.tile_rows = register_tile(
+            self.pixels, self.vectors, self.tile_rows = conv_register_tile(
                 target, self.ow, self.oh, self.out_blocks
             )
         self._choose_blocks(target)
@@ -470,7 +433,7 @@ class BlockedConv:
         last_b = sum((count - 1) * b_step for count, _, b_step in taps)
         first_block = b.mul(group, self.vectors)
         out_plane = self.oh * self.ow * block
-        # whole rows a tile, 2 or more where they are narrow (see register_tile)
+        # whole rows a tile, 2 or more where they are narrow (see conv_register_tile)
         tile_rows = min(self.tile_rows, self.rows)
         a_k, k_rows = (self.dw, k) if self.columns_in_k else (1, k_block)
         span = last_b + k_rows * width  # the weights of this reduction's input blocks
