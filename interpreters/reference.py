@@ -43,8 +43,19 @@ from xdsl.ir import Operation, SSAValue
 
 from graphcompiler.dialects import graph
 from graphcompiler.interpreters.indexing import INDEXING
+from graphcompiler.interpreters.windows import (  # noqa: F401 - to/from_blocked_array: API
+    WINDOWED,
+    from_blocked_array,
+    to_blocked_array,
+)
 from graphcompiler.ir.diagnostics import SourceFile
-from graphcompiler.ir.element_types import compute_dtype, dense_values, round_to_bf16
+from graphcompiler.ir.element_types import (
+    compute_dtype,
+    dense_values,
+    max_identity,
+    min_identity,
+    round_to_bf16,
+)
 from graphcompiler.ir.parsing import parse_module
 from graphcompiler.ir.verifier import verify_module
 
@@ -167,16 +178,6 @@ def _matmul(op: graph.MatmulOp, a: Array, b: Array) -> Array:
     return np.matmul(a, b)
 
 
-def _lowest(dtype: np.dtype) -> float | int:
-    """max's identity: -inf, or the integer type's minimum."""
-    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min if dtype.kind in "iu" else False
-
-
-def _highest(dtype: np.dtype) -> float | int:
-    """min's identity: +inf, or the integer type's maximum."""
-    return np.inf if dtype.kind == "f" else np.iinfo(dtype).max if dtype.kind in "iu" else True
-
-
 def _mean(x: Array, axis: tuple[int, ...], keepdims: bool) -> Array:
     """sum / count: NaN (0 / 0) over an empty axis, as numpy, without its warning."""
     count = math.prod(x.shape[a] for a in axis)
@@ -187,8 +188,8 @@ REDUCTIONS: dict[type[Operation], Callable[..., Array]] = {
     graph.ReduceSumOp: np.sum,
     graph.ReduceProdOp: np.prod,
     graph.ReduceMeanOp: _mean,
-    graph.ReduceMaxOp: lambda x, **kw: np.max(x, initial=_lowest(x.dtype), **kw),
-    graph.ReduceMinOp: lambda x, **kw: np.min(x, initial=_highest(x.dtype), **kw),
+    graph.ReduceMaxOp: lambda x, **kw: np.max(x, initial=max_identity(x.dtype), **kw),
+    graph.ReduceMinOp: lambda x, **kw: np.min(x, initial=min_identity(x.dtype), **kw),
 }
 """numpy's reductions with their identity over empty axes; NaN propagates."""
 
@@ -333,82 +334,6 @@ def _constant(op: graph.ConstantOp) -> Array:
     )
 
 
-def _windows(
-    x: Array, kernel: list[int], op: graph.HasWindow, dilations: list[int], pad_value: float
-) -> Array:
-    """[N, C, OH, OW, KH, KW] views of the padded NCHW input."""
-    strides = op.window_strides
-    top, left, bottom, right = op.window_padding
-    padded = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=pad_value)
-    extent = [dilations[d] * (kernel[d] - 1) + 1 for d in range(2)]
-    windows = np.lib.stride_tricks.sliding_window_view(padded, extent, axis=(2, 3))
-    return windows[:, :, :: strides[0], :: strides[1], :: dilations[0], :: dilations[1]]
-
-
-def _conv2d(op: graph.Conv2dOp, x: Array, weight: Array) -> Array:
-    groups = op.group_count
-    integers = x.dtype.kind in "iu"
-    if integers:  # exact sums, wrapped to the result type as the kernels'
-        x, weight = x.astype(np.int64), weight.astype(np.int64)
-    windows = _windows(x, list(weight.shape[2:]), op, op.window_dilations, op.padding_value)
-    n, c, oh, ow, kh, kw = windows.shape
-    grouped = windows.reshape(n, groups, c // groups, oh, ow, kh, kw)
-    grouped_weight = weight.reshape(groups, weight.shape[0] // groups, c // groups, kh, kw)
-    out = np.einsum("ngchwij,gocij->ngohw", grouped, grouped_weight)
-    out = out.reshape(n, weight.shape[0], oh, ow)
-    return to_tensor(out, op.result.type) if integers else out
-
-
-def to_blocked_array(x: Array, block: int) -> Array:
-    """[N, C, *spatial] -> [N, ceil(C / block), *spatial, block], the lanes
-    past C zero (graph.to_blocked)."""
-    n, c, *spatial = x.shape
-    blocks = -(-c // block)
-    padded = np.zeros((n, blocks * block, *spatial), x.dtype)
-    padded[:, :c] = x
-    split = padded.reshape(n, blocks, block, *spatial)
-    return np.ascontiguousarray(np.moveaxis(split, 2, -1))
-
-
-def from_blocked_array(x: Array, channels: int | None = None) -> Array:
-    """[N, C / b, *spatial, b] -> [N, C, *spatial] (graph.from_blocked),
-    `channels` of them (default: every lane)."""
-    n, blocks, *spatial, block = x.shape
-    plain = np.moveaxis(x, -1, 2).reshape(n, blocks * block, *spatial)
-    return np.ascontiguousarray(plain[:, : blocks * block if channels is None else channels])
-
-
-def _blocked_conv2d(op: graph.BlockedConv2dOp, x: Array, weight: Array) -> Array:
-    if x.ndim == 5:  # else a plain input
-        x = from_blocked_array(x, weight.shape[1] * op.group_count)
-    return to_blocked_array(_conv2d(op, x, weight), op.result.type.get_shape()[-1])
-
-
-def _blocked_pool(pool: Callable[[Operation, Array], Array]) -> Callable[[Operation, Array], Array]:
-    """`pool` also on a channel-blocked input, as the plain channels it holds."""
-    return lambda op, x: (
-        pool(op, x)
-        if x.ndim == 4
-        else to_blocked_array(pool(op, from_blocked_array(x)), x.shape[-1])
-    )
-
-
-@_blocked_pool
-def _max_pool2d(op: graph.MaxPool2dOp, x: Array) -> Array:
-    """Padding counts as -inf; a NaN in a window gives NaN."""
-    lowest = _lowest(x.dtype)
-    windows = _windows(x, op.window_size, op, [1, 1], lowest)
-    return windows.max(axis=(-2, -1), initial=lowest)
-
-
-@_blocked_pool
-def _avg_pool2d(op: graph.AvgPool2dOp, x: Array) -> Array:
-    sums = _windows(x, op.window_size, op, [1, 1], 0).sum(axis=(-2, -1))
-    inside = np.ones((1, 1, *x.shape[2:]), dtype=x.dtype)
-    counts = _windows(inside, op.window_size, op, [1, 1], 0).sum(axis=(-2, -1))
-    return sums / counts
-
-
 def _cast(op: graph.CastOp, x: Array) -> Array:
     return to_tensor(x, op.result.type)
 
@@ -483,12 +408,7 @@ IMPLEMENTATIONS: dict[type[Operation], Callable[..., Array]] = {
     **INDEXING,
     graph.PadOp: _pad,
     graph.ConstantOp: _constant,
-    graph.Conv2dOp: _conv2d,
-    graph.ToBlockedOp: lambda op, x: to_blocked_array(x, op.block_size),
-    graph.FromBlockedOp: lambda op, x: from_blocked_array(x, op.result.type.get_shape()[1]),
-    graph.BlockedConv2dOp: _blocked_conv2d,
-    graph.MaxPool2dOp: _max_pool2d,
-    graph.AvgPool2dOp: _avg_pool2d,
+    **WINDOWED,
 }
 
 

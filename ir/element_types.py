@@ -183,3 +183,13 @@ def _viewed_bytes(data: np.ndarray) -> bytes | None:
     if not isinstance(base, bytes) or data.nbytes != len(base) or not data.flags.c_contiguous:
         return None
     return base if np.frombuffer(base, np.uint8).ctypes.data == data.ctypes.data else None
+
+
+def max_identity(dtype: np.dtype) -> float | int:
+    """max's identity: -inf, or the integer type's minimum."""
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min if dtype.kind in "iu" else False
+
+
+def min_identity(dtype: np.dtype) -> float | int:
+    """min's identity: +inf, or the integer type's maximum."""
+    return np.inf if dtype.kind == "f" else np.iinfo(dtype).max if dtype.kind in "iu" else True
