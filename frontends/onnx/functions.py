@@ -115,21 +115,27 @@ def _body(
             default.name = name
             node.attribute.append(default)
     body = onnx.FunctionProto()
-    if dependent:
-        inputs = [types.get(name, onnx.TypeProto()).SerializeToString() for name in node.input]
-        text = schema.get_context_dependent_function_with_opset_version(
-            max(versions), node.SerializeToString(), inputs
-        )
-    else:
-        text = schema.get_function_with_opset_version(max(versions))
-    body.ParseFromString(text)
-    return body
+    try:
+        if dependent:
+            inputs = [types.get(name, onnx.TypeProto()).SerializeToString() for name in node.input]
+            text = schema.get_context_dependent_function_with_opset_version(
+                max(versions), node.SerializeToString(), inputs
+            )
+        else:
+            text = schema.get_function_with_opset_version(max(versions))
+        body.ParseFromString(text)
+    except Exception:  # noqa: BLE001 - onnx cannot build it (an input's type unknown, ...)
+        return None  # the node stays: "operator is not supported"
+    return body if body.node else None
 
 
 def _value_types(model: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
     """Every value's type that shape inference finds, the inputs' and the
     initializers' included."""
-    inferred = shape_inference.infer_shapes(model, data_prop=True)
+    try:
+        inferred = shape_inference.infer_shapes(model, data_prop=True)
+    except Exception:  # noqa: BLE001 - the importer's own check reports what is wrong
+        inferred = model
     graph = inferred.graph
     types = {i.name: i.type for i in (*graph.input, *graph.value_info, *graph.output)}
     for tensor in model.graph.initializer:
