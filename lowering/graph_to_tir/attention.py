@@ -19,6 +19,9 @@ How (FlashAttention's schedule on brgemm tiles, transposed):
      first block, which overwrites acc), then acc += P x v_block with
      brgemm tiles whose A is Sᵀ read with swapped strides;
 - out = acc / sum. The Sq x Sk scores are never stored whole.
+A sequence-major operand or result ([..., S, H, D], exporters' layout
+before the head split) is read and written in place: its rows are H * D
+apart instead of D (`_at`, `_row_stride`), which the tiles take as strides.
 A key whose score is -inf contributes exactly 0 (so a row masked in one
 block and not in another is right); a row with no finite score, +inf or
 NaN ends NaN, as softmax gives. Folding the scale into q rounds
