@@ -187,29 +187,29 @@ def _key_rows(key: SSAValue, transposed: bool) -> tuple[SSAValue, bool, Operatio
     return copy.result, False, copy
 
 
-def _head_split(value: SSAValue, key_transposed: bool = False) -> SSAValue | None:
-    """The [..., S, H, D] tensor of which `value` ([..., H, S, D], or
-    [..., H, D, S] for a transposed key) is exporters' head-split transpose,
-    or None: graph.attention reads it in place as a sequence-major operand."""
-    owner = value.owner
-    if not isinstance(owner, graph.TransposeOp) or len(owner.permutation) < 3:
-        return None
-    n = len(owner.permutation)
+def _is_head_swap(op: Operation, key_transposed: bool = False) -> bool:
+    """Is `op` exporters' head split or merge: a transpose swapping
+    [..., S, H, D] and [..., H, S, D] (to [..., H, D, S] for a transposed key)?"""
+    if not isinstance(op, graph.TransposeOp) or len(op.permutation) < 3:
+        return False
+    n = len(op.permutation)
     order = [n - 2, n - 1, n - 3] if key_transposed else [n - 2, n - 3, n - 1]
-    return owner.input if list(owner.permutation) == [*range(n - 3), *order] else None
+    return list(op.permutation) == [*range(n - 3), *order]
+
+
+def _head_split(value: SSAValue, key_transposed: bool = False) -> SSAValue | None:
+    """The [..., S, H, D] tensor `value` is the head split of, or None:
+    graph.attention reads it in place as a sequence-major operand."""
+    return value.owner.input if _is_head_swap(value.owner, key_transposed) else None
 
 
 def _head_merge(value: SSAValue) -> Operation | None:
-    """The transpose of `value` [..., H, S, D] to [..., S, H, D] that is its
-    only use (exporters' head merge), or None: graph.attention writes its
-    result sequence-major instead."""
+    """The head merge that is `value`'s only use, or None: graph.attention
+    writes its result sequence-major instead."""
     if not value.has_one_use():
         return None
     user = value.get_user_of_unique_use()
-    if not isinstance(user, graph.TransposeOp) or len(user.permutation) < 3:
-        return None
-    n = len(user.permutation)
-    return user if list(user.permutation) == [*range(n - 3), n - 2, n - 3, n - 1] else None
+    return user if _is_head_swap(user) else None
 
 
 def _replace_by_attention(
