@@ -42,6 +42,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Operation, SSAValue
 
 from graphcompiler.dialects import graph
+from graphcompiler.dialects.graph.normalization import head_groups
 from graphcompiler.interpreters.indexing import INDEXING
 from graphcompiler.interpreters.windows import (  # noqa: F401 - to/from_blocked_array: API
     WINDOWED,
@@ -255,6 +256,7 @@ def _attention(op: graph.AttentionOp, query: Array, key: Array, value: Array, *m
         np.swapaxes(x, -3, -2) if op.is_sequence_major(role) else x
         for role, x in zip(("query", "key", "value"), (query, key, value), strict=True)
     )
+    key, value = (np.repeat(x, head_groups(query.shape, x.shape), axis=-3) for x in (key, value))
     if not op.key_is_transposed:
         key = np.swapaxes(key, -1, -2)
     scores = np.matmul(query, key) * np.float32(op.scale_value)

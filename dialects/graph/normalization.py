@@ -169,6 +169,13 @@ class AttentionOp(GraphOp):
     The `attention` rule reads exporters' head-split transposes this way
     and writes the head merge so, so neither is a copy.
 
+    Grouped-query attention: the key's and the value's heads (their last
+    batch dim) may divide the query's, Hq = g * Hkv; query head i then reads
+    key and value head i // g, as ONNX's Attention and Llama-style models'
+    repeat_kv define it. The `attention` rule folds exporters' repeat
+    (reshape -> expand -> reshape) into it, so the key and value are read
+    once per group, not copied g times.
+
     With `zero_nan_probabilities`, probabilities the softmax makes NaN are 0
     instead (torch's scaled_dot_product_attention, as exported, follows its
     softmax with where(isnan(p), 0, p)): such a row is sum_k 0 * value_k,
@@ -236,7 +243,11 @@ class AttentionOp(GraphOp):
                 f"from the query's features and the value's keys"
             )
         roles = [cls.operand_role(i) for i in range(3)]
-        batch = broadcast_shapes([s[:-2] for s in shapes[:3]], roles)
+        batches = [s[:-2] for s in shapes[:3]]
+        for index in (1, 2):  # grouped heads broadcast like the query's heads
+            if head_groups(shapes[0], shapes[index]) > 1:
+                batches[index] = [*batches[index][:-1], shapes[0][-3]]
+        batch = broadcast_shapes(batches, roles)
         if len(shapes) == 4:
             scores = [*batch, sq, sk]
             if broadcast_shapes([shapes[3], scores], [cls.operand_role(3), "the scores"]) != scores:
@@ -258,6 +269,18 @@ ATTENTION_ROLES = ("query", "key", "value", "result")
 def swap_heads_and_sequence(shape: Sequence[int]) -> list[int]:
     """[..., H, S, D] <-> [..., S, H, D]."""
     return [*shape[:-3], shape[-2], shape[-3], shape[-1]]
+
+
+def head_groups(query: Sequence[int], operand: Sequence[int]) -> int:
+    """How many query heads share each head of a key or value (shapes
+    [..., H, S, D]): g where the query has g * H heads, g > 1, H > 1;
+    else 1 (equal heads, or numpy broadcasting)."""
+    if len(query) < 3 or len(operand) < 3:
+        return 1
+    heads, shared = query[-3], operand[-3]
+    if shared <= 1 or heads <= shared or heads % shared:
+        return 1
+    return heads // shared
 
 
 def _sequence_major_roles(properties) -> set[str]:

@@ -37,7 +37,11 @@ from xdsl.dialects.builtin import Float32Type, IndexType, VectorType
 from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import graph, tir
-from graphcompiler.dialects.graph.normalization import ATTENTION_ROLES, swap_heads_and_sequence
+from graphcompiler.dialects.graph.normalization import (
+    ATTENTION_ROLES,
+    head_groups,
+    swap_heads_and_sequence,
+)
 from graphcompiler.lowering.graph_to_tir.kernel import (
     PARALLEL_MIN_ELEMENTS,
     Kernel,
@@ -62,11 +66,6 @@ def keys_per_block(target, block_q: int, dv: int, sk: int) -> int:
     lanes = target.f32_lanes
     fitting = target.l1_bytes * 3 // 4 // ((block_q + dv) * 4) // lanes * lanes
     return min(sk, max(lanes, min(KEY_BLOCK_MAX, fitting)))
-
-
-def _batch_index(index: list, batch: list[int], shape: list[int]) -> list:
-    """An operand's batch indices for the output batch `index` (broadcast)."""
-    return broadcast_indices(index, batch, shape[:-2])
 
 
 class AttentionKernel:
@@ -94,6 +93,16 @@ class AttentionKernel:
         self.mr, self.nr = rows, vectors * lanes
         v_rows, v_vectors = MatmulSchedule.register_tile(target, self.dv, self.block_q)
         self.v_mr, self.v_nr = v_rows, v_vectors * lanes
+
+    def _batch_index(self, role: str, batch_index: list) -> list:
+        """`role`'s batch indices for the output's `batch_index`: broadcast,
+        and a grouped key's or value's head is the query head // group."""
+        shape = self.shapes[role]
+        index = broadcast_indices(batch_index, self.batch, shape[:-2])
+        groups = head_groups(self.shapes["query"], shape) if role != "query" else 1
+        if groups > 1:
+            index[-1] = self.b.div(index[-1], groups)
+        return index
 
     def _at(self, role: str, batch_index: list, row, column) -> list:
         """Where element [*batch_index, row, column] of `role` is stored."""
@@ -165,7 +174,7 @@ class AttentionKernel:
         `rows` are zero (their scores are computed and never stored)."""
         b, kernel = self.b, self.kernel
         packed = b.make_tensor([self.d, self.block_q], f32)
-        q_batch = _batch_index(batch_index, self.batch, self.shapes["query"])
+        q_batch = self._batch_index("query", batch_index)
         scale = b.const(self.scale, f32)
         with b.make_for(0, self.d, 1) as feature:
             with b.make_for(0, rows, 1) as j:
@@ -188,7 +197,7 @@ class AttentionKernel:
     def _scores(self, batch_index, row0, key0, count: int, state: _BlockState) -> None:
         """Sᵀ[:count, :width] = k[key0:key0 + count] x qᵀ (+ mask)."""
         b, d, bq = self.b, self.d, self.block_q
-        k_batch = _batch_index(batch_index, self.batch, self.shapes["key"])
+        k_batch = self._batch_index("key", batch_index)
         if d == 0:  # an empty head dimension: every score is 0 (a brgemm needs k > 0)
             with b.make_for(0, count, 1) as key:
                 for offset in range(0, state.width, self.lanes):
@@ -294,7 +303,7 @@ class AttentionKernel:
         """acc[:rows] (+)= P x v[key0:key0 + count], P read from Sᵀ; the first
         block overwrites acc (`later` is false)."""
         b, dv, bq = self.b, self.dv, self.block_q
-        v_batch = _batch_index(batch_index, self.batch, self.shapes["value"])
+        v_batch = self._batch_index("value", batch_index)
         ldv = self._row_stride("value")
 
         def tile(row, col, m: int, n: int) -> None:
@@ -344,7 +353,7 @@ class AttentionKernel:
     def _zero_weighted_values(self, batch_index, row) -> None:
         """out[row] = sum over every key of 0 * v: 0, or NaN under an inf or NaN value."""
         kernel, b = self.kernel, self.b
-        v_batch = _batch_index(batch_index, self.batch, self.shapes["value"])
+        v_batch = self._batch_index("value", batch_index)
 
         def store(column, lanes: int) -> None:
             zero = self._splat(0.0, lanes)

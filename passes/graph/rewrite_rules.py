@@ -212,6 +212,28 @@ def _head_merge(value: SSAValue) -> Operation | None:
     return user if _is_head_swap(user) else None
 
 
+def _repeated_heads(value: SSAValue) -> tuple[SSAValue, list[Operation]]:
+    """The [..., Hkv, S, D] tensor whose heads `value` repeats g times each,
+    and the repeat's ops, as exporters write repeat_kv (reshape to
+    [..., Hkv, 1, S, D], expand to [..., Hkv, g, S, D], reshape to
+    [..., Hkv * g, S, D]); graph.attention reads it grouped. Else (value, [])."""
+    merge = value.owner
+    expand = merge.input.owner if isinstance(merge, graph.ReshapeOp) else None
+    split = expand.input.owner if isinstance(expand, graph.BroadcastToOp) else None
+    if not isinstance(split, graph.ReshapeOp):
+        return value, []
+    shape, expanded = list(value.type.get_shape()), list(expand.result.type.get_shape())
+    if len(shape) < 3 or len(expanded) != len(shape) + 1:
+        return value, []
+    batch, heads, groups, rows = shape[:-3], expanded[-4], expanded[-3], shape[-2:]
+    source = list(split.input.type.get_shape())
+    if expanded != [*batch, heads, groups, *rows] or source != [*batch, heads, *rows]:
+        return value, []
+    if list(split.result.type.get_shape()) != [*batch, heads, 1, *rows]:
+        return value, []
+    return split.input, [merge, expand, split]
+
+
 def _replace_by_attention(
     scores, middle: list[Operation], softmax, context, tail: list[Operation], zero_nan: bool
 ) -> bool:
@@ -250,8 +272,9 @@ def _replace_by_attention(
     constants = [*factors, *query_scaling[1:], *key_scaling[1:]]
     if not math.isfinite(scale) or abs(scale) > FLOAT32_MAX:  # the scale is an f32 property
         return False
-    value = context.operands[1]
-    transposes = [x.owner for x in (query, key, value) if isinstance(x.owner, graph.TransposeOp)]
+    # the ops attention reads through, users before their operands (erased if unused after)
+    copies = [x.owner for x in (query, key) if isinstance(x.owner, graph.TransposeOp)]
+    value, value_repeat = _repeated_heads(context.operands[1])
     sequence_major = {}
     for role, operand, transposed in (
         ("query", query, False),
@@ -264,6 +287,15 @@ def _replace_by_attention(
     key_copy, key_transposed = None, False
     if "key" not in sequence_major:
         key, key_transposed, key_copy = _key_rows(key, not scores.b_transposed)
+        if key_copy is None:  # the key behind a repeat, maybe a head split
+            key, key_repeat = _repeated_heads(key)
+            copies += key_repeat
+            if key_repeat and not key_transposed and _head_split(key) is not None:
+                sequence_major["key"] = _head_split(key)
+                copies.append(key.owner)
+    copies += value_repeat
+    if isinstance(value.owner, graph.TransposeOp):
+        copies.append(value.owner)
     query = sequence_major.get("query", query)
     key = sequence_major.get("key", key)
     value = sequence_major.get("value", value)
@@ -293,9 +325,9 @@ def _replace_by_attention(
     merges = [merge] if merge is not None else []
     for op in [*merges, context, *reversed(tail), softmax, *reversed(middle), scores, *scalings]:
         Rewriter.erase_op(op)
-    for transpose in dict.fromkeys(transposes):  # read in place now, unless used elsewhere
-        if not transpose.result.uses:
-            Rewriter.erase_op(transpose)
+    for copy in dict.fromkeys(copies):  # read in place now, unless used elsewhere
+        if not copy.result.uses:
+            Rewriter.erase_op(copy)
     zeros = [tail[1].operands[1].owner] if tail else []
     for constant in dict.fromkeys(constants + zeros):  # q's and k's factor may be one constant
         if isinstance(constant, graph.ConstantOp) and not constant.result.uses:

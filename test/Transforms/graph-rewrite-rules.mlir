@@ -160,6 +160,46 @@ func.func @attention_heads_in_place(%q: tensor<2x16x3x8xf32>, %k: tensor<2x24x3x
 
 // -----
 
+// Grouped-query attention as Llama exports it: repeat_kv (reshape, expand,
+// reshape) of k and v, the value after its head split. The attention reads
+// the 2 key/value heads grouped, the value in place; a repeat whose result
+// has another use stays for that use; an expand along the keys (not a
+// repeat of heads) stays and is read as it is.
+// CHECK-LABEL: func.func @attention_grouped_heads
+// CHECK-NEXT:    %[[O:.*]] = graph.attention %q, %k, %v {sequence_major = ["value"]} : (tensor<1x6x16x8xf32>, tensor<1x2x24x8xf32>, tensor<1x24x2x4xf32>) -> tensor<1x6x16x4xf32>
+// CHECK-NEXT:    %[[K1:.*]] = graph.reshape %k
+// CHECK-NEXT:    %[[K2:.*]] = graph.broadcast_to %[[K1]]
+// CHECK-NEXT:    %[[K3:.*]] = graph.reshape %[[K2]]
+// CHECK-NEXT:    %[[O2:.*]] = graph.attention %q, %k, %v2 : (tensor<1x6x16x8xf32>, tensor<1x2x24x8xf32>, tensor<1x6x24x8xf32>)
+// CHECK-NEXT:    %[[S:.*]] = graph.broadcast_to %k1
+// CHECK-NEXT:    %[[O3:.*]] = graph.attention %q, %[[S]], %v2 {key_transposed = true}
+// CHECK-NEXT:    func.return %[[O]], %[[O2]], %[[K3]], %[[O3]]
+func.func @attention_grouped_heads(%q: tensor<1x6x16x8xf32>, %k: tensor<1x2x24x8xf32>, %v: tensor<1x24x2x4xf32>, %v2: tensor<1x6x24x8xf32>, %k1: tensor<1x6x8x1xf32>) -> (tensor<1x6x16x4xf32>, tensor<1x6x16x8xf32>, tensor<1x6x24x8xf32>, tensor<1x6x16x8xf32>) {
+  %kr1 = graph.reshape %k : tensor<1x2x24x8xf32> -> tensor<1x2x1x24x8xf32>
+  %kr2 = graph.broadcast_to %kr1 : tensor<1x2x1x24x8xf32> -> tensor<1x2x3x24x8xf32>
+  %kr3 = graph.reshape %kr2 : tensor<1x2x3x24x8xf32> -> tensor<1x6x24x8xf32>
+  %vh = graph.transpose %v {perm = array<i64: 0, 2, 1, 3>} : tensor<1x24x2x4xf32> -> tensor<1x2x24x4xf32>
+  %vr1 = graph.reshape %vh : tensor<1x2x24x4xf32> -> tensor<1x2x1x24x4xf32>
+  %vr2 = graph.broadcast_to %vr1 : tensor<1x2x1x24x4xf32> -> tensor<1x2x3x24x4xf32>
+  %vr3 = graph.reshape %vr2 : tensor<1x2x3x24x4xf32> -> tensor<1x6x24x4xf32>
+  %s = graph.matmul %q, %kr3 {transpose_b = true} : (tensor<1x6x16x8xf32>, tensor<1x6x24x8xf32>) -> tensor<1x6x16x24xf32>
+  %p = graph.softmax %s {axis = -1 : i64} : tensor<1x6x16x24xf32>
+  %o = graph.matmul %p, %vr3 : (tensor<1x6x16x24xf32>, tensor<1x6x24x4xf32>) -> tensor<1x6x16x4xf32>
+  %r1 = graph.reshape %k : tensor<1x2x24x8xf32> -> tensor<1x2x1x24x8xf32>
+  %r2 = graph.broadcast_to %r1 : tensor<1x2x1x24x8xf32> -> tensor<1x2x3x24x8xf32>
+  %r3 = graph.reshape %r2 : tensor<1x2x3x24x8xf32> -> tensor<1x6x24x8xf32>
+  %s2 = graph.matmul %q, %r3 {transpose_b = true} : (tensor<1x6x16x8xf32>, tensor<1x6x24x8xf32>) -> tensor<1x6x16x24xf32>
+  %p2 = graph.softmax %s2 {axis = -1 : i64} : tensor<1x6x16x24xf32>
+  %o2 = graph.matmul %p2, %v2 : (tensor<1x6x16x24xf32>, tensor<1x6x24x8xf32>) -> tensor<1x6x16x8xf32>
+  %seq = graph.broadcast_to %k1 : tensor<1x6x8x1xf32> -> tensor<1x6x8x24xf32>
+  %s3 = graph.matmul %q, %seq : (tensor<1x6x16x8xf32>, tensor<1x6x8x24xf32>) -> tensor<1x6x16x24xf32>
+  %p3 = graph.softmax %s3 {axis = -1 : i64} : tensor<1x6x16x24xf32>
+  %o3 = graph.matmul %p3, %v2 : (tensor<1x6x16x24xf32>, tensor<1x6x24x8xf32>) -> tensor<1x6x16x8xf32>
+  func.return %o, %o2, %r3, %o3 : tensor<1x6x16x4xf32>, tensor<1x6x16x8xf32>, tensor<1x6x24x8xf32>, tensor<1x6x16x8xf32>
+}
+
+// -----
+
 // Not attention: softmax over the queries, a per-element scale, a constant
 // divided by the scores, the scores used twice.
 // CHECK-LABEL: func.func @not_attention

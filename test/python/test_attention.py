@@ -89,11 +89,31 @@ def test_pre_transposed_keys():
     _check(_unfused_text(q, kt, v, key_transposed=True), inputs)
 
 
-def _head_split_text(b, sq, sk, heads, d, dv, split, kv_heads, key_form, mask):
+def _repeat_heads(source: str, name: str, shape: list[int], groups: int):
+    """Llama's repeat_kv as exported: [b, h, S, D] -> [b, h, 1, S, D] ->
+    expand [b, h, g, S, D] -> [b, h * g, S, D]; its lines, result and shape."""
+    n, h, rows, columns = shape
+    one, many = [n, h, 1, rows, columns], [n, h, groups, rows, columns]
+    out = [n, h * groups, rows, columns]
+    return (
+        [
+            f"  %{name}1 = graph.reshape {source} : {_t(shape)} -> {_t(one)}",
+            f"  %{name}2 = graph.broadcast_to %{name}1 : {_t(one)} -> {_t(many)}",
+            f"  %{name}3 = graph.reshape %{name}2 : {_t(many)} -> {_t(out)}",
+        ],
+        f"%{name}3",
+        out,
+    )
+
+
+def _head_split_text(b, sq, sk, heads, d, dv, split, kv_heads, key_form, mask, groups=1):
     """Attention as exporters write it: the projections [b, S, h, D] (in
     `split`) transposed to [b, h, S, D] (kᵀ by perm 0, 2, 3, 1 when
     `key_form` is "kt"), the result merged back to [b, Sq, h, Dv]; the other
-    operands given as [b, h, S, D]."""
+    operands given as [b, h, S, D]. With `groups` > 1 the query has
+    kv_heads * groups heads, and k and v are repeated to as many."""
+    if groups > 1:
+        heads = kv_heads * groups
     shapes = {"q": [b, heads, sq, d], "k": [b, kv_heads, sk, d], "v": [b, kv_heads, sk, dv]}
     args, lines, names = [], [], {}
     for name, (n, h, s_, f) in shapes.items():
@@ -109,7 +129,20 @@ def _head_split_text(b, sq, sk, heads, d, dv, split, kv_heads, key_form, mask):
             f"{_t([n, s_, h, f])} -> {_t(out)}"
         )
         names[name] = f"%{name}h"
-    k_type = _t([b, kv_heads, d, sk]) if ("k" in split and key_form == "kt") else _t(shapes["k"])
+    inputs = [
+        rng.uniform(-2, 2, [n, s_, h, f] if name in split else [n, h, s_, f]).astype(np.float32)
+        for name, (n, h, s_, f) in shapes.items()
+    ]
+    operand_shapes = dict(shapes)
+    if "k" in split and key_form == "kt":
+        operand_shapes["k"] = [b, kv_heads, d, sk]
+    if groups > 1:
+        for name in ("k", "v"):
+            repeat, names[name], operand_shapes[name] = _repeat_heads(
+                names[name], name, operand_shapes[name], groups
+            )
+            lines += repeat
+    k_type, v_type = _t(operand_shapes["k"]), _t(operand_shapes["v"])
     flag = "" if ("k" in split and key_form == "kt") else " {transpose_b = true}"
     scores, out = [b, heads, sq, sk], [b, heads, sq, dv]
     lines.append(f"  %s = graph.matmul {names['q']}, {names['k']}{flag} : "
@@ -122,38 +155,42 @@ def _head_split_text(b, sq, sk, heads, d, dv, split, kv_heads, key_form, mask):
     merged = [b, sq, heads, dv]
     lines += [
         f"  %p = graph.softmax {last} {{axis = -1 : i64}} : {_t(scores)}",
-        f"  %o = graph.matmul %p, {names['v']} : ({_t(scores)}, {_t(shapes['v'])}) -> {_t(out)}",
+        f"  %o = graph.matmul %p, {names['v']} : ({_t(scores)}, {v_type}) -> {_t(out)}",
         f"  %r = graph.transpose %o {{perm = array<i64: 0, 2, 1, 3>}} : {_t(out)} -> {_t(merged)}",
         f"  func.return %r : {_t(merged)}",
     ]
     text = f"func.func @main({', '.join(args)}) -> {_t(merged)} {{\n" + "\n".join(lines) + "\n}"
-    inputs = [
-        rng.uniform(-2, 2, [n, s_, h, f] if name in split else [n, h, s_, f]).astype(np.float32)
-        for name, (n, h, s_, f) in shapes.items()
-    ]
     return text, inputs + ([np.where(rng.random(mask) < 0.2, -np.inf, 0).astype(np.float32)]
                            if mask else [])  # fmt: skip
 
 
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize(
-    "split, kv_heads, key_form, mask",
+    "split, kv_heads, key_form, mask, groups",
     [
-        ("qkv", 3, "kt", None),  # BERT, ViT, GPT-2: every operand and the result in place
-        ("qkv", 3, "k", [2, 1, 1, 40]),  # k by rows, a padding mask
-        ("v", 3, "kt", [37, 40]),  # Llama: q, k rotated after their split; v only
-        ("kv", 1, "kt", None),  # one key/value head shared by every query head
+        ("qkv", 3, "kt", None, 1),  # BERT, ViT, GPT-2: every operand and the result in place
+        ("qkv", 3, "k", [2, 1, 1, 40], 1),  # k by rows, a padding mask
+        ("v", 3, "kt", [37, 40], 1),  # q, k rotated after their split; v only
+        ("kv", 1, "kt", None, 1),  # one key/value head shared by every query head
+        ("v", 2, "k", [37, 40], 3),  # Llama: grouped heads, repeated for the matmuls
+        ("qkv", 2, "k", [2, 1, 1, 40], 2),  # grouped and sequence-major
+        ("q", 1, "k", None, 3),  # one head, repeated: plain broadcasting
     ],
 )
-def test_head_split_and_merge_read_in_place(monkeypatch, target, split, kv_heads, key_form, mask):
+def test_head_split_and_merge_read_in_place(
+    monkeypatch, target, split, kv_heads, key_form, mask, groups
+):
     """The rule reads exporters' head-split transposes as sequence-major
-    operands and writes the merge so: no transpose is left, the strided
-    rows (H * D apart) give the unfused ops' results, 1 and 2 threads alike."""
+    operands, and their repeat_kv as grouped heads, and writes the merge
+    so: no transpose or broadcast copy is left, the strided rows (H * D
+    apart) and shared heads give the unfused ops' results, 1 and 2 threads
+    alike."""
     monkeypatch.setenv("GC_TARGET", target)
-    text, inputs = _head_split_text(2, 37, 40, 3, 16, 24, split, kv_heads, key_form, mask)
+    text, inputs = _head_split_text(2, 37, 40, 3, 16, 24, split, kv_heads, key_form, mask, groups)
     compiled = graphcompiler.compile(text)
-    assert "graph.transpose" not in str(compiled.graph)
-    assert '"result"' in str(compiled.graph)
+    graph_text = str(compiled.graph)
+    assert "graph.transpose" not in graph_text and "graph.broadcast_to" not in graph_text
+    assert '"result"' in graph_text
     compiled.set_num_threads(1)
     got = compiled(*inputs)
     compiled.set_num_threads(2)
@@ -181,6 +218,36 @@ def test_sequence_major_attention_in_the_reference_interpreter():
     expected = heads((p / p.sum(-1, keepdims=True)) @ heads(v))
     np.testing.assert_allclose(reference.run(text, q, k, v), expected, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(graphcompiler.compile(text)(q, k, v), expected, atol=2e-6)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_grouped_heads_in_the_interpreter_and_the_kernel(monkeypatch, target):
+    """Query heads 2i..2i+2 read key head i and value head i (grouped-query
+    attention, as ONNX's Attention defines it), here with a key transposed
+    and a value sequence-major; heads that do not divide are an error."""
+    monkeypatch.setenv("GC_TARGET", target)
+    q_t, k_t, v_t, o_t = (_t(s) for s in ([2, 6, 9, 8], [2, 3, 8, 11], [2, 11, 3, 4], [2, 6, 9, 4]))
+    text = (
+        f"func.func @main(%q: {q_t}, %k: {k_t}, %v: {v_t}) -> {o_t} {{\n"
+        f'  %o = graph.attention %q, %k, %v {{key_transposed = true, sequence_major = ["value"]}}'
+        f" : ({q_t}, {k_t}, {v_t}) -> {o_t}\n  func.return %o : {o_t}\n}}"
+    )
+    q, k, v = (
+        rng.uniform(-1, 1, s).astype(np.float32)
+        for s in ([2, 6, 9, 8], [2, 3, 8, 11], [2, 11, 3, 4])
+    )
+    s = q @ np.repeat(k, 2, axis=1)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    expected = (p / p.sum(-1, keepdims=True)) @ np.repeat(np.swapaxes(v, 1, 2), 2, axis=1)
+    np.testing.assert_allclose(reference.run(text, q, k, v), expected, rtol=1e-6, atol=1e-7)
+    compiled = graphcompiler.compile(text)
+    compiled.set_num_threads(1)
+    got = compiled(q, k, v)
+    compiled.set_num_threads(2)
+    np.testing.assert_array_equal(got, compiled(q, k, v))
+    np.testing.assert_allclose(got, expected, atol=2e-6)
+    with pytest.raises(Exception, match="does not broadcast"):
+        graphcompiler.compile(text.replace("2x6x9x8", "2x4x9x8").replace("2x6x9x4", "2x4x9x4"))
 
 
 def test_masked_rows_and_special_scores():

@@ -336,6 +336,15 @@ func.func @attention_keys(%q: tensor<4x8xf32>, %k: tensor<6x5xf32>, %v: tensor<6
 
 // -----
 
+// Grouped heads: 6 query heads share 3 key heads, but 4 value heads divide nothing.
+func.func @attention_grouped_heads(%q: tensor<6x4x8xf32>, %k: tensor<3x5x8xf32>, %v: tensor<4x5x2xf32>) {
+  // expected-error @+1 {{'graph.attention' op operand #2 ('value') of shape [4] does not broadcast with operand #0 ('query') of shape [6]}}
+  %0 = graph.attention %q, %k, %v : (tensor<6x4x8xf32>, tensor<3x5x8xf32>, tensor<4x5x2xf32>) -> tensor<6x4x2xf32>
+  func.return
+}
+
+// -----
+
 func.func @attention_mask(%q: tensor<4x8xf32>, %k: tensor<6x8xf32>, %v: tensor<6x3xf32>, %m: tensor<4x5xf32>) {
   // expected-error @+1 {{'graph.attention' op the scores of shape [4, 6] does not broadcast with operand #3 ('mask') of shape [4, 5]}}
   %0 = graph.attention %q, %k, %v, %m : (tensor<4x8xf32>, tensor<6x8xf32>, tensor<6x3xf32>, tensor<4x5xf32>) -> tensor<4x3xf32>

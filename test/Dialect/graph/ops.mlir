@@ -94,7 +94,7 @@ func.func @matmul_u8_i8(%a: tensor<4x8xui8>, %b: tensor<8x16xi8>) -> tensor<4x16
 }
 
 // CHECK-LABEL: func.func @reductions
-func.func @reductions(%x: tensor<2x3x4xf32>, %g: tensor<3x4xf32>, %c: tensor<3xf32>) -> tensor<2xf32> {
+func.func @reductions(%x: tensor<2x3x4xf32>, %g: tensor<3x4xf32>, %c: tensor<3xf32>, %q6: tensor<6x3x4xf32>) -> tensor<2xf32> {
   // CHECK-NEXT: %0 = graph.reduce_sum %x {axes = array<i64: 1, 2>} : tensor<2x3x4xf32> -> tensor<2xf32>
   %0 = graph.reduce_sum %x {axes = array<i64: 1, 2>} : tensor<2x3x4xf32> -> tensor<2xf32>
   // CHECK-NEXT: %1 = graph.reduce_mean %x {axes = array<i64: -1>, keep_dims = true} : tensor<2x3x4xf32> -> tensor<2x3x1xf32>
@@ -115,6 +115,8 @@ func.func @reductions(%x: tensor<2x3x4xf32>, %g: tensor<3x4xf32>, %c: tensor<3xf
   %att = graph.attention %x, %x, %x {scale = 0.5 : f32} : (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
   // CHECK-NEXT: %{{.*}} = graph.attention %x, %x, %x, %c : (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<3xf32>) -> tensor<2x3x4xf32>
   %att_masked = graph.attention %x, %x, %x, %c : (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<3xf32>) -> tensor<2x3x4xf32>
+  // CHECK-NEXT: %{{.*}} = graph.attention %q6, %x, %x : (tensor<6x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<6x3x4xf32>
+  %att_grouped = graph.attention %q6, %x, %x : (tensor<6x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<6x3x4xf32>
   // CHECK-NEXT: %8 = graph.batch_norm %x, %c, %c, %c, %c : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4xf32>
   %8 = graph.batch_norm %x, %c, %c, %c, %c : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4xf32>
   func.return %0 : tensor<2xf32>
