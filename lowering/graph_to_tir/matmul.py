@@ -446,7 +446,10 @@ class PackedMatmul:
                 panel = b.div(col, s.nr)
                 b_view = b.tensor_ptr(packed, [*b_batch, panel, depth, 0], [kc * s.nr])
                 ldb, prefetch = s.nr, None
-                if not self.amx_tiles:
+                # One row group reads each B line once, in order: a stream the
+                # hardware prefetcher follows, which a column of prefetches only
+                # splits (decode-step GEMVs, M = 1-2: 11-33% faster without).
+                if not self.amx_tiles and rows > s.mr:
                     every = self._prefetch_every(rows, kc)
                     prefetch = self._next_panel(packed, b_batch, panel, row, depth, kc, every)
                     spread = {"prefetch_every": every} if every > 1 else {}

@@ -64,6 +64,20 @@ func.func @main_entry(%in0: tensor<1024x1024xf32>, %in1: tensor<1024x1024xf32>) 
 
 // -----
 
+// A decode step's matmul (M = 2, one row group): its tiles read each packed
+// B line once, in order, which the hardware prefetcher streams; no tile
+// prefetches the next panel (a column of prefetches split that stream).
+// CHECK-LABEL: tir.func @matmul__1(%out0: !tir.tensor<2x1024xf32>
+// CHECK:         tir.brgemm_tile %{{[^ ,]*}}, %{{[^ ,]*}}, %{{[^ ,]*}} {m = 2 : i64, n = 32 : i64, k = 1024 : i64
+// CHECK-NOT:     prefetch
+// CHECK:         tir.return
+func.func @gemv(%x: tensor<2x1024xf32>, %w: tensor<1024x1024xf32>) -> tensor<2x1024xf32> {
+  %0 = graph.matmul %x, %w : (tensor<2x1024xf32>, tensor<1024x1024xf32>) -> tensor<2x1024xf32>
+  func.return %0 : tensor<2x1024xf32>
+}
+
+// -----
+
 // A scalar tail after the vector part; broadcasting a row vector; a small
 // tensor stays serial; constants become globals; an input returned as an
 // output, and a value returned twice, are copied (by one kernel: the two
