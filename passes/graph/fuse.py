@@ -6,14 +6,17 @@ Ops are grouped in block order: an element-wise op joins the group of one
 of its producers when they have the same result shape, its other operands
 are defined before the group starts (the fused op takes the place of the
 group's first op, so every use stays after its definition) or are
-constants (moved up to the fused op), and `max-ops` is not reached. A
+constants (moved up to the fused op), and `max-ops` is not reached; an
+op that can join no producer's group joins that of the element-wise op
+just before it on the same terms (a formula's branches written op by op,
+as the ONNX importer's Atan or Asinh, become one kernel). A
 matmul (f32, plain layouts, no transposes: the brgemm path; or one that
 widens, integers or bf16 packed into words, transposed or not) or a conv2d
 starts a group when an element-wise op of its shape consumes it; the
 lowering applies the epilogue to each output tile right after computing it.
 Values used outside a group become results of the fused op. Groups of a
-single element-wise op, and dead groups (no value used outside), are left
-alone.
+single element-wise op, dead groups (no value used outside) and the dead
+ops of a group are left alone, for DCE.
 """
 
 from __future__ import annotations
@@ -128,6 +131,7 @@ def find_groups(block: Block, max_ops: int) -> list[Group]:
         return position.get(owner, -1) < position[group.start]
 
     producers: dict[Operation, list[Operation]] = {}
+    latest_plain: dict[tuple[int, ...], Group] = {}  # by shape: element-wise ops only
     taken: set[Operation] = set()
     for op in ops:  # first, so that a row anchor's producers form no chain of their own
         if _row_anchorable(op):
@@ -165,14 +169,50 @@ def find_groups(block: Block, max_ops: int) -> list[Group]:
             if all(o.owner in group.ops or defined_before(o, group) for o in op.operands):
                 chosen = group
                 break
+        if chosen is None:  # no producer's group: the one of the op just before, if it can
+            latest = latest_plain.get(shape)
+            if (
+                latest is not None
+                and _previous(ops, position, op) in latest.ops
+                and len(latest.ops) < max_ops
+                and all(o.owner in latest.ops or defined_before(o, latest) for o in op.operands)
+            ):
+                chosen = latest
         if chosen is None:
             chosen = Group()
             groups.append(chosen)
+        if chosen.at is None and isinstance(
+            chosen.ops[0] if chosen.ops else op, graph.ELEMENTWISE_OPS
+        ):
+            latest_plain[shape] = chosen
         chosen.ops.append(op)
         group_of[op] = chosen
     for group in groups:
         _recompute_widening_tails(group, group_of)
+        _drop_dead_ops(group)
     return [g for g in groups if len(g.ops) > 1 and _outputs(g)]
+
+
+def _previous(ops: list[Operation], position: dict, op: Operation) -> Operation | None:
+    """The op before `op` in the block, constants skipped (fuse moves them up)."""
+    index = position[op] - 1
+    while index >= 0 and isinstance(ops[index], graph.ConstantOp):
+        index -= 1
+    return ops[index] if index >= 0 else None
+
+
+def _drop_dead_ops(group: Group) -> None:
+    """Keep the ops whose results reach a use outside the group: a dead
+    chain that joined a live one's group (same shape, independent inputs)
+    is left for DCE, not computed by the fused op."""
+    members, live = set(group.ops), set()
+    for op in reversed(group.ops):  # users after their producers
+        uses = [u.operation for r in op.results for u in r.uses]
+        if any(user not in members or user in live for user in uses):
+            live.add(op)
+    group.ops = [op for op in group.ops if op in live]
+    if group.at is not None and group.at not in live:
+        group.at = None
 
 
 WIDENING_TAIL_OPS = 4
@@ -307,7 +347,7 @@ class GraphFusePass(FunctionPass):
     """Fuse element-wise chains and matmul/conv2d epilogues into graph.fused ops."""
 
     name = "graph-fuse"
-    max_ops: int = pass_option(16, "the most ops one fused group takes")
+    max_ops: int = pass_option(32, "the most ops one fused group takes")
     STATISTICS = {"fused-groups": "graph.fused ops made", "fused-ops": "ops moved into them"}
 
     def run_on_function(self, function: func.FuncOp) -> dict[str, int]:

@@ -259,3 +259,39 @@ func.func @wide_value_also_returned(%x: tensor<4x16xf32>, %p: tensor<4x8xf32>, %
   %o = graph.add %m, %d2 : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
   func.return %o, %d2 : tensor<4x16xf32>, tensor<4x16xf32>
 }
+
+// -----
+
+// An op whose operands are all from before (x, constants) joins the group
+// of the op just before it: formulas written op by op (the ONNX importer's
+// Atan, Asin, ...) are one kernel, though their branches start apart. After
+// another op (the reduction) such an op starts a group of its own.
+// CHECK-LABEL: func.func @adjacent_branches
+// CHECK-NEXT:    %[[ZERO:.*]] = graph.constant
+// CHECK-NEXT:    %[[S:.*]] = graph.fused %x, %[[ZERO]]
+// CHECK-NEXT:    ^bb0(
+// CHECK-NEXT:      graph.abs
+// CHECK-NEXT:      graph.less
+// CHECK-NEXT:      graph.neg
+// CHECK-NEXT:      graph.select
+// CHECK-NEXT:      graph.exp
+// CHECK-NEXT:      graph.yield
+// CHECK:         %[[R:.*]] = graph.reduce_sum %[[S]]
+// CHECK-NEXT:    %[[M:.*]] = graph.fused %x
+// CHECK-NEXT:    ^bb0(
+// CHECK-NEXT:      graph.mul
+// CHECK-NEXT:      graph.neg
+// CHECK-NEXT:      graph.yield
+// CHECK:         func.return %[[R]], %[[M]]
+func.func @adjacent_branches(%x: tensor<8xf32>) -> (tensor<f32>, tensor<8xf32>) {
+  %a = graph.abs %x : tensor<8xf32>
+  %zero = graph.constant dense<0.0> : tensor<f32>
+  %negative = graph.less %x, %zero : (tensor<8xf32>, tensor<f32>) -> tensor<8xi1>
+  %n = graph.neg %a : tensor<8xf32>
+  %s = graph.select %negative, %n, %a : (tensor<8xi1>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %e = graph.exp %s : tensor<8xf32>
+  %r = graph.reduce_sum %e : tensor<8xf32> -> tensor<f32>
+  %m = graph.mul %x, %x : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %m2 = graph.neg %m : tensor<8xf32>
+  func.return %r, %m2 : tensor<f32>, tensor<8xf32>
+}
