@@ -25,6 +25,7 @@ from graphcompiler.frontends.onnx import (  # noqa: F401 - register their conver
     ops_resize,
     ops_signal,
     ops_tensor,
+    ops_trig,
     ops_window,
 )
 from graphcompiler.frontends.onnx.importer import NeedsConstantInput, OnnxImportError
