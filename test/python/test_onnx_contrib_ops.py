@@ -1,0 +1,253 @@
+"""onnxruntime's fused transformer ops (frontends/onnx/ops_contrib.py), as
+its transformer optimizer writes them into models, against onnxruntime
+running the same one-node model: SkipLayerNormalization and
+SkipSimplifiedLayerNormalization with and without bias and beta, every
+output; SimplifiedLayerNormalization over one and two axes; the GELU
+forms with and without bias; QuickGelu; Attention with every mask form,
+causal or not (rows masked whole included), attention_bias and scale;
+MultiHeadAttention, self and cross; RotaryEmbedding in both layouts,
+interleaved or not, partial, with positions or an offset.
+"""
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper
+from onnxruntime_session import session
+
+import graphcompiler
+from graphcompiler.frontends.onnx import import_onnx
+
+F = TensorProto.FLOAT
+rng = np.random.default_rng(23)
+
+
+def _model(op_type, inputs, outputs, domain="com.microsoft", **attributes):
+    """One node; inputs and outputs as (name, shape), '' for an omitted one."""
+    node = helper.make_node(
+        op_type, [n for n, _ in inputs], [n for n, _ in outputs], domain=domain, **attributes
+    )
+    graph = helper.make_graph(
+        [node],
+        op_type,
+        [helper.make_tensor_value_info(n, F, s) for n, s in inputs if n],
+        [helper.make_tensor_value_info(n, F, s) for n, s in outputs if n],
+    )
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    return helper.make_model(graph, opset_imports=opsets)
+
+
+def _agrees_with_onnxruntime(model, tolerance=2e-6):
+    feeds = {
+        i.name: rng.standard_normal([d.dim_value for d in i.type.tensor_type.shape.dim]).astype(
+            np.float32
+        )
+        for i in model.graph.input
+    }
+    expected = session(model).run(None, feeds)
+    got = graphcompiler.compile(import_onnx(model), cache=False)(*feeds.values())
+    got = got if isinstance(got, tuple) else (got,)
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected, strict=True):
+        np.testing.assert_allclose(g, e, rtol=tolerance, atol=tolerance)
+
+
+B, S, H = 2, 5, 24
+
+
+@pytest.mark.parametrize("simplified", [False, True])
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_skip_normalization_and_its_outputs(simplified, with_bias):
+    op_type = "SkipSimplifiedLayerNormalization" if simplified else "SkipLayerNormalization"
+    inputs = [("x", [B, S, H]), ("skip", [B, S, H]), ("gamma", [H])]
+    if not simplified:
+        inputs.append(("beta", [H]) if with_bias else ("", None))
+    if with_bias:
+        inputs.append(("bias", [H]))
+    while inputs[-1][0] == "":
+        inputs.pop()
+    outputs = [("y", [B, S, H]), ("", None), ("", None), ("sum", [B, S, H])]
+    _agrees_with_onnxruntime(_model(op_type, inputs, outputs, epsilon=1e-5))
+    only = _model(op_type, inputs, outputs[:1])  # onnxruntime's default epsilon
+    _agrees_with_onnxruntime(only)
+
+
+def test_skip_with_the_statistics_outputs():
+    inputs = [("x", [B, S, H]), ("skip", [B, S, H]), ("gamma", [H]), ("beta", [H])]
+    outputs = [("y", [B, S, H]), ("mean", [B, S, 1]), ("inv_std", [B, S, 1]), ("sum", [B, S, H])]
+    _agrees_with_onnxruntime(_model("SkipLayerNormalization", inputs, outputs, epsilon=1e-5))
+
+
+@pytest.mark.parametrize("axis, scale", [(-1, [H]), (1, [S, H])])
+def test_simplified_layer_normalization(axis, scale):
+    model = _model(
+        "SimplifiedLayerNormalization",
+        [("x", [B, S, H]), ("scale", scale)],
+        [("y", [B, S, H])],
+        domain="",
+        axis=axis,
+        epsilon=1e-6,
+    )
+    _agrees_with_onnxruntime(model)
+
+
+@pytest.mark.parametrize(
+    "op_type, inputs",
+    [
+        ("Gelu", [("x", [B, S, H])]),
+        ("BiasGelu", [("x", [B, S, H]), ("bias", [H])]),
+        ("FastGelu", [("x", [B, S, H])]),
+        ("FastGelu", [("x", [B, S, H]), ("bias", [H])]),
+        ("QuickGelu", [("x", [B, S, H])]),
+    ],
+)
+def test_gelu_forms(op_type, inputs):
+    _agrees_with_onnxruntime(_model(op_type, inputs, [("y", [B, S, H])]))
+
+
+def test_an_unsupported_attribute_is_one_located_error():
+    model = _model("FastGelu", [("x", [B, S, H])], [("y", [B, S, H])], shape_hint=1)
+    with pytest.raises(Exception, match="FastGelu.*shape_hint"):
+        import_onnx(model)
+
+
+def _attention_model(op_type, inputs, hidden_out, **attributes):
+    """Attention / MultiHeadAttention with typed inputs (name, type, shape)."""
+    names = [n for n, *_ in inputs]
+    node = helper.make_node(op_type, names, ["y"], domain="com.microsoft", **attributes)
+    graph = helper.make_graph(
+        [node],
+        op_type,
+        [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs if n],
+        [helper.make_tensor_value_info("y", F, [B, S, hidden_out])],
+    )
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    return helper.make_model(graph, opset_imports=opsets)
+
+
+def _run_both(model, feeds, tolerance=2e-5):
+    expected = session(model).run(None, feeds)[0]
+    got = graphcompiler.compile(import_onnx(model), cache=False)(*feeds.values())
+    np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance)
+    return got
+
+
+I32 = TensorProto.INT32
+MASKS = {
+    "none": None,
+    "lengths": np.array([S, 2], np.int32),
+    "ends and starts": np.array([S, 4, 0, 1], np.int32),
+    "raw": np.array([[1, 1, 1, 1, 1], [1, 0, 1, 1, 0]], np.int32),
+    "raw, a row all masked": np.array([[1, 1, 1, 1, 1], [0, 0, 0, 0, 0]], np.int32),
+    "per query": (rng.random((B, S, S)) > 0.3).astype(np.int32),
+}
+
+
+@pytest.mark.parametrize("mask", MASKS)
+@pytest.mark.parametrize("unidirectional", [0, 1])
+def test_bert_attention_with_every_mask_form(mask, unidirectional):
+    heads, hidden, v_hidden = 3, 12, 9
+    sizes = [hidden, hidden, v_hidden]
+    feeds = {
+        "x": rng.standard_normal((B, S, H)).astype(np.float32),
+        "w": rng.standard_normal((H, sum(sizes))).astype(np.float32) * 0.3,
+        "b": rng.standard_normal(sum(sizes)).astype(np.float32),
+    }
+    inputs = [("x", F, [B, S, H]), ("w", F, [H, sum(sizes)]), ("b", F, [sum(sizes)])]
+    if MASKS[mask] is not None:
+        feeds["m"] = MASKS[mask]
+        inputs.append(("m", I32, list(MASKS[mask].shape)))
+    model = _attention_model(
+        "Attention",
+        inputs,
+        v_hidden,
+        num_heads=heads,
+        qkv_hidden_sizes=sizes,
+        unidirectional=unidirectional,
+    )
+    got = _run_both(model, feeds)
+    assert np.isfinite(got).all()
+
+
+def test_attention_bias_and_scale():
+    feeds = {
+        "x": rng.standard_normal((B, S, H)).astype(np.float32),
+        "w": rng.standard_normal((H, 3 * H)).astype(np.float32) * 0.3,
+        "bias": rng.standard_normal((1, 4, S, S)).astype(np.float32),
+    }
+    inputs = [("x", F, [B, S, H]), ("w", F, [H, 3 * H]), *[("", None, None)] * 3]
+    inputs.append(("bias", F, [1, 4, S, S]))
+    model = _attention_model("Attention", inputs, H, num_heads=4, scale=0.3)
+    _run_both(model, feeds)
+
+
+@pytest.mark.parametrize("mask", ["none", "lengths", "raw"])
+def test_multi_head_attention_cross_and_self(mask):
+    keys = 7
+    feeds = {
+        "q": rng.standard_normal((B, S, H)).astype(np.float32),
+        "k": rng.standard_normal((B, keys, H)).astype(np.float32),
+        "v": rng.standard_normal((B, keys, H)).astype(np.float32),
+        "bias": rng.standard_normal(3 * H).astype(np.float32),
+    }
+    inputs = [("q", F, [B, S, H]), ("k", F, [B, keys, H]), ("v", F, [B, keys, H])]
+    inputs.append(("bias", F, [3 * H]))
+    if mask == "lengths":
+        feeds["m"] = np.array([keys, 3], np.int32)
+    elif mask == "raw":
+        feeds["m"] = (rng.random((B, keys)) > 0.3).astype(np.int32)
+    if mask != "none":
+        inputs.append(("m", I32, list(feeds["m"].shape)))
+    _run_both(_attention_model("MultiHeadAttention", inputs, H, num_heads=4), feeds)
+
+
+def test_attention_with_past_is_one_located_error():
+    inputs = [("x", F, [B, S, H]), ("w", F, [H, 3 * H]), ("", None, None), ("", None, None)]
+    inputs.append(("past", F, [2, B, 4, 3, 6]))
+    model = _attention_model("Attention", inputs, H, num_heads=4)
+    with pytest.raises(Exception, match="Attention.*past"):
+        import_onnx(model)
+
+
+I64 = TensorProto.INT64
+
+
+@pytest.mark.parametrize(
+    "layout, interleaved, rotary, offset",
+    [
+        ("3-D", 0, 0, False),
+        ("3-D", 1, 0, False),
+        ("3-D", 0, 4, False),  # the first 4 of 6 features of each head
+        ("3-D", 1, 4, True),  # positions given as one offset
+        ("4-D", 0, 0, False),
+        ("4-D", 1, 0, True),
+    ],
+)
+def test_rotary_embedding(layout, interleaved, rotary, offset):
+    heads, head = 4, 6
+    half = (rotary or head) // 2
+    shape = [B, S, heads * head] if layout == "3-D" else [B, heads, S, head]
+    positions = np.array([3], np.int64) if offset else rng.integers(0, 16, (B, S))
+    feeds = {
+        "x": rng.standard_normal(shape).astype(np.float32),
+        "pos": positions,
+        "cos": rng.standard_normal((16, half)).astype(np.float32),
+        "sin": rng.standard_normal((16, half)).astype(np.float32),
+    }
+    attributes = {"interleaved": interleaved}
+    if layout == "3-D":
+        attributes["num_heads"] = heads
+    if rotary:
+        attributes["rotary_embedding_dim"] = rotary
+    node = helper.make_node(
+        "RotaryEmbedding", list(feeds), ["y"], domain="com.microsoft", **attributes
+    )
+    inputs = [("x", F, shape), ("pos", I64, list(positions.shape)), ("cos", F, [16, half])]
+    inputs.append(("sin", F, [16, half]))
+    graph = helper.make_graph(
+        [node],
+        "rotary",
+        [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
+        [helper.make_tensor_value_info("y", F, shape)],
+    )
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    _run_both(helper.make_model(graph, opset_imports=opsets), feeds, tolerance=1e-6)
