@@ -13,6 +13,12 @@ and kept; later calls with those shapes go straight to it. What does not
 depend on the shapes is done once: the model is read and its functions
 inlined once, and each specialization's big constants (weights, packed
 weights) live once in the process, shared by content (runtime/jit/shared_data.py).
+
+A graph input whose value the import needs (an If's condition, as
+optimum's merged decoders' `use_cache_branch`; a shape computed from an
+input) is bound the same way: the import says so (NeedsConstantInput),
+and from then on each value it is called with is a specialization of its
+own, which no longer takes that input.
 """
 
 from __future__ import annotations
@@ -27,20 +33,23 @@ Shapes = dict[str, tuple[int, ...]]
 
 
 class SpecializingGraph:
-    """Calls like a CompiledGraph; `compile_for(shapes)` builds one."""
+    """Calls like a CompiledGraph; `compile_for(shapes, constants)` builds
+    one (`constants`: the bound inputs' values, by name)."""
 
     def __init__(
         self,
         dims: Mapping[str, Sequence[int | str] | None],
-        compile_for: Callable[[Shapes], Any],
+        compile_for: Callable[[Shapes, dict[str, np.ndarray]], Any],
         num_threads: int | None = None,
     ):
         """`dims`: each graph input's dims in order, an int where fixed,
         the symbol's name where not (None: any shape)."""
         self.input_names = list(dims)
+        self.bound: list[str] = []
+        """The inputs whose values the import needs: one specialization per value."""
         self._dims = {name: None if d is None else list(d) for name, d in dims.items()}
         self._compile_for = compile_for
-        self._built: dict[tuple, Any] = {}
+        self._built: dict[tuple, tuple[Any, list[str]]] = {}  # -> (compiled, inputs it takes)
         self._order: list[Shapes] = []
         self._lock = threading.Lock()
         self._threads = num_threads
@@ -50,30 +59,53 @@ class SpecializingGraph:
         """The sets of input shapes compiled so far, oldest first."""
         return [dict(shapes) for shapes in self._order]
 
-    def specialization(self, shapes: Mapping[str, Sequence[int]]) -> Any:
+    def specialization(
+        self, shapes: Mapping[str, Sequence[int]], values: Mapping[str, Any] | None = None
+    ) -> Any:
         """The compiled graph for these input shapes (built if new): its
-        `graph`, `tir`, `llvm_ir`, `signature` show what was compiled."""
-        checked = self._checked(shapes)
-        key = tuple(checked.values())
+        `graph`, `tir`, `llvm_ir`, `signature` show what was compiled.
+        `values`: the inputs' values, for those the import needs (`bound`)."""
+        return self._entry(self._checked(shapes), values)[0]
+
+    def _entry(self, checked: Shapes, values: Mapping[str, Any] | None) -> tuple[Any, list[str]]:
         with self._lock:
-            compiled = self._built.get(key)
-            if compiled is None:
-                compiled = self._compile_for(checked)
+            entry = self._built.get(self._key(checked, values))
+            while entry is None:
+                constants = {name: np.asarray(values[name]) for name in self.bound}
+                try:
+                    compiled = self._compile_for(checked, constants)
+                except Exception as error:
+                    name = _needed_input(error)
+                    if values is None or name not in values or name in self.bound:
+                        raise
+                    self.bound.append(name)  # and try again, with its value
+                    entry = self._built.get(self._key(checked, values))
+                    continue
                 if self._threads is not None:
                     compiled.set_num_threads(self._threads)
-                self._built[key] = compiled
+                entry = (compiled, [n for n in self.input_names if n not in constants])
+                self._built[self._key(checked, values)] = entry
                 self._order.append(checked)
-        return compiled
+        return entry
+
+    def _key(self, checked: Shapes, values: Mapping[str, Any] | None) -> tuple:
+        """The shapes, and the bound inputs' values (dtype, shape and bytes)."""
+        if not self.bound:
+            return tuple(checked.values())
+        bound = [np.asarray(values[name]) for name in self.bound] if values else []
+        if len(bound) != len(self.bound):
+            return (*checked.values(), None)
+        return (*checked.values(), *((a.dtype.str, a.shape, a.tobytes()) for a in bound))
 
     def __call__(self, *inputs: Any, out: Any = None, **named: Any) -> Any:
         later = self.input_names[len(inputs) :]
-        if len(named) == len(later) and all(name in named for name in later):
+        if not self.bound and len(named) == len(later) and all(name in named for name in later):
             # shapes compiled before were checked then: a dict lookup, not the
             # dims' checks (45 us a call of a small model)
             values = [*inputs, *(named[name] for name in later)]
             built = self._built.get(tuple(np.shape(value) for value in values))
             if built is not None:
-                return built(*values, out=out)
+                return built[0](*values, out=out)
         if len(inputs) > len(self.input_names):
             raise ValueError(f"the model takes {len(self.input_names)} inputs, got {len(inputs)}")
         given = dict(zip(self.input_names, inputs, strict=False))
@@ -89,13 +121,14 @@ class SpecializingGraph:
         missing = [n for n in self.input_names if n not in given]
         if missing:
             raise ValueError(f"the model is missing inputs: {', '.join(missing)}")
-        compiled = self.specialization({n: np.shape(given[n]) for n in self.input_names})
-        return compiled(*[given[n] for n in self.input_names], out=out)
+        shapes = self._checked({n: np.shape(given[n]) for n in self.input_names})
+        compiled, taking = self._entry(shapes, given)
+        return compiled(*[given[n] for n in taking], out=out)
 
     def set_num_threads(self, count: int) -> None:
         """Threads for parallel loops, in every specialization (also later ones)."""
         with self._lock:
-            for compiled in self._built.values():
+            for compiled, _ in self._built.values():
                 compiled.set_num_threads(count)
             self._threads = count
 
@@ -129,6 +162,14 @@ class SpecializingGraph:
                         )
             checked[name] = shape
         return checked
+
+
+def _needed_input(error: Exception) -> str | None:
+    """The graph input whose value the ONNX import stopped for, if it did
+    (imported here, not at the top: a warm graph runs without the importer)."""
+    from graphcompiler.frontends.onnx.importer import NeedsConstantInput
+
+    return error.input_name if isinstance(error, NeedsConstantInput) else None
 
 
 def _show(dims: Sequence[int | str]) -> str:

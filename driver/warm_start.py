@@ -211,10 +211,12 @@ def _specializing(
     built for the first set the cache lacks, and compiles it."""
     full = functools.cache(full_compile)
 
-    def compile_for(shapes: Mapping[str, Sequence[int]]) -> Any:
+    def compile_for(shapes: Mapping[str, Sequence[int]], constants: dict) -> Any:
         def compiled() -> Any:
-            return full().specialization(shapes)
+            return full().specialization(shapes, constants)
 
+        if constants:  # specialized on input values: the compiler's own (its cache has it)
+            return compiled()
         shaped = alias.with_shapes(shapes)
         try:
             record = compile_cache.load_alias(shaped.directory, shaped.key)

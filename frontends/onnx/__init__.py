@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import ModuleOp
 from graphcompiler.frontends.onnx import (  # noqa: F401 - register their converters
     ops_compose,
     ops_contrib,
+    ops_control,
     ops_indexing,
     ops_math,
     ops_quantize,

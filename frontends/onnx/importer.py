@@ -413,6 +413,7 @@ _NEVER_FOLD = {
     "RandomUniformLike",
     "Multinomial",
     "Bernoulli",
+    "If",  # its branch reads outer values: inlined by its converter, then folded op by op
 }
 _FOLD_LIMIT = 1 << 16
 """Folding reads every input: bigger ones (weights) are left to graph-constant-fold."""
