@@ -213,16 +213,20 @@ def _arg_extreme(op: graph.ArgReduceOp, x: Array) -> Array:
     return np.expand_dims(indices, axis) if op.keeps_reduced_dim else indices
 
 
-def _cumsum(op: graph.CumSumOp, x: Array) -> Array:
-    """numpy.cumsum in x's dtype, in order; exclusive: of 0 then x without its last element."""
+def _running_total(op: graph.RunningOp, x: Array) -> Array:
+    """numpy.cumsum (cumprod) in x's dtype, in order; exclusive: of the
+    identity (0, 1) then x without its last element."""
     axis = op.normalized_axis(x.ndim)
     x = np.flip(x, axis) if op.is_reversed else x
     if op.is_exclusive:
         n = x.shape[axis]
-        zero = np.zeros([min(n, 1) if d == axis else s for d, s in enumerate(x.shape)], x.dtype)
-        x = np.concatenate([zero, np.take(x, np.arange(max(n - 1, 0)), axis)], axis)
-    sums = np.cumsum(x, axis=axis, dtype=x.dtype)
-    return np.flip(sums, axis) if op.is_reversed else sums
+        first = np.full(
+            [min(n, 1) if d == axis else s for d, s in enumerate(x.shape)], op.IDENTITY, x.dtype
+        )
+        x = np.concatenate([first, np.take(x, np.arange(max(n - 1, 0)), axis)], axis)
+    running = np.cumprod if isinstance(op, graph.CumProdOp) else np.cumsum
+    totals = running(x, axis=axis, dtype=x.dtype)
+    return np.flip(totals, axis) if op.is_reversed else totals
 
 
 def _top_k_indices(op: graph.TopKIndicesOp, x: Array) -> Array:
@@ -389,7 +393,8 @@ IMPLEMENTATIONS: dict[type[Operation], Callable[..., Array]] = {
     graph.ModOp: _remainder,
     graph.ArgMaxOp: _arg_extreme,
     graph.ArgMinOp: _arg_extreme,
-    graph.CumSumOp: _cumsum,
+    graph.CumSumOp: _running_total,
+    graph.CumProdOp: _running_total,
     graph.TopKIndicesOp: _top_k_indices,
     graph.SelectOp: lambda op, c, a, b: np.where(c, a, b),
     graph.MatmulOp: _matmul,

@@ -151,7 +151,7 @@ from graphcompiler.dialects.graph.reductions import (
     SoftmaxOp,
     reduced_axes,
 )
-from graphcompiler.dialects.graph.scan import CumSumOp, TopKIndicesOp
+from graphcompiler.dialects.graph.scan import CumProdOp, CumSumOp, RunningOp, TopKIndicesOp
 from graphcompiler.dialects.graph.shape import (
     PAD_MODES,
     BroadcastToOp,
@@ -179,7 +179,7 @@ GRAPH_OPS: tuple[type[GraphOp], ...] = (
     GatherElementsOp, GatherNDOp, ScatterElementsOp, ScatterNDOp, LookupOp,
     Conv2dOp, MaxPool2dOp, AvgPool2dOp, ToBlockedOp, FromBlockedOp, BlockedConv2dOp,
     SinOp, CosOp, SignOp, RoundOp, FloorOp, CeilOp, ModOp,
-    ArgMaxOp, ArgMinOp, CumSumOp, TopKIndicesOp,
+    ArgMaxOp, ArgMinOp, CumSumOp, CumProdOp, TopKIndicesOp,
 )  # fmt: skip
 
 OPS_BY_NAME: dict[str, type[GraphOp]] = {op.name.removeprefix("graph."): op for op in GRAPH_OPS}
@@ -190,7 +190,7 @@ Graph = Dialect("graph", [*GRAPH_OPS, FusedOp, YieldOp], [FormatAttr])
 __all__ = [
     "AbsOp", "AddOp", "ArgMaxOp", "ArgMinOp", "ArgReduceOp", "AttentionOp", "AvgPool2dOp", "BatchNormOp", "BinaryOp", "BlockedConv2dOp", "BroadcastToOp",
     "CastOp", "CeilOp", "ClampOp", "ComparisonOp", "ConcatOp", "ConstantOp", "Conv2dOp", "ConvolutionOp",
-    "CosOp", "CumSumOp",
+    "CosOp", "CumProdOp", "CumSumOp",
     "DefinedAttributesOnly", "DivOp", "ELEMENTWISE_OPS", "EluOp", "EqualOp", "ErfOp", "ExpOp",
     "FLOAT_TYPES", "FUSION_ANCHORS", "FloatBinaryOp", "FloatPoolOp", "FloatReduceOp",
     "FloatUnaryOp", "FloorOp", "FormatAttr", "FromBlockedOp", "FusedOp", "GRAPH_OPS", "GatherElementsOp", "GatherNDOp",
@@ -202,7 +202,7 @@ __all__ = [
     "LogicalNotOp", "LogicalOrOp", "LogicalXorOp", "MatmulOp", "MaxPool2dOp", "MaximumOp",
     "MinimumOp", "ModOp", "MulOp", "NegOp", "NotEqualOp", "OPS_BY_NAME", "PAD_MODES", "PadOp", "PoolOp",
     "PowOp", "PreluOp", "ROW_ANCHORS", "ReciprocalOp", "ReduceMaxOp", "ReduceMeanOp",
-    "ReduceMinOp", "ReduceOp", "ReduceProdOp", "ReduceSumOp", "ReluOp", "ReshapeOp", "RoundOp",
+    "ReduceMinOp", "ReduceOp", "ReduceProdOp", "ReduceSumOp", "ReluOp", "ReshapeOp", "RoundOp", "RunningOp",
     "ResultShapedOp", "RmsNormOp", "RsqrtOp", "SCATTER_REDUCTIONS", "ScatterElementsOp",
     "ScatterNDOp", "SelectOp", "SeluOp", "SigmoidOp", "SignOp", "SinOp", "SliceOp",
     "SoftmaxBase", "SoftmaxOp", "SoftplusOp", "SqrtOp", "SquareOp", "SubOp", "TanhOp",

@@ -1,9 +1,11 @@
 """Ops that walk one axis in order, carrying state from element to element:
-`graph.cumsum` (a running sum) and `graph.top_k_indices` (the best k seen so
-far). Their lowerings keep that state per line along the axis
+`graph.cumsum` and `graph.cumprod` (running totals) and `graph.top_k_indices`
+(the best k seen so far). Their lowerings keep that state per line along the axis
 (lowering/graph_to_tir/scan.py), with graph.argmax and graph.argmin."""
 
 from __future__ import annotations
+
+from typing import ClassVar
 
 from xdsl.dialects.builtin import I64, BoolAttr, IntegerAttr, TensorType, i64
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
@@ -20,8 +22,36 @@ from graphcompiler.dialects.graph.base import (
 from graphcompiler.dialects.graph.elementwise import UnaryOp
 
 
+class RunningOp(HasAxis, UnaryOp):
+    """A running total along `axis`: `exclusive` leaves x[i] out of result[i]
+    (result[0] is the identity), `reverse` runs from the end of the axis.
+    The result has the input's type."""
+
+    axis = prop_def(IntegerAttr[I64])
+    exclusive = prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
+    reverse = prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
+
+    IDENTITY: ClassVar[int] = 0
+    """The total of no element."""
+
+    @property
+    def is_exclusive(self) -> bool:
+        """`exclusive`: each total leaves out the element at its own position."""
+        return bool(self.exclusive.value.data)
+
+    @property
+    def is_reversed(self) -> bool:
+        """`reverse`: each total runs from the end of the axis to its position."""
+        return bool(self.reverse.value.data)
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        normalize_axis(int_value(properties, "axis"), len(_shape(operand_types[0])))
+        return super().infer_type(operand_types, properties, result_type)
+
+
 @irdl_op_definition
-class CumSumOp(HasAxis, UnaryOp):
+class CumSumOp(RunningOp):
     """Running sums along `axis` (numpy.cumsum; ONNX CumSum): result[i] = x[0] + ... + x[i],
     added in that order (floats round as numpy's do; integers wrap). `exclusive` leaves
     x[i] out (result[0] = 0); `reverse` sums from the end instead. The result has the
@@ -33,24 +63,22 @@ class CumSumOp(HasAxis, UnaryOp):
     """
 
     name = "graph.cumsum"
-    axis = prop_def(IntegerAttr[I64])
-    exclusive = prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
-    reverse = prop_def(BoolAttr, default_value=BoolAttr.from_bool(False))
 
-    @property
-    def is_exclusive(self) -> bool:
-        """`exclusive`: each sum leaves out the element at its own position."""
-        return bool(self.exclusive.value.data)
 
-    @property
-    def is_reversed(self) -> bool:
-        """`reverse`: each sum runs from the end of the axis to its position."""
-        return bool(self.reverse.value.data)
+@irdl_op_definition
+class CumProdOp(RunningOp):
+    """Running products along `axis` (numpy.cumprod; ONNX CumProd): result[i] =
+    x[0] * ... * x[i], multiplied in that order (floats round as numpy's do;
+    integers wrap). `exclusive` leaves x[i] out (result[0] = 1); `reverse`
+    multiplies from the end instead. The result has the input's type.
 
-    @classmethod
-    def infer_type(cls, operand_types, properties, result_type=None):
-        normalize_axis(int_value(properties, "axis"), len(_shape(operand_types[0])))
-        return super().infer_type(operand_types, properties, result_type)
+    Example:
+
+        %p = graph.cumprod %x {axis = 0 : i64, exclusive = true} : tensor<4x8xf32>
+    """
+
+    name = "graph.cumprod"
+    IDENTITY: ClassVar[int] = 1
 
 
 @irdl_op_definition

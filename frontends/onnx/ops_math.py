@@ -1,10 +1,10 @@
 """Converters of ONNX's trigonometric, rounding and remainder ops (Sin, Cos,
 Sign, Round, Floor, Ceil, Mod) and of the ops that walk an axis (ArgMax,
-ArgMin, CumSum, TopK), registered in `ops.CONVERTERS`.
+ArgMin, CumSum, CumProd, TopK), registered in `ops.CONVERTERS`.
 
 Each is one graph op, but TopK: `graph.top_k_indices` gives its indices and
 `graph.gather_elements` of the input at them its values, so the selection
-runs once for both outputs. CumSum's axis and TopK's k are inputs that must
+runs once for both outputs. CumSum's and CumProd's axis and TopK's k are inputs that must
 be known at import time; every output shape follows from the input's.
 """
 
@@ -53,11 +53,11 @@ def _single(node: Node, index: int, what: str) -> int:
     return int(array.reshape(-1)[0])
 
 
-@converter("CumSum")
-def _cumsum(node: Node) -> list:
+@converter("CumSum", "CumProd")
+def _running_total(node: Node) -> list:
     return [
         node.make(
-            "cumsum",
+            node.op_type.lower(),
             [node.value(0)],
             axis=_single(node, 1, "axis"),
             exclusive=bool(node.attr("exclusive", 0)),

@@ -80,10 +80,12 @@ def _isnan(kernel: Kernel, x: SSAValue) -> SSAValue:
     return kernel.b.unary(tir.IsnanOp, x, tir.with_element(x.type, i1))
 
 
-def cumsum(kernel: Kernel, op: graph.CumSumOp) -> None:
-    """out[o, i, j] = x[o, 0, j] + ... + x[o, i, j] (from the end if reversed; without
-    x[o, i, j] if exclusive), one running total per line in the compute type."""
+def running_total(kernel: Kernel, op: graph.RunningOp) -> None:
+    """out[o, i, j] = x[o, 0, j] + ... + x[o, i, j] (cumsum; * for cumprod; from the
+    end if reversed; without x[o, i, j] if exclusive), one running total per line in
+    the compute type."""
     b = kernel.b
+    combine = b.mul if isinstance(op, graph.CumProdOp) else b.add
     x, out = kernel.inputs[0], kernel.out
     axis = op.normalized_axis(len(x.shape))
     source, target = _lines(kernel, x, axis), _lines(kernel, out, axis)
@@ -92,15 +94,15 @@ def cumsum(kernel: Kernel, op: graph.CumSumOp) -> None:
 
     def line(o: SSAValue, j: SSAValue, lanes: int) -> None:
         type_ = _typed(element, lanes)
-        total = b.make_var(type_, b.const(0, type_))
+        total = b.make_var(type_, b.const(op.IDENTITY, type_))
         with b.make_for(0, n, 1) as step:
             i = b.sub(n - 1, step) if op.is_reversed else step
             value = kernel.load(source, [o, i, j], lanes)
             if op.is_exclusive:
                 kernel.store(target, [o, i, j], b.read(total))
-                b.make_assign(total, b.add(b.read(total), value))
+                b.make_assign(total, combine(b.read(total), value))
             else:
-                running = b.add(b.read(total), value)
+                running = combine(b.read(total), value)
                 b.make_assign(total, running)
                 kernel.store(target, [o, i, j], running)
 
@@ -294,7 +296,8 @@ def top_k_indices(kernel: Kernel, op: graph.TopKIndicesOp) -> None:
 
 
 TEMPLATES: dict[type, Callable[[Kernel, graph.GraphOp], None]] = {
-    graph.CumSumOp: cumsum,
+    graph.CumSumOp: running_total,
+    graph.CumProdOp: running_total,
     graph.ArgMaxOp: arg_extreme,
     graph.ArgMinOp: arg_extreme,
     graph.TopKIndicesOp: top_k_indices,

@@ -275,9 +275,15 @@ func.func @ktail(%a: tensor<12x4097xf32>, %b: tensor<4097x16xf32>) -> tensor<12x
 // CHECK-NEXT:          %[[OLD:.*]] = tir.read %[[TOTAL]] : !tir.var<vector<8xf32>>
 // CHECK-NEXT:          %[[NEW:.*]] = tir.add %[[OLD]], %[[V]] : (vector<8xf32>, vector<8xf32>) -> vector<8xf32>
 // CHECK-NEXT:          tir.assign %[[TOTAL]] = %[[NEW]] : !tir.var<vector<8xf32>>
-func.func @running(%x: tensor<5x16xf32>) -> tensor<5x16xf32> {
+// graph.cumprod: the same walk, from 1, multiplying.
+// CHECK-LABEL: tir.func @cumprod__2(
+// CHECK:             %[[ONE:.*]] = tir.const dense<1.000000e+00> : vector<8xf32>
+// CHECK-NEXT:        %[[PRODUCT:.*]] = tir.define_var %[[ONE]] : !tir.var<vector<8xf32>>
+// CHECK:               tir.mul %{{.*}}, %{{.*}} : (vector<8xf32>, vector<8xf32>) -> vector<8xf32>
+func.func @running(%x: tensor<5x16xf32>) -> (tensor<5x16xf32>, tensor<5x16xf32>) {
   %0 = graph.cumsum %x {axis = 0 : i64, exclusive = true} : tensor<5x16xf32>
-  func.return %0 : tensor<5x16xf32>
+  %1 = graph.cumprod %x {axis = 0 : i64} : tensor<5x16xf32>
+  func.return %0, %1 : tensor<5x16xf32>, tensor<5x16xf32>
 }
 
 // -----

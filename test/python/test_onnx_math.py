@@ -1,7 +1,7 @@
 """graph.sin, cos, sign, round, floor, ceil and mod (element-wise: fused like
-the others), graph.argmax, argmin, cumsum and top_k_indices (a state carried
+the others), graph.argmax, argmin, cumsum, cumprod and top_k_indices (a state carried
 along an axis), and the ONNX converters built on them (Sin, Cos, Sign,
-Round, Floor, Ceil, Mod, ArgMax, ArgMin, CumSum, TopK).
+Round, Floor, Ceil, Mod, ArgMax, ArgMin, CumSum, CumProd, TopK).
 
 Compiled results are checked against numpy formulas written here and
 against the reference interpreter: bit for bit where the op is exact
@@ -308,37 +308,43 @@ def test_argmax_verifier_rejects_an_empty_axis():
 # --- cumsum -----------------------------------------------------------------------------------
 
 
-def _cumsum_expected(x, axis, exclusive, reverse):
-    """Running sums in x's type, in order."""
+def _running_expected(x, axis, exclusive, reverse, product=False):
+    """Running sums (products) in x's type, in order."""
     moved = np.moveaxis(x, axis, -1)
     out = np.zeros_like(moved)
     for p in np.ndindex(*moved.shape[:-1]):
-        total = np.zeros((), np.float32 if x.dtype == np.float16 else x.dtype)
+        total = np.full((), int(product), np.float32 if x.dtype == np.float16 else x.dtype)
         order = range(moved.shape[-1] - 1, -1, -1) if reverse else range(moved.shape[-1])
         for i in order:
             if exclusive:
                 out[p + (i,)] = total
             with np.errstate(over="ignore"):
-                total = (total + moved[p + (i,)]).astype(total.dtype)
+                step = total * moved[p + (i,)] if product else total + moved[p + (i,)]
+                total = step.astype(total.dtype)
             if not exclusive:
                 out[p + (i,)] = total
     return np.moveaxis(out, -1, axis)
 
 
+@pytest.mark.parametrize("op", ["cumsum", "cumprod"])
 @pytest.mark.parametrize("axis", [0, 1, 2])
 @pytest.mark.parametrize("dtype", ["f32", "i32", "i8", "f16"])
-def test_cumsum_adds_in_order(axis, dtype):
+def test_running_totals_in_order(op, axis, dtype):
     shape = [3, 18, 11]
     if dtype == "i8":
-        x = rng.integers(-128, 128, shape).astype(np.int8)  # sums wrap
+        x = rng.integers(-128, 128, shape).astype(np.int8)  # sums and products wrap
+    elif op == "cumprod":  # products near 1, so that some are neither 0 nor inf
+        x = (rng.uniform(0.8, 1.25, shape) * rng.choice([-1, 1], shape)).astype(DTYPES[dtype])
+        if dtype == "i32":
+            x = rng.integers(-3, 4, shape).astype(np.int32)
     else:
         x = rng.uniform(-100, 100, shape).astype(DTYPES[dtype])
     variants, expected = [], []
     for exclusive, reverse in ((False, False), (True, False), (False, True), (True, True)):
         flags = f"exclusive = {str(exclusive).lower()}, reverse = {str(reverse).lower()}"
         variants.append((f"{{axis = {axis} : i64, {flags}}}", None))
-        expected.append(_cumsum_expected(x, axis, exclusive, reverse))
-    for results in _both(_several("cumsum", shape, dtype, variants), x):
+        expected.append(_running_expected(x, axis, exclusive, reverse, op == "cumprod"))
+    for results in _both(_several(op, shape, dtype, variants), x):
         for got, want in zip(results, expected, strict=True):
             _same(got, want)
 
@@ -409,7 +415,9 @@ def test_onnx_unary_ops(op_type):
 
 @pytest.mark.parametrize("fmod", [0, 1])
 def test_onnx_mod_broadcasts(fmod):
-    model = node_model("Mod", [("a", I32, [4, 9]), ("b", I32, [9])], [("c", I32, [4, 9])], fmod=fmod)
+    model = node_model(
+        "Mod", [("a", I32, [4, 9]), ("b", I32, [9])], [("c", I32, [4, 9])], fmod=fmod
+    )
     a = rng.integers(-50, 50, (4, 9)).astype(np.int32)
     b = np.array([3, -3, 7, -7, 1, 2, -5, 11, 4], np.int32)
     _agrees_with_onnxruntime(model, a, b)
@@ -427,13 +435,25 @@ def test_onnx_arg_extremes_and_cumsum():
         "CumSum", [("x", F, [4, 10])], [("y", F, [4, 10])], [axis], exclusive=1, reverse=1
     )
     _agrees_with_onnxruntime(model, rng.uniform(-1, 1, (4, 10)).astype(np.float32))
+    model = node_model("CumProd", [("x", F, [4, 10])], [("y", F, [4, 10])], [axis], exclusive=1)
+    x = rng.uniform(-1, 1, (4, 10)).astype(np.float32)
+    try:
+        _agrees_with_onnxruntime(model, x)
+    except Exception as error:  # an onnxruntime without CumProd (opset 26): numpy's
+        if "CumProd" not in str(error):
+            raise
+        expected = np.concatenate([np.ones((4, 1), np.float32), np.cumprod(x, 1)[:, :-1]], 1)
+        got = graphcompiler.compile(import_onnx(model))(x)
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-7)
 
 
 @pytest.mark.parametrize("largest", [0, 1])
 def test_onnx_top_k_gives_values_and_indices(largest):
     k = onnx.numpy_helper.from_array(np.array([3], np.int64), "k")
     outputs = [("values", F, [5, 3, 2]), ("indices", I64, [5, 3, 2])]
-    model = node_model("TopK", [("x", F, [5, 7, 2])], outputs, [k], axis=1, largest=largest, sorted=1)
+    model = node_model(
+        "TopK", [("x", F, [5, 7, 2])], outputs, [k], axis=1, largest=largest, sorted=1
+    )
     x = rng.integers(-2, 3, (5, 7, 2)).astype(np.float32)  # ties
     _agrees_with_onnxruntime(model, x)
     module = str(import_onnx(model))

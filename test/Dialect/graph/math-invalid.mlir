@@ -42,6 +42,14 @@ func.func @cumsum_axis(%x: tensor<4x8xf32>) {
 
 // -----
 
+func.func @cumprod_axis(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{axis -3 is out of range for rank 2}}
+  %0 = graph.cumprod %x {axis = -3 : i64} : tensor<4x8xf32>
+  func.return
+}
+
+// -----
+
 func.func @top_k_too_many(%x: tensor<4x8xf32>) {
   // expected-error @+1 {{k = 9 is not in [0, 8] (the size of axis 1 of operand #0 ('input'))}}
   %0 = graph.top_k_indices %x {k = 9 : i64} : tensor<4x8xf32> -> tensor<4x9xi64>

@@ -40,6 +40,8 @@ func.func @along_an_axis(%x: tensor<4x8xf32>, %i: tensor<4x8xi8>) -> tensor<4x3x
   %2 = graph.cumsum %x {axis = 1 : i64} : tensor<4x8xf32>
   // CHECK-NEXT: %3 = graph.cumsum %i {axis = 0 : i64, exclusive = true, reverse = true} : tensor<4x8xi8>
   %3 = graph.cumsum %i {axis = 0 : i64, exclusive = true, reverse = true} : tensor<4x8xi8>
+  // CHECK-NEXT: %{{.*}} = graph.cumprod %x {axis = -1 : i64, reverse = true} : tensor<4x8xf32>
+  %p = graph.cumprod %x {axis = -1 : i64, reverse = true} : tensor<4x8xf32>
   // CHECK-NEXT: %4 = graph.top_k_indices %x {k = 3 : i64} : tensor<4x8xf32> -> tensor<4x3xi64>
   %4 = graph.top_k_indices %x {k = 3 : i64, axis = -1 : i64, largest = true} : tensor<4x8xf32> -> tensor<4x3xi64>
   // CHECK-NEXT: %5 = graph.top_k_indices %i {k = 2 : i64, axis = 0 : i64, largest = false} : tensor<4x8xi8> -> tensor<2x8xi64>
