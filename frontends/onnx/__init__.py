@@ -18,6 +18,7 @@ import onnx
 from xdsl.dialects.builtin import ModuleOp
 
 from graphcompiler.frontends.onnx import (  # noqa: F401 - register their converters
+    ops_activation,
     ops_compose,
     ops_contrib,
     ops_control,

@@ -1,0 +1,72 @@
+"""Converters of ONNX ops composed from element-wise and window graph ops
+(registered in `ops.CONVERTERS`): Hardmax, Shrink and LRN.
+
+- Hardmax: 1 where argmax along the axis (numpy's first maximum, NaN
+  first), else 0: graph.argmax compared with the axis' positions;
+- Shrink: x - bias above lambd, x + bias below -lambd, 0 between;
+- LRN: x / (bias + alpha / size * sum of x^2 over the `size` channels
+  around each)^beta, the window's sum as shifted slices of the squares
+  padded with zeros (size is small: 3 to 5 in the networks that use it).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import i64
+
+from graphcompiler.frontends.onnx.importer import Node
+from graphcompiler.frontends.onnx.ops import _float_input, cast, converter
+from graphcompiler.frontends.onnx.ops_window import _slice_axis
+
+
+@converter("Hardmax")
+def _hardmax(node: Node) -> list:
+    x = node.value(0)
+    shape = list(x.type.get_shape())
+    rank = len(shape)
+    axis = int(node.attr("axis", -1))
+    if not -rank <= axis < rank:
+        raise node.error(f"axis {axis} is out of range for rank {rank}")
+    axis %= rank
+    best = node.make("argmax", [x], axis=axis, keep_dims=True)
+    positions = np.arange(shape[axis]).reshape([-1 if d == axis else 1 for d in range(rank)])
+    where = node.importer.constant_value(positions, i64, node.label)
+    return [cast(node, node.make("equal", [where, best]), x.type.element_type)]
+
+
+@converter("Shrink")
+def _shrink(node: Node) -> list:
+    x = node.value(0)
+    bias, lambd = float(node.attr("bias", 0.0)), float(node.attr("lambd", 0.5))
+    zero = node.scalar(0, x)
+    above = node.make("greater", [x, node.scalar(lambd, x)])
+    below = node.make("less", [x, node.scalar(-lambd, x)])
+    shifted_down = node.make("sub", [x, node.scalar(bias, x)])
+    shifted_up = node.make("add", [x, node.scalar(bias, x)])
+    inner = node.make("select", [below, shifted_up, zero])
+    return [node.make("select", [above, shifted_down, inner])]
+
+
+@converter("LRN")
+def _lrn(node: Node) -> list:
+    x = _float_input(node)
+    shape = list(x.type.get_shape())
+    if len(shape) < 3:
+        raise node.error(f"input of rank {len(shape)} is not supported ([N, C, D1, ...])")
+    size = int(node.attr("size"))
+    if size < 1:
+        raise node.error(f"size {size} must be positive")
+    alpha, beta = float(node.attr("alpha", 1e-4)), float(node.attr("beta", 0.75))
+    bias = float(node.attr("bias", 1.0))
+    before, after = (size - 1) // 2, size - 1 - (size - 1) // 2
+    squares = node.make("mul", [x, x])
+    pads = [0] * (2 * len(shape))
+    pads[1], pads[len(shape) + 1] = before, after
+    padded = node.make("pad", [squares], pads=pads) if size > 1 else squares
+    total = None
+    for offset in range(size):
+        window = _slice_axis(node, padded, 1, offset, shape[1])
+        total = window if total is None else node.make("add", [total, window])
+    scaled = node.make("mul", [total, node.scalar(alpha / size, x)])
+    base = node.make("add", [scaled, node.scalar(bias, x)])
+    return [node.make("div", [x, node.make("pow", [base, node.scalar(beta, x)])])]
