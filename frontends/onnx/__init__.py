@@ -25,6 +25,7 @@ from graphcompiler.frontends.onnx import (  # noqa: F401 - register their conver
     ops_indexing,
     ops_math,
     ops_quantize,
+    ops_recurrent,
     ops_resize,
     ops_signal,
     ops_tensor,

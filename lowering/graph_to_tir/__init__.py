@@ -216,20 +216,44 @@ class _FunctionLowering:
         self, op: Operation, values: dict[SSAValue, SSAValue], destination: dict[SSAValue, SSAValue]
     ) -> bool:
         """A reshape of a plain buffer is a view of it (the same elements in
-        the same order), not a copy; tir-plan-memory keeps the buffer live
-        while the view is used. A returned reshape is still copied into its
+        the same order), not a copy; so is a slice that keeps one contiguous
+        run of it (a time step of a recurrent layer's inputs, a chunk along
+        the first dim). tir-plan-memory keeps the buffer live while the view
+        is used. A returned reshape or slice is still copied into its
         out-param."""
-        if not isinstance(op, graph.ReshapeOp) or op.result in destination:
+        if not isinstance(op, graph.ReshapeOp | graph.SliceOp) or op.result in destination:
             return False
         types = (op.operands[0].type, op.result.type)
         if any(isinstance(t.encoding, graph.FormatAttr) for t in types):
             return False
         source = values[op.operands[0]]
+        start = [0] * len(source.type.get_shape())
+        if isinstance(op, graph.SliceOp):
+            start = _contiguous_start(op)
+            if start is None:
+                return False
         shape = tir_tensor_type(op.result.type).get_shape()
-        view = self.builder.tensor_ptr(source, [0] * len(source.type.get_shape()), shape)
-        view.name_hint = "reshape_view"
+        view = self.builder.tensor_ptr(source, start, shape)
+        view.name_hint = f"{op.name.removeprefix('graph.')}_view"
         values[op.result] = view
         return True
+
+
+def _contiguous_start(op: graph.SliceOp) -> list[int] | None:
+    """Where the slice starts, if what it keeps is one contiguous run of its
+    input (unit steps; one index in each dim before some dim, every index
+    in each dim after it), else None."""
+    shape = list(op.input.type.get_shape())
+    ranges = op.ranges(shape)
+    if not shape or any(r.step != 1 for r in ranges) or 0 in [len(r) for r in ranges]:
+        return None
+    partial = [d for d, r in enumerate(ranges) if len(r) != shape[d]]
+    first = partial[0] if partial else len(shape)
+    if any(len(r) != 1 for r in ranges[:first]) or any(
+        len(ranges[d]) != shape[d] for d in range(first + 1, len(shape))
+    ):
+        return None
+    return [r.start for r in ranges]
 
 
 def _buffer_value(
