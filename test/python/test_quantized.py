@@ -276,11 +276,11 @@ def test_qlinear_add_requantizes_the_float_sum():
 
 
 def test_an_unknown_contrib_op_is_one_line_naming_its_domain():
-    model = _contrib_model("Attention", [("x", TensorProto.FLOAT, [1, 4, 8])],
+    model = _contrib_model("GroupQueryAttention", [("x", TensorProto.FLOAT, [1, 4, 8])],
                            [("y", TensorProto.FLOAT, [1, 4, 8])], [], num_heads=2)  # fmt: skip
     with pytest.raises(
         OnnxImportError,
-        match=r"\(Attention\): operator is not supported \(domain 'com.microsoft'\)",
+        match=r"\(GroupQueryAttention\): operator is not supported \(domain 'com.microsoft'\)",
     ):
         graphcompiler.compile(model, cache=False)
 
