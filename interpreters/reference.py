@@ -213,6 +213,16 @@ def _arg_extreme(op: graph.ArgReduceOp, x: Array) -> Array:
     return np.expand_dims(indices, axis) if op.keeps_reduced_dim else indices
 
 
+def _shift(shift: Callable, x: Array, amount: Array) -> Array:
+    """numpy's shift, with an amount outside [0, width) giving the fill (numpy
+    leaves negative amounts to the C compiler)."""
+    width = np.iinfo(x.dtype).bits
+    in_range = (amount >= 0) & (amount < width)
+    shifted = shift(x, np.where(in_range, amount, 0).astype(x.dtype))
+    fill = np.where(x < 0, -1, 0) if shift is np.right_shift else 0
+    return np.where(in_range, shifted, fill).astype(x.dtype)
+
+
 def _running_total(op: graph.RunningOp, x: Array) -> Array:
     """numpy.cumsum (cumprod) in x's dtype, in order; exclusive: of the
     identity (0, 1) then x without its last element."""
@@ -378,6 +388,12 @@ IMPLEMENTATIONS: dict[type[Operation], Callable[..., Array]] = {
     graph.LogicalOrOp: lambda op, a, b: a | b,
     graph.LogicalXorOp: lambda op, a, b: a ^ b,
     graph.LogicalNotOp: lambda op, x: ~x,
+    graph.BitwiseAndOp: lambda op, a, b: a & b,
+    graph.BitwiseOrOp: lambda op, a, b: a | b,
+    graph.BitwiseXorOp: lambda op, a, b: a ^ b,
+    graph.BitwiseNotOp: lambda op, x: ~x,
+    graph.ShiftLeftOp: lambda op, a, b: _shift(np.left_shift, a, b),
+    graph.ShiftRightOp: lambda op, a, b: _shift(np.right_shift, a, b),
     graph.EluOp: _elu,
     graph.SeluOp: _selu,
     graph.SoftplusOp: lambda op, x: _softplus(x),

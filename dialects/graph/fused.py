@@ -19,6 +19,7 @@ from graphcompiler.dialects.graph.activations import (
     SoftplusOp,
 )
 from graphcompiler.dialects.graph.base import DefinedAttributesOnly, GraphOp
+from graphcompiler.dialects.graph.bitwise import BITWISE_OPS
 from graphcompiler.dialects.graph.conv_pool import Conv2dOp
 from graphcompiler.dialects.graph.elementwise import (
     AbsOp,
@@ -74,6 +75,7 @@ ELEMENTWISE_OPS: tuple[type[GraphOp], ...] = (
     AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp, GreaterOp, LessOp, EqualOp,
     GreaterEqualOp, LessEqualOp, NotEqualOp, LogicalAndOp, LogicalOrOp, LogicalXorOp,
     SelectOp, BroadcastToOp, SinOp, CosOp, SignOp, RoundOp, FloorOp, CeilOp, ModOp,
+    *BITWISE_OPS,
 )  # fmt: skip
 """Ops computing each output element from the same element of their
 (broadcast) operands: the ones graph-fuse groups."""

@@ -45,6 +45,15 @@ from graphcompiler.dialects.graph.base import (
     parse_layout,
     property_attribute,
 )
+from graphcompiler.dialects.graph.bitwise import (
+    BitwiseAndOp,
+    BitwiseNotOp,
+    BitwiseOrOp,
+    BitwiseXorOp,
+    IntegerBinaryOp,
+    ShiftLeftOp,
+    ShiftRightOp,
+)
 from graphcompiler.dialects.graph.constant import ConstantOp
 from graphcompiler.dialects.graph.conv_pool import (
     AvgPool2dOp,
@@ -180,6 +189,7 @@ GRAPH_OPS: tuple[type[GraphOp], ...] = (
     Conv2dOp, MaxPool2dOp, AvgPool2dOp, ToBlockedOp, FromBlockedOp, BlockedConv2dOp,
     SinOp, CosOp, SignOp, RoundOp, FloorOp, CeilOp, ModOp,
     ArgMaxOp, ArgMinOp, CumSumOp, CumProdOp, TopKIndicesOp,
+    BitwiseAndOp, BitwiseOrOp, BitwiseXorOp, BitwiseNotOp, ShiftLeftOp, ShiftRightOp,
 )  # fmt: skip
 
 OPS_BY_NAME: dict[str, type[GraphOp]] = {op.name.removeprefix("graph."): op for op in GRAPH_OPS}
@@ -188,7 +198,7 @@ Graph = Dialect("graph", [*GRAPH_OPS, FusedOp, YieldOp], [FormatAttr])
 
 # `graph.X`: the ops, attribute and helpers of the modules above.
 __all__ = [
-    "AbsOp", "AddOp", "ArgMaxOp", "ArgMinOp", "ArgReduceOp", "AttentionOp", "AvgPool2dOp", "BatchNormOp", "BinaryOp", "BlockedConv2dOp", "BroadcastToOp",
+    "AbsOp", "AddOp", "ArgMaxOp", "ArgMinOp", "ArgReduceOp", "AttentionOp", "AvgPool2dOp", "BatchNormOp", "BinaryOp", "BitwiseAndOp", "BitwiseNotOp", "BitwiseOrOp", "BitwiseXorOp", "BlockedConv2dOp", "BroadcastToOp",
     "CastOp", "CeilOp", "ClampOp", "ComparisonOp", "ConcatOp", "ConstantOp", "Conv2dOp", "ConvolutionOp",
     "CosOp", "CumProdOp", "CumSumOp",
     "DefinedAttributesOnly", "DivOp", "ELEMENTWISE_OPS", "EluOp", "EqualOp", "ErfOp", "ExpOp",
@@ -197,12 +207,12 @@ __all__ = [
     "GatherOp", "GeluOp", "Graph",
     "GraphCanonicalization", "GraphOp", "GreaterEqualOp", "GreaterOp", "HardSigmoidOp",
     "HasAxis", "HasEpsilon", "HasReduction", "HasWindow",
-    "HardSwishOp", "INTEGER_WIDTHS", "InstanceNormOp", "LayerNormOp", "LeakyReluOp",
+    "HardSwishOp", "INTEGER_WIDTHS", "IntegerBinaryOp", "InstanceNormOp", "LayerNormOp", "LeakyReluOp",
     "LessEqualOp", "LessOp", "LookupOp", "TABLE_ENTRIES", "LogOp", "LogSoftmaxOp", "LogicalAndOp", "LogicalBinaryOp",
     "LogicalNotOp", "LogicalOrOp", "LogicalXorOp", "MatmulOp", "MaxPool2dOp", "MaximumOp",
     "MinimumOp", "ModOp", "MulOp", "NegOp", "NotEqualOp", "OPS_BY_NAME", "PAD_MODES", "PadOp", "PoolOp",
     "PowOp", "PreluOp", "ROW_ANCHORS", "ReciprocalOp", "ReduceMaxOp", "ReduceMeanOp",
-    "ReduceMinOp", "ReduceOp", "ReduceProdOp", "ReduceSumOp", "ReluOp", "ReshapeOp", "RoundOp", "RunningOp",
+    "ReduceMinOp", "ReduceOp", "ReduceProdOp", "ReduceSumOp", "ReluOp", "ReshapeOp", "RoundOp", "RunningOp", "ShiftLeftOp", "ShiftRightOp",
     "ResultShapedOp", "RmsNormOp", "RsqrtOp", "SCATTER_REDUCTIONS", "ScatterElementsOp",
     "ScatterNDOp", "SelectOp", "SeluOp", "SigmoidOp", "SignOp", "SinOp", "SliceOp",
     "SoftmaxBase", "SoftmaxOp", "SoftplusOp", "SqrtOp", "SquareOp", "SubOp", "TanhOp",

@@ -81,3 +81,23 @@ def _top_k(node: Node) -> list:
         largest=bool(node.attr("largest", 1)),
     )
     return [node.make("gather_elements", [x, indices], axis=axis), indices]
+
+
+_BITWISE = {"BitwiseAnd": "bitwise_and", "BitwiseOr": "bitwise_or", "BitwiseXor": "bitwise_xor"}
+
+
+@converter(*_BITWISE)
+def _bitwise(node: Node) -> list:
+    return [node.make(_BITWISE[node.op_type], [node.value(0), node.value(1)])]
+
+
+@converter("BitwiseNot")
+def _bitwise_not(node: Node) -> list:
+    return [node.make("bitwise_not", [node.value(0)])]
+
+
+@converter("BitShift")
+def _bit_shift(node: Node) -> list:
+    direction = node.require_attr("direction", ["LEFT", "RIGHT"], None)
+    name = "shift_left" if direction == "LEFT" else "shift_right"
+    return [node.make(name, [node.value(0), node.value(1)])]

@@ -44,6 +44,7 @@ first; a least-squares fit with Lawson weights, max error 1.4e-9 in f64)."""
 _ERF_CLAMP = 3.92
 """erf(3.92) = 1 - 1.6e-8 rounds to 1 in f32; the rational reaches 1 there."""
 
+
 def _horner(k: Kernel, x: SSAValue, coefficients: tuple[float, ...]) -> SSAValue:
     """The polynomial with `coefficients` (highest degree first) at x, one
     FMA a step where the target has FMA (erf's two polynomials were most
@@ -207,3 +208,28 @@ def mod(k: Kernel, op: graph.ModOp, values: list[SSAValue]) -> SSAValue:
         return floored
     signed_zero = b.select(b.binary(tir.LtOp, y, zero), k.const(-0.0, x), zero)
     return b.select(b.binary(tir.EqOp, remainder, zero), signed_zero, floored)
+
+
+def shift(
+    k: Kernel, op: graph.ShiftLeftOp | graph.ShiftRightOp, values: list[SSAValue]
+) -> SSAValue:
+    """x << y or x >> y (arithmetic for signed x); an amount outside [0, width)
+    (which LLVM leaves undefined) gives the fill: 0, or -1 for a negative x
+    shifted right."""
+    b, (x, y) = k.b, values
+    width = tir.element_of(x.type).width.data
+    in_range = b.binary(tir.LtOp, y, k.const(width, y))
+    if not is_unsigned(y):
+        in_range = b.binary(tir.AndOp, in_range, b.binary(tir.GeOp, y, k.const(0, y)))
+    right = isinstance(op, graph.ShiftRightOp)
+    shifted = b.binary(tir.ShrOp if right else tir.ShlOp, x, b.select(in_range, y, k.const(0, y)))
+    fill = k.const(0, x)
+    if right and not is_unsigned(x):
+        fill = b.select(b.binary(tir.LtOp, x, fill), k.const(-1, x), fill)
+    return b.select(in_range, shifted, fill)
+
+
+def bitwise_not(k: Kernel, x: SSAValue) -> SSAValue:
+    """x ^ all ones (-1, or 2^width - 1 unsigned)."""
+    width = tir.element_of(x.type).width.data
+    return k.b.binary(tir.IntXorOp, x, k.const((1 << width) - 1 if is_unsigned(x) else -1, x))

@@ -48,6 +48,7 @@ from graphcompiler.lowering.graph_to_tir.reductions import reduction, unflatten
 from graphcompiler.lowering.graph_to_tir.reorder import reorder
 from graphcompiler.lowering.graph_to_tir.scalar_math import (
     activation,
+    bitwise_not,
     clamp,
     erf,
     gelu,
@@ -55,6 +56,7 @@ from graphcompiler.lowering.graph_to_tir.scalar_math import (
     leaky_relu,
     mod,
     prelu,
+    shift,
     sigmoid,
     sign,
     softplus,
@@ -124,6 +126,7 @@ UNARY: dict[type, Callable[[Kernel, SSAValue], SSAValue]] = {
     graph.RoundOp: lambda k, x: k.b.unary(tir.RoundEvenOp, x),
     graph.FloorOp: lambda k, x: k.b.unary(tir.FloorOp, x),
     graph.CeilOp: lambda k, x: k.b.unary(tir.CeilOp, x),
+    graph.BitwiseNotOp: bitwise_not,
 }
 
 BINARY: dict[type, type] = {
@@ -143,6 +146,9 @@ BINARY: dict[type, type] = {
     graph.LogicalAndOp: tir.AndOp,
     graph.LogicalOrOp: tir.OrOp,
     graph.LogicalXorOp: tir.NeOp,
+    graph.BitwiseAndOp: tir.IntAndOp,
+    graph.BitwiseOrOp: tir.IntOrOp,
+    graph.BitwiseXorOp: tir.IntXorOp,
 }
 
 
@@ -311,6 +317,8 @@ ELEMENTWISE_COMPUTE: dict[type, Callable[[Kernel, Operation, list[SSAValue]], SS
     },
     graph.PreluOp: prelu,
     graph.ModOp: mod,
+    graph.ShiftLeftOp: shift,
+    graph.ShiftRightOp: shift,
     graph.SelectOp: lambda k, op, v: k.b.select(*v),
     graph.BroadcastToOp: _identity,
 }

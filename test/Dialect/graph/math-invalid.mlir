@@ -63,3 +63,19 @@ func.func @top_k_of_booleans(%x: tensor<4x8xi1>) {
   %0 = graph.top_k_indices %x {k = 2 : i64} : tensor<4x8xi1> -> tensor<4x2xi64>
   func.return
 }
+
+// -----
+
+func.func @bitwise_on_floats(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.bitwise_and' op operand #0 ('lhs') has element type f32; graph.bitwise_and needs an integer type (i1: the logical ops)}}
+  %0 = graph.bitwise_and %x, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @shift_of_booleans(%b: tensor<4xi1>) {
+  // expected-error @+1 {{'graph.shift_left' op operand #0 ('lhs') has element type i1; graph.shift_left needs an integer type (i1: the logical ops)}}
+  %0 = graph.shift_left %b, %b : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  func.return
+}

@@ -48,3 +48,20 @@ func.func @along_an_axis(%x: tensor<4x8xf32>, %i: tensor<4x8xi8>) -> tensor<4x3x
   %5 = graph.top_k_indices %i {k = 2 : i64, axis = 0 : i64, largest = false} : tensor<4x8xi8> -> tensor<2x8xi64>
   func.return %4 : tensor<4x3xi64>
 }
+
+// CHECK-LABEL: func.func @bitwise
+func.func @bitwise(%x: tensor<4x8xi32>, %y: tensor<8xi32>, %u: tensor<4x8xui8>) -> tensor<4x8xi32> {
+  // CHECK-NEXT: %0 = graph.bitwise_and %x, %y : (tensor<4x8xi32>, tensor<8xi32>) -> tensor<4x8xi32>
+  %0 = graph.bitwise_and %x, %y : (tensor<4x8xi32>, tensor<8xi32>) -> tensor<4x8xi32>
+  // CHECK-NEXT: %1 = graph.bitwise_or %0, %y : (tensor<4x8xi32>, tensor<8xi32>) -> tensor<4x8xi32>
+  %1 = graph.bitwise_or %0, %y : (tensor<4x8xi32>, tensor<8xi32>) -> tensor<4x8xi32>
+  // CHECK-NEXT: %2 = graph.bitwise_xor %1, %x : (tensor<4x8xi32>, tensor<4x8xi32>) -> tensor<4x8xi32>
+  %2 = graph.bitwise_xor %1, %x : (tensor<4x8xi32>, tensor<4x8xi32>) -> tensor<4x8xi32>
+  // CHECK-NEXT: %3 = graph.bitwise_not %u : tensor<4x8xui8>
+  %3 = graph.bitwise_not %u : tensor<4x8xui8>
+  // CHECK-NEXT: %4 = graph.shift_left %2, %y : (tensor<4x8xi32>, tensor<8xi32>) -> tensor<4x8xi32>
+  %4 = graph.shift_left %2, %y : (tensor<4x8xi32>, tensor<8xi32>) -> tensor<4x8xi32>
+  // CHECK-NEXT: %5 = graph.shift_right %3, %u : (tensor<4x8xui8>, tensor<4x8xui8>) -> tensor<4x8xui8>
+  %5 = graph.shift_right %3, %u : (tensor<4x8xui8>, tensor<4x8xui8>) -> tensor<4x8xui8>
+  func.return %4 : tensor<4x8xi32>
+}
