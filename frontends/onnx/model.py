@@ -34,6 +34,10 @@ def _upgraded(model: onnx.ModelProto) -> onnx.ModelProto:
     """`model`, converted to opset MIN_OPSET by onnx's version converter
     when older (the converters read the newer ops' form)."""
     version = _default_opset(model)
+    if version < 9 and any(node.op_type == "Scan" for node in model.graph.node):
+        raise OnnxImportError(  # onnx's converter keeps its batch dim, which opset 9 dropped
+            f"opset {version}'s Scan (with a batch dim and sequence_lens) is not supported"
+        )
     if version < MIN_OPSET:
         try:
             model = onnx.version_converter.convert_version(model, MIN_OPSET)

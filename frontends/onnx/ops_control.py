@@ -1,20 +1,42 @@
-"""The converter of ONNX's If (registered in `ops.CONVERTERS`): the branch
-its condition picks, inlined where the If stands.
+"""Converters of ONNX's control flow (registered in `ops.CONVERTERS`): If,
+Scan and Loop, written out where they stand.
 
-The graph dialect has no control flow, so the condition must be known at
-import time: a constant, or a graph input bound to its value (optimum's
-merged decoders take `use_cache_branch` so). `graphcompiler.compile` binds
-such an input from the call, as it fixes symbolic dims, and compiles once
-per value it sees; `import_onnx(..., constants={name: value})` binds it by
-hand. The branch's nodes are converted as the graph's own (they read the
-outer graph's values by name); its outputs become the If's.
+The graph dialect has no control flow, so what decides it must be known at
+import time:
+- If: the condition picks the branch that is inlined. A constant, or a
+  graph input bound to its value (optimum's merged decoders take
+  `use_cache_branch` so): `graphcompiler.compile` binds such an input from
+  the call, as it fixes symbolic dims, and compiles once per value it sees;
+  `import_onnx(..., constants={name: value})` binds it by hand.
+- Scan: the scanned inputs' length (their shape) is the number of copies
+  of the body, each reading its slice of them and the previous copy's
+  states; the scan outputs are stacked.
+- Loop: the trip count and the conditions (the loop's, then each copy's
+  output) must be constants, as an If's; a loop of a bounded count whose
+  condition stays true is that many copies.
+
+A body is converted as the graph's own nodes (it reads the outer graph's
+values by name) after its own names, nested graphs' included, are given
+a suffix per copy, so that each copy defines new values.
 """
 
 from __future__ import annotations
 
+import numpy as np
+import onnx
+from xdsl.dialects.builtin import i1, i64
+from xdsl.ir import SSAValue
+
 from graphcompiler.frontends.onnx.importer import Node, element_type
-from graphcompiler.frontends.onnx.ops import converter
+from graphcompiler.frontends.onnx.ops import converter, reshape
+from graphcompiler.frontends.onnx.ops_window import _slice_axis
 from graphcompiler.frontends.onnx.weights_in_file import initializer_array
+
+MAX_LOOP_COPIES = 4096
+"""The most copies of a Loop's body written out (a guard against a
+condition that never turns false)."""
+
+Value = SSAValue | np.ndarray  # a graph value, or one known at import time
 
 
 @converter("If")
@@ -25,17 +47,171 @@ def _if(node: Node) -> list:
     taken, other = ("then_branch", "else_branch")
     if not bool(condition.reshape(-1)[0]):
         taken, other = other, taken
-    branch = node.attr(taken)
     node.attr(other)  # read: the branch not taken is left out
+    return _inline(node, node.attr(taken), [], "")
+
+
+@converter("Scan")
+def _scan(node: Node) -> list:
+    body = node.attr("body")
+    scanned = int(node.attr("num_scan_inputs"))
+    states = node.num_inputs - scanned
+    if states < 0 or len(body.input) != node.num_inputs:
+        raise node.error(f"the body takes {len(body.input)} inputs, the node has {node.num_inputs}")
+    inputs = [_input(node, i) for i in range(node.num_inputs)]
+    sources = [node.value(states + j) for j in range(scanned)]
+    axes = _axes(node, "scan_input_axes", "scan_input_directions", sources)
+    lengths = {s.type.get_shape()[axis] for s, (axis, _) in zip(sources, axes, strict=True)}
+    if len(lengths) != 1:
+        raise node.error(f"the scanned inputs have different lengths {sorted(lengths)}")
+    (length,) = lengths
+    carried, stacks = inputs[:states], []
+    for step in range(length):
+        sliced = []
+        for source, (axis, backward) in zip(sources, axes, strict=True):
+            at = length - 1 - step if backward else step
+            shape = list(source.type.get_shape())
+            piece = _slice_axis(node, source, axis, at, 1)
+            sliced.append(reshape(node, piece, shape[:axis] + shape[axis + 1 :]))
+        results = _inline(node, body, [*carried, *sliced], f"__{node.label}_{step}")
+        carried = results[:states]
+        stacks.append(results[states:])
+    outputs = len(body.output) - states
+    out_axes = _axes(node, "scan_output_axes", "scan_output_directions", [None] * outputs)
+    return [*carried, *(_stack(node, [s[k] for s in stacks], *out_axes[k]) for k in range(outputs))]
+
+
+@converter("Loop")
+def _loop(node: Node) -> list:
+    body = node.attr("body")
+    trip = node.optional_constant(0, "the trip count")
+    condition = node.optional_constant(1, "the condition")
+    count = None if trip is None else int(np.asarray(trip).reshape(-1)[0])
+    going = True if condition is None else bool(np.asarray(condition).reshape(-1)[0])
+    carried = [_input(node, i) for i in range(2, node.num_inputs)]
+    stacks = []
+    step = 0
+    while going and (count is None or step < count):
+        if step == MAX_LOOP_COPIES:
+            raise node.error(f"the loop runs past {MAX_LOOP_COPIES} iterations")
+        index, flag = np.array(step, np.int64), np.array(True)
+        results = _inline(node, body, [index, flag, *carried], f"__{node.label}_{step}")
+        if not isinstance(results[0], np.ndarray):
+            raise node.error("the loop's condition is computed at run time (a static loop only)")
+        going = bool(results[0].reshape(-1)[0])
+        carried = results[1 : 1 + len(carried)]
+        stacks.append(results[1 + len(carried) :])
+        step += 1
+    outputs = len(body.output) - 1 - len(carried)
+    if outputs and not stacks:
+        raise node.error("the loop runs no iteration: its scan outputs' shapes are unknown")
+    return [*carried, *(_stack(node, [s[k] for s in stacks], 0, False) for k in range(outputs))]
+
+
+def _input(node: Node, index: int) -> Value:
+    """Input `index`, its array where it is known at import time."""
+    name = node.proto.input[index]
+    constants = node.importer.constants
+    return constants[name] if name in constants else node.value(index)
+
+
+def _axes(node: Node, axes_name: str, directions_name: str, values: list) -> list[tuple[int, bool]]:
+    """(axis, backward) per value from the attributes (axis 0, forward by default)."""
+    axes = list(node.attr(axes_name, [0] * len(values)) or [0] * len(values))
+    directions = list(node.attr(directions_name, [0] * len(values)) or [0] * len(values))
+    result = []
+    for value, axis, direction in zip(values, axes, directions, strict=True):
+        rank = len(value.type.get_shape()) if isinstance(value, SSAValue) else None
+        result.append((axis % rank if rank and axis < 0 else axis, bool(direction)))
+    return result
+
+
+def _stack(node: Node, values: list[Value], axis: int, backward: bool) -> SSAValue:
+    """The per-step values stacked along a new `axis` (last step first if backward)."""
+    tensors = []
+    for value in reversed(values) if backward else values:
+        if isinstance(value, np.ndarray):
+            value = node.importer.constant_value(value, _array_type(node, value), node.label)
+        shape = list(value.type.get_shape())
+        axis = axis % (len(shape) + 1)
+        tensors.append(reshape(node, value, [*shape[:axis], 1, *shape[axis:]]))
+    return tensors[0] if len(tensors) == 1 else node.make("concat", tensors, axis=axis)
+
+
+def _array_type(node: Node, array: np.ndarray):
+    if array.dtype == np.bool_:
+        return i1
+    if array.dtype == np.int64:
+        return i64
+    return element_type(onnx.helper.np_dtype_to_tensor_dtype(array.dtype), node.where)
+
+
+def _inline(node: Node, graph: onnx.GraphProto, bindings: list[Value], suffix: str) -> list[Value]:
+    """Convert `graph`'s nodes where `node` stands, its inputs bound to
+    `bindings`, its own names given `suffix`; its outputs (arrays where known)."""
     importer = node.importer
-    for tensor in branch.initializer:
+    if suffix:
+        graph = _renamed(graph, suffix)
+    for info, value in zip(graph.input, bindings, strict=True):
+        if isinstance(value, np.ndarray):
+            type_ = (
+                importer.inferred[info.name].element_type
+                if info.name in importer.inferred
+                else None
+            )
+            importer.define_constant(info.name, value, type_ or _array_type(node, value))
+        else:
+            importer.values[info.name] = value
+    for tensor in graph.initializer:
         where = f"initializer '{tensor.name}' of node '{node.label}'"
-        importer.define_constant(
-            tensor.name, initializer_array(tensor), element_type(tensor.data_type, where)
-        )
-    for proto in branch.node:
+        type_ = element_type(tensor.data_type, where)
+        importer.define_constant(tensor.name, initializer_array(tensor), type_)
+    for proto in graph.node:
         importer.convert(proto)
     return [
         importer.constants[o.name] if o.name in importer.constants else importer.tensor(o.name)
-        for o in branch.output
+        for o in graph.output
     ]
+
+
+def _renamed(graph: onnx.GraphProto, suffix: str) -> onnx.GraphProto:
+    """A copy of `graph` with every name it defines (inputs, initializers,
+    node outputs, in nested graphs too) and each use of them suffixed;
+    names of the outer graph it reads stay."""
+    copy = onnx.GraphProto()
+    copy.CopyFrom(graph)
+    names = _defined(copy)
+
+    def rename(g: onnx.GraphProto) -> None:
+        for info in [*g.input, *g.output, *g.value_info]:
+            if info.name in names:
+                info.name += suffix
+        for tensor in g.initializer:
+            tensor.name += suffix
+        for n in g.node:
+            n.input[:] = [name + suffix if name in names else name for name in n.input]
+            n.output[:] = [name + suffix if name in names else name for name in n.output]
+            if n.name:
+                n.name += suffix
+            for attribute in n.attribute:
+                for sub in (
+                    [attribute.g, *attribute.graphs]
+                    if attribute.HasField("g")
+                    else attribute.graphs
+                ):
+                    rename(sub)
+
+    rename(copy)
+    return copy
+
+
+def _defined(graph: onnx.GraphProto) -> set[str]:
+    names = {i.name for i in graph.input} | {t.name for t in graph.initializer}
+    for n in graph.node:
+        names.update(o for o in n.output if o)
+        for attribute in n.attribute:
+            for sub in (
+                [attribute.g, *attribute.graphs] if attribute.HasField("g") else attribute.graphs
+            ):
+                names |= _defined(sub)
+    return names
