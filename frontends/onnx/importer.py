@@ -317,8 +317,9 @@ class Importer:
         for name, result, value in zip(proto.output, results, known, strict=False):
             if not name:
                 continue
-            if isinstance(value, np.ndarray):
-                self.define_constant(name, value, array_type(value, node.where))
+            if isinstance(value, np.ndarray):  # the op's own type (bf16 arrays are f32's)
+                type_ = result.type.element_type if isinstance(result, SSAValue) else None
+                self.define_constant(name, value, type_ or array_type(value, node.where))
                 if not symbolic or isinstance(result, np.ndarray):
                     continue
             self._check_type(node, name, result)

@@ -103,6 +103,23 @@ def test_castlike_of_a_constant_is_a_constant():
     np.testing.assert_array_equal(got, np.pad(x, [(1, 1), (0, 0)], constant_values=-2.5))
 
 
+def test_a_folded_castlike_to_bf16_keeps_bf16():
+    """A constant CastLike'd to a bf16 value stays bf16 (numpy holds bf16 in
+    f32 arrays: the folded constant takes the op's type, not the array's)."""
+    like = helper.make_node("CastLike", ["step", "x"], ["step_like"])
+    add = helper.make_node("Add", ["x", "step_like"], ["y"])
+    bf16 = TensorProto.BFLOAT16
+    graph = helper.make_graph(
+        [like, add],
+        "g",
+        [helper.make_tensor_value_info("x", bf16, [4])],
+        [helper.make_tensor_value_info("y", bf16, [4])],
+        [helper.make_tensor("step", TensorProto.FLOAT, [1], [0.5])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    assert "tensor<1xbf16>" in str(import_onnx(model))
+
+
 def test_an_op_with_neither_converter_nor_body_is_one_error_line():
     node = helper.make_node("GlobalLpPool", ["x"], ["y"], name="h")
     with pytest.raises(OnnxImportError) as error:
