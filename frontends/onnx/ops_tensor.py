@@ -15,7 +15,7 @@ import zlib
 
 import numpy as np
 from onnx import TensorProto, numpy_helper
-from xdsl.dialects.builtin import BFloat16Type, i1
+from xdsl.dialects.builtin import BFloat16Type, i1, i64
 from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import graph
@@ -291,16 +291,22 @@ def _slice_op(node: Node) -> list:
     axes = node.ints("axes", 3, range(len(starts)))
     steps = node.ints("steps", 4, [1] * len(starts))
     full_starts, full_ends, full_steps = [0] * rank, list(shape), [1] * rank
+    backward = {}  # axis: the indices a negative step takes (numpy's), read by a gather
     for axis, start, end, step in zip(axes, starts, ends, steps, strict=True):
         axis = _axis(node, axis, rank)
-        if step <= 0:
-            raise node.error(f"step {step} is not supported (positive steps only)")
+        if step == 0:
+            raise node.error("step 0 is not a slice")
+        if step < 0:
+            backward[axis] = np.arange(shape[axis])[int(start) : int(end) : int(step)]
+            continue
         full_starts[axis], full_ends[axis], full_steps[axis] = int(start), int(end), int(step)
-    return [
-        _slice(
-            node, x, full_starts, full_ends, full_steps if any(s != 1 for s in full_steps) else None
-        )
-    ]
+    x = _slice(
+        node, x, full_starts, full_ends, full_steps if any(s != 1 for s in full_steps) else None
+    )
+    for axis, indices in backward.items():  # torch.flip, x[::-1]
+        where = node.importer.constant_value(indices.astype(np.int64), i64, node.label)
+        x = node.make("gather", [x, where], axis=axis)
+    return [x]
 
 
 @converter("Gather")

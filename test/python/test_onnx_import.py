@@ -258,3 +258,36 @@ def test_compile_errors_point_at_the_onnx_node():
     with pytest.raises(DiagnosticError) as error:
         graphcompiler.compile(model)
     assert str(error.value).startswith("loc(\"the_erf\"): error: 'graph.erf' op")
+
+
+@pytest.mark.parametrize(
+    "starts, ends, axes, steps",
+    [
+        ([-1], [-(2**63)], [1], [-1]),  # torch.flip of one axis
+        ([5, 0], [1, 3], [1, 0], [-2, 1]),  # a backward stride beside a forward slice
+        ([2**62, 3], [-(2**62), 0], [0, 2], [-1, -2]),  # sentinels, two backward axes
+        ([1], [1], [2], [-1]),  # empty
+    ],
+)
+def test_slices_with_negative_steps(starts, ends, axes, steps):
+    """Negative steps (exporters' flip) read the axis backward by a gather."""
+    x = np.random.default_rng(7).standard_normal((3, 7, 5)).astype(np.float32)
+    index = [slice(None)] * 3
+    for start, end, axis, step in zip(starts, ends, axes, steps, strict=True):
+        index[axis] = slice(start, end, step)
+    expected = x[tuple(index)]
+    expected_shape = list(expected.shape)
+    initializers = [
+        (name, np.array(values, np.int64))
+        for name, values in (("starts", starts), ("ends", ends), ("axes", axes), ("steps", steps))
+    ]
+    model = make_model(
+        [helper.make_node("Slice", ["x", "starts", "ends", "axes", "steps"], ["y"])],
+        [("x", F, [3, 7, 5])],
+        [("y", F, expected_shape)],
+        initializers=initializers,
+    )
+    got = graphcompiler.compile(import_onnx(model), cache=False)(x)
+    np.testing.assert_array_equal(got, expected)
+    if expected.size:
+        np.testing.assert_array_equal(got, onnxruntime_outputs(model, {"x": x})[0])
