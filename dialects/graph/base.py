@@ -441,6 +441,16 @@ def _require_numeric(cls: type[GraphOp], type_: TensorType, index: int) -> None:
         )
 
 
+def _require_integer(cls: type[GraphOp], type_: TensorType, index: int) -> None:
+    """Bitwise ops: integers of any width but 1 (i1 has the logical ops)."""
+    element = type_.element_type
+    if not isinstance(element, IntegerType) or element == i1:
+        raise VerifyException(
+            f"{cls.operand_role(index)} has element type {element}; {cls.name} needs an "
+            "integer type (i1: the logical ops)"
+        )
+
+
 def _require_same_element_type(cls: type[GraphOp], types: Sequence[TensorType]) -> None:
     for index, type_ in enumerate(types[1:], start=1):
         if type_.element_type != types[0].element_type:

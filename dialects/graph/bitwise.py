@@ -5,21 +5,10 @@ graph-fuse groups them with the others."""
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import IntegerType, TensorType, i1
 from xdsl.irdl import irdl_op_definition
-from xdsl.utils.exceptions import VerifyException
 
-from graphcompiler.dialects.graph.base import GraphOp
+from graphcompiler.dialects.graph.base import _require_integer
 from graphcompiler.dialects.graph.elementwise import BinaryOp, UnaryOp
-
-
-def _require_integer(cls: type[GraphOp], type_: TensorType, index: int) -> None:
-    element = type_.element_type
-    if not isinstance(element, IntegerType) or element == i1:
-        raise VerifyException(
-            f"{cls.operand_role(index)} has element type {element}; {cls.name} needs an "
-            "integer type (i1: the logical ops)"
-        )
 
 
 class IntegerBinaryOp(BinaryOp):
