@@ -40,7 +40,7 @@ from graphcompiler.driver.registration import (
     PROFILE_LLVM_STAGE,
     default_registry,
 )
-from graphcompiler.driver.specializing import SpecializingGraph
+from graphcompiler.driver.specializing import SpecializingGraph, needed_input, onnx_specializing
 from graphcompiler.ir.registry import Registry
 from graphcompiler.lowering.graph_to_tir.kernel import tir_tensor_type
 from graphcompiler.passes.tir.plan_memory import arena_argument_bytes
@@ -541,72 +541,20 @@ def compile(
         alias = SourceAlias.of(source, entry, constants, input_shapes, cache)  # before reading
     model = onnx_source(source)
     if model is not None:
-        specializing = _specializing(model, input_shapes, num_threads, compile_module, alias)
+        specializing = onnx_specializing(model, input_shapes, num_threads, compile_module, alias)
         if specializing is not None:
             return specializing
     private = model is not None and model is not source  # read here, from a path
     try:
         module = load_module(model or source, registry, input_shapes, private)
     except Exception as error:
-        if model is None or not _needs_input_value(error):
+        if model is None or needed_input(error) is None:
             raise
         # an input's value: specialized on it, call by call
-        return _specializing(model, input_shapes, num_threads, compile_module, None, always=True)
+        return onnx_specializing(
+            model, input_shapes, num_threads, compile_module, None, always=True
+        )
     compiled = compile_module(module, alias)
     if alias is not None:
         alias.remember(compiled)
     return compiled
-
-
-def _needs_input_value(error: Exception) -> bool:
-    """Did the ONNX import stop for a graph input's value (an If's condition)?"""
-    from graphcompiler.frontends.onnx.importer import NeedsConstantInput
-
-    return isinstance(error, NeedsConstantInput)
-
-
-def _specializing(
-    model: Any,
-    input_shapes: Mapping[str, Sequence[int]] | None,
-    num_threads: int | None,
-    compile_module: Callable[[ModuleOp, SourceAlias | None], CompiledGraph],
-    alias: SourceAlias | None = None,
-    always: bool = False,
-) -> SpecializingGraph | None:
-    """A SpecializingGraph for an ONNX model (read once, by onnx_source;
-    each import copies it) whose inputs keep symbolic dims after
-    `input_shapes` (or `always`: one whose import needs an input's value),
-    else None (one static compile). With the `alias` of the compile, its
-    dims and each specialization by shapes are remembered, so that a new
-    process finds them without reading the model (warm_start.py); one
-    specialized on input values is found by its graph in the cache."""
-    from graphcompiler.frontends.onnx import graph_input_dims, import_onnx
-    from graphcompiler.frontends.onnx.weights_in_file import read_weights_in
-
-    fixed = dict(input_shapes or {})
-    dims = {
-        name: list(fixed[name]) if name in fixed else shape
-        for name, shape in graph_input_dims(model).items()
-    }
-    static = all(
-        d is not None and all(isinstance(s, int) and s > 0 for s in d) for d in dims.values()
-    )
-    if static and not always:
-        return None
-
-    def compile_for(shapes: Mapping[str, Sequence[int]], constants: dict) -> CompiledGraph:
-        shaped = alias.with_shapes(shapes) if alias is not None and not constants else None
-        given = {
-            name: shape for name, shape in {**shapes, **fixed}.items() if name not in constants
-        }
-        module = import_onnx(model, input_shapes=given, constants=constants)
-        compiled = compile_module(module, shaped)
-        if shaped is not None:
-            shaped.remember(compiled)
-        return compiled
-
-    if alias is not None:
-        alias.remember_dims(dims)
-    # imported again for each new set of shapes, maybe after its file changed
-    read_weights_in(model)
-    return SpecializingGraph(dims, compile_for, num_threads)

@@ -75,7 +75,7 @@ class SpecializingGraph:
                 try:
                     compiled = self._compile_for(checked, constants)
                 except Exception as error:
-                    name = _needed_input(error)
+                    name = needed_input(error)
                     if values is None or name not in values or name in self.bound:
                         raise
                     self.bound.append(name)  # and try again, with its value
@@ -164,7 +164,54 @@ class SpecializingGraph:
         return checked
 
 
-def _needed_input(error: Exception) -> str | None:
+def onnx_specializing(
+    model: Any,
+    input_shapes: Mapping[str, Sequence[int]] | None,
+    num_threads: int | None,
+    compile_module: Callable[[Any, Any], Any],
+    alias: Any = None,
+    always: bool = False,
+) -> SpecializingGraph | None:
+    """A SpecializingGraph for an ONNX model (read once, by loading.onnx_source;
+    each import copies it) whose inputs keep symbolic dims after
+    `input_shapes` (or `always`: one whose import needs an input's value),
+    else None (one static compile). With the `alias` of the compile, its
+    dims and each specialization by shapes are remembered, so that a new
+    process finds them without reading the model (warm_start.py); one
+    specialized on input values is found by its graph in the cache."""
+    from graphcompiler.frontends.onnx import graph_input_dims, import_onnx
+    from graphcompiler.frontends.onnx.weights_in_file import read_weights_in
+
+    fixed = dict(input_shapes or {})
+    dims = {
+        name: list(fixed[name]) if name in fixed else shape
+        for name, shape in graph_input_dims(model).items()
+    }
+    static = all(
+        d is not None and all(isinstance(s, int) and s > 0 for s in d) for d in dims.values()
+    )
+    if static and not always:
+        return None
+
+    def compile_for(shapes: Mapping[str, Sequence[int]], constants: dict) -> Any:
+        shaped = alias.with_shapes(shapes) if alias is not None and not constants else None
+        given = {
+            name: shape for name, shape in {**shapes, **fixed}.items() if name not in constants
+        }
+        module = import_onnx(model, input_shapes=given, constants=constants)
+        compiled = compile_module(module, shaped)
+        if shaped is not None:
+            shaped.remember(compiled)
+        return compiled
+
+    if alias is not None:
+        alias.remember_dims(dims)
+    # imported again for each new set of shapes, maybe after its file changed
+    read_weights_in(model)
+    return SpecializingGraph(dims, compile_for, num_threads)
+
+
+def needed_input(error: Exception) -> str | None:
     """The graph input whose value the ONNX import stopped for, if it did
     (imported here, not at the top: a warm graph runs without the importer)."""
     from graphcompiler.frontends.onnx.importer import NeedsConstantInput
