@@ -1,18 +1,21 @@
-"""Converters of ONNX ops composed from element-wise and window graph ops
-(registered in `ops.CONVERTERS`): Hardmax, Shrink and LRN.
+"""Converters of ONNX ops composed from element-wise, window and gather
+graph ops (registered in `ops.CONVERTERS`): Hardmax, Shrink, LRN and
+ReverseSequence.
 
 - Hardmax: 1 where argmax along the axis (numpy's first maximum, NaN
   first), else 0: graph.argmax compared with the axis' positions;
 - Shrink: x - bias above lambd, x + bias below -lambd, 0 between;
 - LRN: x / (bias + alpha / size * sum of x^2 over the `size` channels
   around each)^beta, the window's sum as shifted slices of the squares
-  padded with zeros (size is small: 3 to 5 in the networks that use it).
+  padded with zeros (size is small: 3 to 5 in the networks that use it);
+- ReverseSequence: a gather_elements along time at len - 1 - t for the
+  steps t < len of each batch entry, t past it.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import i64
+from xdsl.dialects.builtin import TensorType, i64
 
 from graphcompiler.frontends.onnx.importer import Node
 from graphcompiler.frontends.onnx.ops import _float_input, cast, converter
@@ -70,3 +73,27 @@ def _lrn(node: Node) -> list:
     scaled = node.make("mul", [total, node.scalar(alpha / size, x)])
     base = node.make("add", [scaled, node.scalar(bias, x)])
     return [node.make("div", [x, node.make("pow", [base, node.scalar(beta, x)])])]
+
+
+@converter("ReverseSequence")
+def _reverse_sequence(node: Node) -> list:
+    """Each batch entry's first sequence_lens[b] steps reversed, the rest
+    kept: a gather_elements along the time axis at len - 1 - t where t < len."""
+    x = node.value(0)
+    shape = list(x.type.get_shape())
+    time, batch = int(node.attr("time_axis", 0)), int(node.attr("batch_axis", 1))
+    if len(shape) < 2 or sorted((time, batch)) != [0, 1]:
+        raise node.error(f"time_axis {time} and batch_axis {batch} must be 0 and 1 (rank >= 2)")
+    plane = [shape[time], shape[batch]] if time == 0 else [shape[batch], shape[time]]
+    steps = np.arange(shape[time]).reshape([-1, 1] if time == 0 else [1, -1])
+    positions = node.importer.constant_value(steps, i64, node.label)
+    lengths = node.make("reshape", [cast(node, node.value(1), i64)],
+                        TensorType(i64, [1, shape[batch]] if time == 0 else [shape[batch], 1]))  # fmt: skip
+    backward = node.make("sub", [node.make("sub", [lengths, node.scalar(1, lengths)]), positions])
+    inside = node.make("less", [positions, lengths])
+    index = node.make(
+        "select", [inside, backward, node.make("broadcast_to", [positions], TensorType(i64, plane))]
+    )
+    index = node.make("reshape", [index], TensorType(i64, [*plane, *[1] * (len(shape) - 2)]))
+    index = node.make("broadcast_to", [index], TensorType(i64, shape))
+    return [node.make("gather_elements", [x, index], axis=time)]

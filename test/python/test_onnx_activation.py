@@ -1,6 +1,7 @@
-"""ONNX Hardmax, Shrink and LRN (frontends/onnx/ops_activation.py:
-compositions of graph ops) against onnxruntime on the same one-node model,
-and Hardmax's ties and NaN against numpy's argmax."""
+"""ONNX Hardmax, Shrink, LRN and ReverseSequence
+(frontends/onnx/ops_activation.py: compositions of graph ops) against
+onnxruntime on the same one-node model, and Hardmax's ties and NaN against
+numpy's argmax."""
 
 import numpy as np
 import pytest
@@ -64,3 +65,20 @@ def test_lrn_over_channels(size):
     )  # fmt: skip
     got = _both(model, x, 2e-6) if size % 2 else graphcompiler.compile(import_onnx(model))(x)
     np.testing.assert_allclose(got, _lrn_expected(x, size, 0.02, 0.6, 1.5), rtol=2e-6, atol=2e-6)
+
+
+@pytest.mark.parametrize("time_axis", [0, 1])
+def test_reverse_sequence(time_axis):
+    shape = [6, 4, 3] if time_axis == 0 else [4, 6, 3]
+    model = node_model(
+        "ReverseSequence",
+        [("x", F, shape), ("lengths", TensorProto.INT64, [4])],
+        [("y", F, shape)],
+        time_axis=time_axis,
+        batch_axis=1 - time_axis,
+    )
+    x = rng.standard_normal(shape).astype(np.float32)
+    lengths = np.array([6, 1, 3, 4], np.int64)
+    expected = session(model).run(None, {"x": x, "lengths": lengths})[0]
+    got = graphcompiler.compile(import_onnx(model), cache=False)(x, lengths)
+    np.testing.assert_array_equal(got, expected)
