@@ -346,11 +346,12 @@ def _depth_space(node: Node) -> list:
     x = node.value(0)
     n, c, h, w = x.type.get_shape()
     b = int(node.attr("blocksize"))
-    if node.op_type == "SpaceToDepth":
+    mode = node.require_attr("mode", ["DCR", "CRD"], "DCR")  # SpaceToDepth's since opset 28
+    if node.op_type == "SpaceToDepth":  # channel (row * b + column) * C + c, or c * b * b + ...
         x = reshape(node, x, [n, c, h // b, b, w // b, b])
-        x = node.make("transpose", [x], perm=[0, 3, 5, 1, 2, 4])
+        perm = [0, 3, 5, 1, 2, 4] if mode == "DCR" else [0, 1, 3, 5, 2, 4]
+        x = node.make("transpose", [x], perm=perm)
         return [reshape(node, x, [n, c * b * b, h // b, w // b])]
-    mode = node.require_attr("mode", ["DCR", "CRD"], "DCR")
     if mode == "DCR":
         x = reshape(node, x, [n, b, b, c // (b * b), h, w])
         x = node.make("transpose", [x], perm=[0, 3, 4, 1, 5, 2])

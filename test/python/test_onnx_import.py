@@ -291,3 +291,22 @@ def test_slices_with_negative_steps(starts, ends, axes, steps):
     np.testing.assert_array_equal(got, expected)
     if expected.size:
         np.testing.assert_array_equal(got, onnxruntime_outputs(model, {"x": x})[0])
+
+
+@pytest.mark.parametrize("mode", ["DCR", "CRD"])
+def test_space_to_depth_modes(mode):
+    """Opset 28's SpaceToDepth mode: blocks then channels (DCR) or channels
+    then blocks (CRD); DepthToSpace of the same mode gives the input back."""
+    x = np.arange(2 * 3 * 4 * 6, dtype=np.float32).reshape(2, 3, 4, 6)
+    model = make_model(
+        [helper.make_node("SpaceToDepth", ["x"], ["y"], blocksize=2, mode=mode),
+         helper.make_node("DepthToSpace", ["y"], ["z"], blocksize=2, mode=mode)],
+        [("x", F, [2, 3, 4, 6])],
+        [("y", F, [2, 12, 2, 3]), ("z", F, [2, 3, 4, 6])],
+        opset=28,
+    )  # fmt: skip
+    y, z = graphcompiler.compile(import_onnx(model), cache=False)(x)
+    blocks = x.reshape(2, 3, 2, 2, 3, 2)  # n, c, h/b, bh, w/b, bw
+    order = [0, 3, 5, 1, 2, 4] if mode == "DCR" else [0, 1, 3, 5, 2, 4]
+    np.testing.assert_array_equal(y, blocks.transpose(order).reshape(2, 12, 2, 3))
+    np.testing.assert_array_equal(z, x)
