@@ -21,6 +21,7 @@ input or element type at fault.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -183,6 +184,13 @@ class Node:
                     "constants=)",
                     name,
                 )
+            source = self.importer.small_input_behind(name) if name else None
+            if source is not None:  # a size, a count: computed from a small graph input
+                raise NeedsConstantInput(
+                    f"{self.error(message)}, but '{name}' is computed from graph input "
+                    f"'{source}' (bind it with constants=)",
+                    source,
+                )
             if name:  # from the values of the inputs, not their shapes
                 message += f", but '{name}' is computed at run time"
             raise self.error(message)
@@ -258,6 +266,25 @@ class Importer:
             self.values[name] = value
             return value
         raise OnnxImportError(f"value '{name}' is used before it is defined")
+
+    def small_input_behind(self, name: str) -> str | None:
+        """A graph input of at most SMALL_INPUT_ELEMENTS elements that value
+        `name` is computed from (through the graph's nodes), if any: binding
+        it to its value makes `name` known (a window's size, a pad amount)."""
+        producers = {o: n for n in self.model.graph.node for o in n.output if o}
+        seen, pending = set(), [name]
+        while pending:
+            value = pending.pop()
+            if value in seen:
+                continue
+            seen.add(value)
+            if value in self.arguments:
+                shape = self.values[value].type.get_shape()
+                if math.prod(shape) <= SMALL_INPUT_ELEMENTS:
+                    return value
+            elif value in producers:
+                pending.extend(i for i in producers[value].input if i)
+        return None
 
     def constant_value(self, array: np.ndarray, type_: Attribute, where: str) -> SSAValue:
         """A graph.constant located at `where` (a node's or an initializer's name)."""
@@ -416,6 +443,10 @@ _NEVER_FOLD = {
     "Bernoulli",
     "If",  # its branch reads outer values: inlined by its converter, then folded op by op
 }
+SMALL_INPUT_ELEMENTS = 8
+"""The most elements of a graph input the import binds to its value when a
+value it needs is computed from it: a size, a count, pad amounts. Larger
+inputs are data; specializing on their values would compile once per call."""
 _FOLD_LIMIT = 1 << 16
 """Folding reads every input: bigger ones (weights) are left to graph-constant-fold."""
 

@@ -14,7 +14,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import graphcompiler
-from graphcompiler.frontends.onnx import NeedsConstantInput, import_onnx
+from graphcompiler.frontends.onnx import NeedsConstantInput, OnnxImportError, import_onnx
 
 F, B, I64 = TensorProto.FLOAT, TensorProto.BOOL, TensorProto.INT64
 
@@ -210,3 +210,54 @@ def test_loop_of_a_known_count():
 def test_a_loop_condition_computed_at_run_time_is_one_located_error():
     with pytest.raises(Exception, match="Loop.*computed at run time"):
         import_onnx(_loop_model(3, condition_from_input=True))
+
+
+def _computed_ends_model(ends_elements: int):
+    """y = x[:2 * n]: Slice's ends computed from graph input n."""
+    rows = helper.make_tensor_value_info
+    two = onnx.numpy_helper.from_array(np.array([2] * ends_elements, np.int64), "two")
+    starts = onnx.numpy_helper.from_array(np.array([0] * ends_elements, np.int64), "starts")
+    nodes = [
+        helper.make_node("Mul", ["n", "two"], ["ends"]),
+        helper.make_node("Slice", ["x", "starts", "ends"], ["y"]),
+    ]
+    shape = [12] * ends_elements
+    graph = helper.make_graph(
+        nodes, "g", [rows("x", F, shape), rows("n", I64, [ends_elements])],
+        [rows("y", F, None)], [two, starts],
+    )  # fmt: skip
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_a_size_computed_from_a_small_input_is_specialized_on(tmp_path):
+    path = tmp_path / "slice.onnx"
+    onnx.save(_computed_ends_model(1), path)
+    compiled = graphcompiler.compile(str(path), cache=False)
+    x = np.arange(12, dtype=np.float32)
+    for n in (2, 5, 2):
+        np.testing.assert_array_equal(compiled(x, np.array([n])), x[: 2 * n])
+    assert compiled.bound == ["n"] and len(compiled.specializations) == 2
+    with pytest.raises(NeedsConstantInput, match="'ends' is computed from graph input 'n'"):
+        import_onnx(_computed_ends_model(1))
+
+
+def test_a_size_computed_from_data_stays_an_error():
+    """An input of more than SMALL_INPUT_ELEMENTS elements is data: no
+    specialization on its values (one compile per call), the plain error."""
+    rows = helper.make_tensor_value_info
+    constants = [
+        onnx.numpy_helper.from_array(np.array(v, np.int64), name)
+        for name, v in (("zero", [0]), ("one", [1]), ("two", [2]))
+    ]
+    nodes = [
+        helper.make_node("Slice", ["n", "zero", "one"], ["first"]),
+        helper.make_node("Mul", ["first", "two"], ["ends"]),
+        helper.make_node("Slice", ["x", "zero", "ends"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "g", [rows("x", F, [12]), rows("n", I64, [16])], [rows("y", F, None)], constants
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(OnnxImportError, match="'ends' is computed at run time") as error:
+        import_onnx(model)
+    assert not isinstance(error.value, NeedsConstantInput)
