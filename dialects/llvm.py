@@ -3,6 +3,8 @@
 `VectorFCmpOp` and `VectorSelectOp` keep the op names, replace xDSL's in the
 tools' llvm dialect (`LLVM`) so that printed IR parses back, and are
 translated with xDSL's own fcmp/select translation (lowering/llvm/translate.py).
+`UIToFPOp` is the unsigned conversion xDSL 0.74 lacks (ui64 -> float has no
+wider signed integer to go through).
 """
 
 from __future__ import annotations
@@ -119,6 +121,13 @@ class VectorSelectOp(IRDLOperation):
             )
 
 
+@irdl_op_definition
+class UIToFPOp(llvm.GenericCastOp):
+    """`llvm.uitofp`: an unsigned integer (or vector of them) to floats."""
+
+    name = "llvm.uitofp"
+
+
 LLVM_OVERRIDES = (VectorFCmpOp, VectorSelectOp)
 """Ops registered in place of xDSL's of the same names (registry.py),
 so that printed vector compares and selects parse back."""
@@ -128,7 +137,8 @@ LLVM = Dialect(
     [
         *(op for op in llvm.LLVM.operations if op.name not in {o.name for o in LLVM_OVERRIDES}),
         *LLVM_OVERRIDES,
+        UIToFPOp,
     ],
     list(llvm.LLVM.attributes),
 )
-"""xDSL's llvm dialect with the vector-taking fcmp and select."""
+"""xDSL's llvm dialect with the vector-taking fcmp and select, and uitofp."""

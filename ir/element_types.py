@@ -73,6 +73,9 @@ ELEMENT_TYPES: tuple[ElementType, ...] = (
     _integer(16),
     _integer(8),
     _integer(8, unsigned=True),
+    _integer(16, unsigned=True),
+    _integer(32, unsigned=True),
+    _integer(64, unsigned=True),
     _integer(1),
     ElementType("index", IndexType, 64, np.dtype(np.int64), np.dtype(np.int64)),
 )

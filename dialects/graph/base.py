@@ -50,7 +50,8 @@ from graphcompiler.ir.verifier import builtin_type_error
 
 FLOAT_TYPES = (Float32Type, Float16Type, BFloat16Type, Float64Type)
 INTEGER_WIDTHS = (64, 32, 16, 8, 1)
-"""Signless integers (signed arithmetic); ui8 is the one unsigned type."""
+"""Signless integers (signed arithmetic), and unsigned ones (ui8 ... ui64) of
+the widths but 1."""
 
 
 def is_float(element_type: Attribute) -> bool:
@@ -64,7 +65,7 @@ def is_element_type(element_type: Attribute) -> bool:
     if not isinstance(element_type, IntegerType):
         return False
     if element_type.signedness.data == Signedness.UNSIGNED:
-        return element_type.width.data == 8
+        return element_type.width.data in INTEGER_WIDTHS[:-1]
     return (
         element_type.signedness.data == Signedness.SIGNLESS
         and element_type.width.data in INTEGER_WIDTHS
@@ -76,7 +77,7 @@ def _check_element_type(element_type: Attribute, role: str) -> None:
         return
     raise VerifyException(
         f"{role} has element type {element_type}; expected one of f32, f16, bf16, f64, i64, "
-        "i32, i16, i8, ui8, i1"
+        "i32, i16, i8, ui64, ui32, ui16, ui8, i1"
     )
 
 

@@ -62,6 +62,9 @@ _ONNX_TYPES: dict[int, Callable[[], Attribute]] = {
     onnx.TensorProto.INT16: lambda: IntegerType(16),
     onnx.TensorProto.INT8: lambda: IntegerType(8),
     onnx.TensorProto.UINT8: lambda: IntegerType(8, Signedness.UNSIGNED),
+    onnx.TensorProto.UINT16: lambda: IntegerType(16, Signedness.UNSIGNED),
+    onnx.TensorProto.UINT32: lambda: IntegerType(32, Signedness.UNSIGNED),
+    onnx.TensorProto.UINT64: lambda: IntegerType(64, Signedness.UNSIGNED),
     onnx.TensorProto.BOOL: lambda: IntegerType(1),
 }
 """ONNX element types that have a graph counterpart (when the graph dialect

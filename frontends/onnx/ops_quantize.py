@@ -42,7 +42,7 @@ from graphcompiler.frontends.onnx.ops_window import (
 MICROSOFT = "com.microsoft"
 f32 = Float32Type()
 i16, i32 = IntegerType(16), IntegerType(32)
-_QUANTIZED = {"i8", "ui8", "i16"}
+_QUANTIZED = {"i8", "ui8", "i16", "ui16"}
 """Element types a quantized tensor may have (their graph spelling)."""
 
 
@@ -56,7 +56,7 @@ def _quantized_input(node: Node, index: int, what: str) -> SSAValue:
     value = node.value(index)
     element = value.type.element_type
     if str(element) not in _QUANTIZED:
-        raise node.error(f"{what} has element type {element}; quantized values are i8, u8 or i16")
+        raise node.error(f"{what} has element type {element}; quantized values are i8, u8, i16 or u16")
     return value
 
 
@@ -111,7 +111,7 @@ def _output_element(node: Node, zero_index: int) -> Attribute:
     else:
         element = element_type(node.attr("output_dtype", 0) or TensorProto.UINT8, node.where)
     if str(element) not in _QUANTIZED:
-        raise node.error(f"quantizing to {element} is not supported (i8, u8 or i16)")
+        raise node.error(f"quantizing to {element} is not supported (i8, u8, i16 or u16)")
     return element
 
 
@@ -120,7 +120,7 @@ def _dequantize_linear(node: Node) -> list:
     _block_size(node)
     x = node.value(0)
     if str(x.type.element_type) not in _QUANTIZED | {"i32"}:
-        raise node.error(f"x has element type {x.type.element_type}; i8, u8, i16 or i32 expected")
+        raise node.error(f"x has element type {x.type.element_type}; i8, u8, i16, u16 or i32 expected")
     output_dtype = node.attr("output_dtype", 0)
     if output_dtype and element_type(output_dtype, node.where) != node.input_type(1).element_type:
         raise node.unsupported_attribute("output_dtype", "it differs from x_scale's type")

@@ -35,7 +35,7 @@ from xdsl.dialects.builtin import (
     SymbolRefAttr,
 )
 
-from graphcompiler.dialects.llvm import VectorFCmpOp, VectorSelectOp
+from graphcompiler.dialects.llvm import UIToFPOp, VectorFCmpOp, VectorSelectOp
 from graphcompiler.ir.diagnostics import Diagnostic, DiagnosticError, Severity
 from graphcompiler.lowering.llvm.microkernels import declared_kernels
 from graphcompiler.lowering.llvm.split import LlvmProgram
@@ -62,6 +62,9 @@ def _convert_op_with_workarounds(op, builder, val_map, block_map=None):
         return
     if isinstance(op, VectorSelectOp):
         _convert_select(op, builder, val_map)
+        return
+    if isinstance(op, UIToFPOp):
+        val_map[op.result] = builder.uitofp(val_map[op.arg], convert_type(op.result.type))
         return
     if isinstance(op, llvm.CallOp) and op.callee is None:
         callee, *args = (val_map[a] for a in op.args)

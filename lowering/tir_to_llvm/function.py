@@ -31,7 +31,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from graphcompiler.dialects import tir
-from graphcompiler.dialects.llvm import VectorFCmpOp, VectorSelectOp
+from graphcompiler.dialects.llvm import UIToFPOp, VectorFCmpOp, VectorSelectOp
 from graphcompiler.lowering.tir_to_llvm.types import (
     LEGAL_DIALECTS,
     _fail,
@@ -211,10 +211,8 @@ class FunctionLowering:
             op = llvm.FPExtOp(value, llvm_target) if wider else llvm.FPTruncOp(value, llvm_target)
             return self.emit_value(op)
         if not tir.is_float(source) and tir.is_float(target):
-            if _is_unsigned(source) or tir.is_bool(source):  # uitofp via a wider signed int
-                value = self.emit_value(
-                    llvm.ZExtOp(value, tir.with_element(convert_type(source), i64))
-                )
+            if _is_unsigned(source) or tir.is_bool(source):
+                return self.emit_value(UIToFPOp(value, llvm_target))
             return self.emit_value(llvm.SIToFPOp(value, llvm_target))
         if tir.is_float(source) and not tir.is_float(target):
             return self.float_to_int(value, convert_type(source), target)

@@ -282,6 +282,21 @@ tir.func @saturating(%x: f32) -> i64 {
 
 // -----
 
+// Unsigned integers and booleans become floats by llvm.uitofp (a ui64 above
+// 2**63 has no wider signed integer to go through); signed ones by sitofp.
+// CHECK-LABEL: llvm.func @unsigned_to_float(
+// CHECK:         llvm.uitofp %{{.*}} : i64 to f32
+// CHECK:         llvm.uitofp %{{.*}} : vector<8xi16> to vector<8xf64>
+// CHECK:         llvm.sitofp %{{.*}} : i64 to f32
+tir.func @unsigned_to_float(%u: ui64, %v: vector<8xui16>, %s: i64) -> f32 {
+  %a = tir.cast %u : ui64 -> f32
+  %b = tir.cast %v : vector<8xui16> -> vector<8xf64>
+  %c = tir.cast %s : i64 -> f32
+  tir.return %a : f32
+}
+
+// -----
+
 // bf16 values live as their i16 bits: constants and globals are converted
 // (1.5 is 0x3FC0 = 16320, -2.25 is 0xC010); f16 stays f16.
 // CHECK: llvm.mlir.global external @bf16_table(dense<[16320, -16368]> : tensor<2xi16>) {{{.*}}} : !llvm.array<2 x i16>

@@ -49,9 +49,9 @@ func.func @float_only(%a: tensor<4xi32>) {
 
 // -----
 
-func.func @unsupported_element_type(%a: tensor<4xui16>) {
-  // expected-error @+1 {{operand #0 ('input') has element type ui16; expected one of f32, f16, bf16, f64, i64, i32, i16, i8, ui8, i1}}
-  %0 = graph.relu %a : tensor<4xui16>
+func.func @unsupported_element_type(%a: tensor<4xsi32>) {
+  // expected-error @+1 {{operand #0 ('input') has element type si32; expected one of f32, f16, bf16, f64, i64, i32, i16, i8, ui64, ui32, ui16, ui8, i1}}
+  %0 = graph.relu %a : tensor<4xsi32>
   func.return
 }
 
