@@ -29,7 +29,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from graphcompiler.frontends.onnx.importer import OnnxImportError
+from graphcompiler.frontends.onnx.importer import NeedsConstantInput, OnnxImportError
 
 LAYOUT = 2
 """Bumped when what generate() writes changes (the cache is then rebuilt)."""
@@ -148,6 +148,8 @@ def run_case(case: NodeCase, compiled: bool) -> Outcome:
     if case.skip:
         try:
             import_onnx(case.model())
+        except NeedsConstantInput:  # the import would go on once bound: case.skip says why not
+            pass
         except OnnxImportError as error:
             return Outcome("skip", str(error))
         return Outcome("skip", case.skip)

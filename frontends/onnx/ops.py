@@ -13,13 +13,14 @@ import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import Float32Type, TensorType
+from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType, Signedness, TensorType
 from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import graph
 from graphcompiler.frontends.onnx.importer import Node, element_type
 
 Converter = Callable[[Node], list]
+f64, i1, ui8 = Float64Type(), IntegerType(1), IntegerType(8, Signedness.UNSIGNED)
 CONVERTERS: dict[str, Converter] = {}
 
 
@@ -77,10 +78,15 @@ def _binary(node: Node) -> list:
 
 @converter("Pow")
 def _pow(node: Node) -> list:
+    """An integer base is raised in f64 and converted back (as onnxruntime
+    does); an integer exponent's result is a whole number, rounded first."""
     base, exponent = node.value(0), node.value(1)
-    if exponent.type.element_type != base.type.element_type:
-        exponent = cast(node, exponent, base.type.element_type)
-    return [node.make("pow", [base, exponent])]
+    element = base.type.element_type
+    if graph.is_float(element):
+        return [node.make("pow", [base, cast(node, exponent, element)])]
+    integral = not graph.is_float(exponent.type.element_type)
+    power = node.make("pow", [cast(node, base, f64), cast(node, exponent, f64)])
+    return [cast(node, node.make("round", [power]) if integral else power, element)]
 
 
 def cast(node: Node, value: SSAValue, to) -> SSAValue:
@@ -329,6 +335,9 @@ def _reduce(node: Node) -> list:
     keep_dims = bool(node.attr("keepdims", 1))
     if axes == []:
         result = x
+    elif x.type.element_type == i1 and reduction in ("reduce_max", "reduce_min"):  # any, all
+        as_bytes = node.make(reduction, [cast(node, x, ui8)], axes=axes or [], keep_dims=keep_dims)
+        result = cast(node, as_bytes, i1)
     else:
         if before:
             x = node.make(before, [x])

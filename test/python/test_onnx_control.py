@@ -241,6 +241,35 @@ def test_a_size_computed_from_a_small_input_is_specialized_on(tmp_path):
         import_onnx(_computed_ends_model(1))
 
 
+def test_a_size_computed_in_a_branch_from_a_small_input_is_specialized_on(tmp_path):
+    """A branch reads the small input from the outer graph (not an input
+    of the If node), as onnx's expanded AffineGrid does."""
+    rows = helper.make_tensor_value_info
+    two = onnx.numpy_helper.from_array(np.array([2], np.int64), "two")
+    starts = onnx.numpy_helper.from_array(np.array([0], np.int64), "starts")
+    inner = [helper.make_node("Mul", ["n", "two"], ["doubled"])]
+    then = _branch("then", inner, "doubled", [1], element=I64)
+    other = _branch(
+        "else", [helper.make_node("Identity", ["n"], ["same"])], "same", [1], element=I64
+    )
+    truth = onnx.numpy_helper.from_array(np.array(True), "truth")
+    nodes = [
+        helper.make_node("If", ["truth"], ["ends"], then_branch=then, else_branch=other),
+        helper.make_node("Slice", ["x", "starts", "ends"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "g", [rows("x", F, [12]), rows("n", I64, [1])], [rows("y", F, None)],
+        [two, starts, truth],
+    )  # fmt: skip
+    path = tmp_path / "branch.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    compiled = graphcompiler.compile(str(path), cache=False)
+    x = np.arange(12, dtype=np.float32)
+    for n in (3, 1):
+        np.testing.assert_array_equal(compiled(x, np.array([n])), x[: 2 * n])
+    assert compiled.bound == ["n"]
+
+
 def test_a_size_computed_from_data_stays_an_error():
     """An input of more than SMALL_INPUT_ELEMENTS elements is data: no
     specialization on its values (one compile per call), the plain error."""

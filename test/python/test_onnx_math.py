@@ -423,6 +423,36 @@ def test_onnx_mod_broadcasts(fmod):
     _agrees_with_onnxruntime(model, a, b)
 
 
+@pytest.mark.parametrize("base_type", [I32, I64])
+@pytest.mark.parametrize("exponent_type", [I32, I64, F])
+def test_onnx_integer_pow_is_onnxruntimes(base_type, exponent_type):
+    """An integer base: raised in f64 and converted back, an integer
+    exponent's result rounded (exact below 2**53), a float exponent's
+    truncated, as onnxruntime does."""
+    dtypes = {I32: np.int32, I64: np.int64, F: np.float32}
+    model = node_model(
+        "Pow", [("x", base_type, [4, 6]), ("y", exponent_type, [6])], [("z", base_type, [4, 6])]
+    )
+    x = rng.integers(-9, 10, (4, 6)).astype(dtypes[base_type])
+    y = np.array([0, 1, 2, 3, 5, 7] if exponent_type != F else [0, 0.5, 1.5, 2, 3, 1.7])
+    y = y.astype(dtypes[exponent_type])
+    x[:, [1, 2, 5]] = np.abs(x[:, [1, 2, 5]])  # real powers (a NaN to int is undefined in C)
+    _agrees_with_onnxruntime(model, x, y)
+
+
+@pytest.mark.parametrize("op_type", ["ReduceMax", "ReduceMin"])
+def test_onnx_boolean_max_and_min_are_any_and_all(op_type):
+    axes = onnx.numpy_helper.from_array(np.array([1], np.int64), "axes")
+    model = node_model(
+        op_type, [("x", TensorProto.BOOL, [3, 5])], [("y", TensorProto.BOOL, [3, 1])], [axes],
+        opset=20,
+    )  # fmt: skip
+    x = np.array([[1, 0, 1, 1, 0], [1, 1, 1, 1, 1], [0, 0, 0, 0, 0]], np.bool_)
+    got = graphcompiler.compile(import_onnx(model))(x)
+    expected = x.any(1, keepdims=True) if op_type == "ReduceMax" else x.all(1, keepdims=True)
+    np.testing.assert_array_equal(got, expected)
+
+
 def test_onnx_arg_extremes_and_cumsum():
     x = _ties_and_nans([4, 10], "f32")
     x[np.isnan(x)] = 1.0  # onnxruntime does not promise numpy's NaN rule
