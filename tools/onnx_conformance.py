@@ -196,7 +196,7 @@ SKIP_KINDS = (
 def skip_kind(reason: str) -> str:
     """The README table's row for a skip reason."""
     kind = next((k for text, k in SKIP_KINDS if text in reason), None)
-    return kind or "other (MaxPool's indices, integer Pow, boolean reductions, ...)"
+    return kind or "other (output shapes that depend on the data: Unique, NonZero, ...)"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -369,19 +369,6 @@ def _kernel(node: Node) -> list[int]:
     return list(kernel)
 
 
-@converter("MaxPool")
-def _max_pool(node: Node) -> list:
-    node.attr("storage_order")  # the order of the Indices output, which is not supported
-    x = node.value(0)
-    _spatial_rank(node, x)
-    kernel = _kernel(node)
-    _, dilations, pads = _window(node, x.type.get_shape()[2:], kernel)
-    extents = [(k - 1) * d + 1 for k, d in zip(kernel, dilations, strict=True)] * 2
-    if min(pads) < 0 or any(p >= e for p, e in zip(pads, extents, strict=True)):
-        raise node.unsupported_attribute("pads", "each pad must be smaller than the window")
-    return [pool(node, x, "max", kernel)]
-
-
 @converter("AveragePool")
 def _average_pool(node: Node) -> list:
     x = node.value(0)

@@ -17,7 +17,7 @@ import pytest
 onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from onnx import helper, numpy_helper  # noqa: E402
 from onnx.reference import ReferenceEvaluator  # noqa: E402
 from onnxruntime_session import session  # noqa: E402
 
@@ -168,15 +168,6 @@ def test_dilated_max_pool_of_integers_pads_with_the_type_minimum(dtype):
     inputs = [("x", rng.integers(info.min, info.max, [1, 2, 7, 6], endpoint=True).astype(dtype))]
     model = _model("MaxPool", inputs, kernel_shape=[2, 2], dilations=[2, 2], pads=[1, 1, 1, 1])
     _check(model, inputs, _onnxruntime(model, inputs), compiled=True)
-
-
-def test_max_pool_indices_output_is_a_one_line_error():
-    x = _floats(1, 1, 4, 4)
-    model = _model("MaxPool", [("x", x)], kernel_shape=[2, 2])
-    model.graph.node[0].output.append("indices")
-    model.graph.output.append(helper.make_tensor_value_info("indices", TensorProto.INT64, None))
-    with pytest.raises(OnnxImportError, match=r"\(MaxPool\): output 'indices' is not supported$"):
-        import_onnx(model)
 
 
 # --- Resize ------------------------------------------------------------------------
