@@ -111,9 +111,10 @@ def _identity(node: Node) -> list:
     if node.op_type != "Dropout":
         return [x]
     node.attr("seed")
-    if node.has_input(2) and node.constant(2, "training_mode").any():
-        raise node.error("training_mode is not supported (inference only)")
-    return [x, np.ones(x.type.get_shape(), np.bool_)]  # inference keeps every element
+    training = node.has_input(2) and node.constant(2, "training_mode").any()
+    if training and not (node.has_input(1) and not node.constant(1, "ratio").any()):
+        raise node.error("training_mode is not supported with a ratio above 0 (random drops)")
+    return [x, np.ones(x.type.get_shape(), np.bool_)]  # every element kept
 
 
 def _chain(node: Node, name: str) -> SSAValue:

@@ -310,3 +310,25 @@ def test_space_to_depth_modes(mode):
     order = [0, 3, 5, 1, 2, 4] if mode == "DCR" else [0, 1, 3, 5, 2, 4]
     np.testing.assert_array_equal(y, blocks.transpose(order).reshape(2, 12, 2, 3))
     np.testing.assert_array_equal(z, x)
+
+
+@pytest.mark.parametrize("ratio", [0.0, 0.5])
+def test_training_dropout_runs_only_without_drops(ratio):
+    """training_mode with ratio 0 keeps every element (the mask all true);
+    a positive ratio would draw random drops: one located error."""
+    node = helper.make_node("Dropout", ["x", "r", "t"], ["y", "m"], name="drop")
+    model = make_model(
+        [node],
+        [("x", F, [2, 3])],
+        [("y", F, [2, 3]), ("m", TensorProto.BOOL, [2, 3])],
+        [("r", np.array(ratio, np.float32)), ("t", np.array(True))],
+        opset=13,
+    )
+    if ratio:
+        with pytest.raises(OnnxImportError, match=r"node 'drop' \(Dropout\): training_mode"):
+            import_onnx(model)
+        return
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    y, mask = graphcompiler.compile(import_onnx(model), cache=False)(x)
+    np.testing.assert_array_equal(y, x)
+    assert mask.dtype == np.bool_ and mask.all()
