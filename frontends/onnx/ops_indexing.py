@@ -5,7 +5,9 @@ shape inference is not needed). OneHot is composed: the indices (negative
 ones wrapped once by depth) compared with an iota constant along the new
 axis, then a select of the on and off values. NonZero and Unique have
 output shapes that depend on the data, which static graphs cannot hold:
-they are rejected with a reason.
+they are rejected with a reason. TensorScatter (a KV-cache update) is a
+scatter_elements along the sequence axis at each batch entry's write index
+plus the update's positions.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from xdsl.dialects.builtin import IntegerType, Signedness, i64
+from xdsl.dialects.builtin import IntegerType, Signedness, TensorType, i64
 
 from graphcompiler.dialects import graph
 from graphcompiler.frontends.onnx.importer import Node
@@ -41,6 +43,38 @@ def _scatter_elements(node: Node) -> list:
     operands = [node.value(i) for i in range(3)]
     axis = int(node.attr("axis", 0))
     return [node.make("scatter_elements", operands, axis=axis, reduction=_reduction(node))]
+
+
+@converter("TensorScatter")
+def _tensor_scatter(node: Node) -> list:
+    cache, update = node.value(0), node.value(1)
+    shape, update_shape = cache.type.get_shape(), update.type.get_shape()
+    rank = len(shape)
+    axis = int(node.attr("axis", -2))
+    if not -rank < axis < rank or axis % rank == 0:
+        raise node.error(f"axis {axis} is not a sequence axis of rank {rank} (batch is 0)")
+    axis %= rank
+    circular = node.require_attr("mode", ["linear", "circular"], "linear") == "circular"
+    if (
+        len(update_shape) != rank
+        or any(
+            u != c for d, (u, c) in enumerate(zip(update_shape, shape, strict=True)) if d != axis
+        )
+        or update_shape[axis] > shape[axis]
+    ):
+        raise node.error(f"update of shape {update_shape} does not fit the cache {shape}")
+    steps = np.arange(update_shape[axis]).reshape([-1] + [1] * (rank - 1 - axis))
+    index = node.importer.constant_value(steps, i64, node.label)
+    if node.has_input(2):
+        starts = cast(node, node.value(2), i64)
+        if list(starts.type.get_shape()) != [shape[0]]:
+            raise node.error(f"write_indices must be [{shape[0]}], got {starts.type.get_shape()}")
+        index = node.make("add", [reshape(node, starts, [shape[0]] + [1] * (rank - 1)), index])
+    if circular:
+        index = node.make("mod", [index, node.scalar(shape[axis], index)])
+    if list(index.type.get_shape()) != list(update_shape):
+        index = node.make("broadcast_to", [index], TensorType(i64, list(update_shape)))
+    return [node.make("scatter_elements", [cache, index, update], axis=axis)]
 
 
 @converter("ScatterND")

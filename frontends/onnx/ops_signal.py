@@ -1,4 +1,5 @@
-"""Converter of ONNX's DFT (opsets 17 and 20), registered in `ops.CONVERTERS`.
+"""Converters of ONNX's DFT (opsets 17 and 20) and STFT, registered in
+`ops.CONVERTERS`.
 
 A DFT of static length is a linear map, so it runs as one graph.matmul with
 a constant matrix (computed in float64 with numpy, then stored in the
@@ -16,6 +17,10 @@ with (xr + i xi)(cos t + i s sin t) = (xr cos t - s xi sin t) + i (xi cos t
 + s xr sin t), s = -1 forward and +1 inverse. dft_length L pads with zeros
 (rows the matrix never reads) or truncates (rows of zeros); an axis other
 than the last signal one is transposed there and back.
+
+STFT reads its frames with one graph.gather of constant positions ([frames,
+frame_length] along the signal), multiplies them by the window and maps each
+with the same matrix.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from xdsl.dialects.builtin import i64
 
 from graphcompiler.frontends.onnx.importer import Node
 from graphcompiler.frontends.onnx.ops import _float_input, converter, reshape
@@ -104,3 +110,36 @@ def _dft(node: Node) -> list:
     if moved:
         result = node.make("transpose", [result], perm=[perm.index(d) for d in range(rank)])
     return [result]
+
+
+@converter("STFT")
+def _stft(node: Node) -> list:
+    signal = _float_input(node)
+    shape = list(signal.type.get_shape())
+    if len(shape) != 3 or shape[-1] not in (1, 2):
+        raise node.error(f"the signal must be [batch, length, 1 or 2], got shape {shape}")
+    batch, length, parts = shape
+    step = _single(node, 1, "frame_step")
+    window = node.value(2) if node.has_input(2) else None
+    if node.has_input(3):
+        frame = _single(node, 3, "frame_length")
+    else:
+        frame = window.type.get_shape()[0] if window is not None else length
+    if window is not None and list(window.type.get_shape()) != [frame]:
+        raise node.error(f"the window's shape {window.type.get_shape()} is not [{frame}]")
+    onesided = bool(node.require_attr("onesided", [0, 1], 1))
+    if step < 1 or not 1 <= frame <= length:
+        raise node.error(f"frame_step {step} and frame_length {frame} do not fit {length} samples")
+    if onesided and parts == 2:
+        raise node.error("a one-sided STFT needs a real signal ([batch, length, 1])")
+    frames = (length - frame) // step + 1
+    positions = np.arange(frames)[:, None] * step + np.arange(frame)[None, :]
+    where = node.importer.constant_value(positions, i64, node.label)
+    framed = node.make("gather", [signal, where], axis=1)  # [batch, frames, frame, parts]
+    if window is not None:
+        framed = node.make("mul", [framed, reshape(node, window, [frame, 1])])
+    matrix = dft_matrix(frame, parts, frame, False, onesided)
+    rows = reshape(node, framed, [batch * frames, frame * parts])
+    weights = node.importer.constant_value(matrix, signal.type.element_type, node.label)
+    result = node.make("matmul", [rows, weights])
+    return [reshape(node, result, [batch, frames, matrix.shape[1] // 2, 2])]

@@ -3,7 +3,8 @@ GatherElements, GatherND, ScatterElements, ScatterND). Each op is checked
 against an element-by-element numpy formula twice, through the reference
 interpreter and compiled (vector body and scalar tail, negative and
 out-of-range indices, duplicates, NaN and inf), and each ONNX op against
-onnxruntime through the importer.
+onnxruntime through the importer; TensorScatter (a KV-cache update built on
+scatter_elements) against the spec's pseudocode.
 """
 
 import operator
@@ -419,3 +420,34 @@ def test_onnx_errors_are_one_line(op_type, attributes, shapes, message):
     with pytest.raises(OnnxImportError) as error:
         import_onnx(_onnx_model(node, inputs, output_type))
     assert message in str(error.value) and "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("mode", ["linear", "circular"])
+@pytest.mark.parametrize("axis", [-2, 1])
+def test_onnx_tensor_scatter_writes_each_batch_at_its_index(mode, axis):
+    """TensorScatter (a KV-cache update), against the spec's pseudocode."""
+    from onnx import TensorProto
+    from onnx_node_model import node_model
+
+    from graphcompiler.frontends.onnx import import_onnx
+
+    cache_shape = [3, 7, 4, 2] if axis == 1 else [3, 2, 7, 4]
+    update_shape = list(cache_shape)
+    update_shape[axis] = 3
+    F, I64 = TensorProto.FLOAT, TensorProto.INT64
+    model = node_model(
+        "TensorScatter",
+        [("cache", F, cache_shape), ("update", F, update_shape), ("at", I64, [3])],
+        [("present", F, cache_shape)],
+        opset=24, mode=mode, axis=axis,
+    )  # fmt: skip
+    cache = np.arange(np.prod(cache_shape), dtype=np.float32).reshape(cache_shape)
+    update = -np.arange(1, 1 + np.prod(update_shape), dtype=np.float32).reshape(update_shape)
+    at = np.array([0, 4 if mode == "linear" else 6, 2], np.int64)
+    got = graphcompiler.compile(import_onnx(model), cache=False)(cache, update, at)
+    expected = cache.copy()
+    moved, moved_update = np.moveaxis(expected, axis, -1), np.moveaxis(update, axis, -1)
+    for b in range(3):
+        for step in range(3):
+            moved[b, ..., (at[b] + step) % cache_shape[axis]] = moved_update[b, ..., step]
+    np.testing.assert_array_equal(got, expected)

@@ -1,4 +1,5 @@
 """The ONNX converters of DFT (one matmul with a constant cos/sin matrix),
+STFT (the frames gathered, windowed, through the same matrix),
 OneHot (indices compared with an iota, then a select) and the random ops
 (RandomUniform, RandomNormal and their *Like forms: constants drawn at
 import time).
@@ -338,3 +339,45 @@ def test_random_errors_are_one_line():
     model = _random("RandomUniform", [4], low=1.0, high=1.0)
     with pytest.raises(OnnxImportError, match=r"\(RandomUniform\): low 1.0 is not below high"):
         import_onnx(model)
+
+
+@pytest.mark.parametrize("windowed", [False, True])
+@pytest.mark.parametrize("frame, step", [(16, 8), (10, 3)])
+def test_stft_is_numpys_rfft_of_each_windowed_frame(windowed, frame, step):
+    signal = rng.standard_normal([2, 64, 1]).astype(np.float32)
+    window = np.hanning(frame).astype(np.float32)
+    constants = [_constant("step", step)] + (
+        [_constant("window", window, np.float32)] if windowed else []
+    )
+    constants.append(_constant("length", frame))
+    names = ["signal", "step", "window" if windowed else "", "length"]
+    frames = (64 - frame) // step + 1
+    output = [("y", F, [2, frames, frame // 2 + 1, 2])]
+    model = _model(
+        "STFT", [("signal", F, [2, 64, 1])], output, constants, opset=17, input_names=names
+    )
+    (got,) = _run(model, signal)
+    pieces = np.stack([signal[:, f * step : f * step + frame, 0] for f in range(frames)], 1)
+    spectrum = np.fft.rfft(pieces.astype(np.float64) * (window if windowed else 1.0), axis=-1)
+    expected = np.stack([spectrum.real, spectrum.imag], -1)
+    assert got.shape == (2, frames, frame // 2 + 1, 2)
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_stft_frame_length_input_is_specialized_on(tmp_path):
+    """frame_step and frame_length given as graph inputs (onnx's own test
+    models): compile(path) binds their values."""
+    inputs = [("signal", F, [1, 40, 1]), ("step", I64, []), ("length", I64, [])]
+    model = node_model(
+        "STFT",
+        inputs,
+        [("y", F, [1, 9, 5, 2])],
+        opset=17,
+        input_names=["signal", "step", "", "length"],
+    )
+    path = tmp_path / "stft.onnx"
+    onnx.save(model, path)
+    signal = rng.standard_normal([1, 40, 1]).astype(np.float32)
+    got = graphcompiler.compile(str(path), cache=False)(signal, np.array(4), np.array(8))
+    spectrum = np.fft.rfft(np.stack([signal[0, f * 4 : f * 4 + 8, 0] for f in range(9)]), axis=-1)
+    np.testing.assert_allclose(got[0], np.stack([spectrum.real, spectrum.imag], -1), atol=1e-4)
