@@ -1,4 +1,4 @@
-"""Converters of ONNX's DFT (opsets 17 and 20) and STFT, registered in
+"""Converters of ONNX's DFT (opsets 17 and 20), STFT and MelWeightMatrix, registered in
 `ops.CONVERTERS`.
 
 A DFT of static length is a linear map, so it runs as one graph.matmul with
@@ -18,7 +18,9 @@ with (xr + i xi)(cos t + i s sin t) = (xr cos t - s xi sin t) + i (xi cos t
 (rows the matrix never reads) or truncates (rows of zeros); an axis other
 than the last signal one is transposed there and back.
 
-STFT reads its frames with one graph.gather of constant positions ([frames,
+MelWeightMatrix is a constant of its constant inputs (folded by the
+importer with onnx's reference). STFT reads its
+frames with one graph.gather of constant positions ([frames,
 frame_length] along the signal), multiplies them by the window and maps each
 with the same matrix.
 """
@@ -143,3 +145,14 @@ def _stft(node: Node) -> list:
     weights = node.importer.constant_value(matrix, signal.type.element_type, node.label)
     result = node.make("matmul", [rows, weights])
     return [reshape(node, result, [batch, frames, matrix.shape[1] // 2, 2])]
+
+
+@converter("MelWeightMatrix")
+def _mel_weight_matrix(node: Node) -> list:
+    """A filter bank of constant sizes: the importer folds the node with
+    onnx's reference once its inputs are known, so reaching here means an
+    input is not (bound graph inputs are), or the reference refused them."""
+    names = ["num_mel_bins", "dft_length", "sample_rate", "lower_edge_hertz", "upper_edge_hertz"]
+    for index, what in enumerate(names):
+        node.constant(index, what)
+    raise node.error("these sizes and edges do not make a filter bank")

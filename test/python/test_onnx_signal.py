@@ -381,3 +381,23 @@ def test_stft_frame_length_input_is_specialized_on(tmp_path):
     got = graphcompiler.compile(str(path), cache=False)(signal, np.array(4), np.array(8))
     spectrum = np.fft.rfft(np.stack([signal[0, f * 4 : f * 4 + 8, 0] for f in range(9)]), axis=-1)
     np.testing.assert_allclose(got[0], np.stack([spectrum.real, spectrum.imag], -1), atol=1e-4)
+
+
+def test_mel_weight_matrix_is_a_constant_of_its_inputs(tmp_path):
+    """Given as graph inputs (onnx's test model), compile(path) binds them
+    and the filter bank folds to onnx's reference values."""
+    from onnx.reference import ReferenceEvaluator
+
+    sizes = [("bins", I64, []), ("length", I64, []), ("rate", I64, [])]
+    edges = [("low", F, []), ("high", F, [])]
+    model = node_model("MelWeightMatrix", sizes + edges, [("w", F, [9, 5])], opset=17)
+    path = tmp_path / "mel.onnx"
+    onnx.save(model, path)
+    values = [np.array(5), np.array(16), np.array(8000), np.array(100.0, np.float32),
+              np.array(3000.0, np.float32)]  # fmt: skip
+    got = graphcompiler.compile(str(path), cache=False)(*values)
+    (expected,) = ReferenceEvaluator(model).run(
+        None, dict(zip("bins length rate low high".split(), values, strict=True))
+    )
+    np.testing.assert_array_equal(got, expected)
+    assert got.any(axis=0).all()  # every filter has weight
