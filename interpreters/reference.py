@@ -329,17 +329,15 @@ def _gather(op: graph.GatherOp, x: Array, indices: Array) -> Array:
 
 
 def _pad(op: graph.PadOp, x: Array) -> Array:
-    """numpy.pad of the positive amounts, then a slice for the negative ones."""
+    """A slice for the negative amounts, then numpy.pad of the positive ones."""
     amounts = op.amounts(x.ndim)
     mode = op.pad_mode
+    crop = tuple(slice(-min(b, 0), x.shape[d] + min(a, 0)) for d, (b, a) in enumerate(amounts))
     grow = [(max(b, 0), max(a, 0)) for b, a in amounts]
     if mode == "constant":
         fill = to_tensor(op.fill_value, TensorType(op.result.type.element_type, []))
-        padded = np.pad(x, grow, constant_values=fill)
-    else:
-        padded = np.pad(x, grow, mode=mode)  # edge, reflect, wrap: numpy's names
-    crop = tuple(slice(-min(b, 0), padded.shape[d] + min(a, 0)) for d, (b, a) in enumerate(amounts))
-    return padded[crop]
+        return np.pad(x[crop], grow, constant_values=fill)
+    return np.pad(x[crop], grow, mode=mode)  # edge, reflect, wrap: numpy's names
 
 
 def _constant(op: graph.ConstantOp) -> Array:

@@ -279,13 +279,14 @@ def pad_amounts(properties: Mapping[str, Attribute], rank: int) -> list[tuple[in
 @irdl_op_definition
 class PadOp(GraphOp):
     """numpy.pad (ONNX Pad): dim d grows by pads[d] elements before and
-    pads[rank + d] after; a negative amount removes elements instead (numpy.pad
-    of the positive amounts, then a slice). `mode`: "constant" (the default)
-    fills with `value` (default 0.0; an integer tensor needs an integral value
-    in its range), "reflect" mirrors without repeating the border (amounts at
-    most n - 1; a dim of one element repeats it), "edge" repeats the border,
-    "wrap" repeats the tensor periodically; the last three need a non-empty dim
-    wherever they pad.
+    pads[rank + d] after; a negative amount removes elements instead (a slice
+    first, then numpy.pad of the positive amounts over what is left, as
+    onnxruntime). `mode`: "constant" (the default) fills with `value`
+    (default 0.0; an integer tensor needs an integral value in its range),
+    "reflect" mirrors without repeating the border (amounts at most m - 1 for
+    the m elements left; a dim of one element repeats it), "edge" repeats the
+    border, "wrap" repeats what is left periodically; the last three need a
+    non-empty dim wherever they pad.
 
     Example:
 
@@ -326,17 +327,18 @@ class PadOp(GraphOp):
         result = []
         amounts = pad_amounts(properties, len(shape))
         for d, (size, (before, after)) in enumerate(zip(shape, amounts, strict=True)):
-            padded = max(before, 0) or max(after, 0)
-            if mode != "constant" and padded and size == 0:
-                raise VerifyException(f'dim {d} is empty: "{mode}" has nothing to pad it with')
-            if mode == "reflect" and size > 1 and max(before, after) > size - 1:
-                raise VerifyException(
-                    f'"reflect" pads dim {d} of size {size} by {max(before, after)}, at most '
-                    f"{size - 1} allowed"
-                )
-            if size + before + after < 0:
+            left = size + min(before, 0) + min(after, 0)  # after the negative amounts' slice
+            if left < 0:
                 raise VerifyException(
                     f"pads ({before}, {after}) remove more than the {size} elements of dim {d}"
+                )
+            padded = max(before, 0) or max(after, 0)
+            if mode != "constant" and padded and left == 0:
+                raise VerifyException(f'dim {d} is empty: "{mode}" has nothing to pad it with')
+            if mode == "reflect" and left > 1 and max(before, after) > left - 1:
+                raise VerifyException(
+                    f'"reflect" pads dim {d} of {left} elements by {max(before, after)}, at most '
+                    f"{left - 1} allowed"
                 )
             result.append(size + before + after)
         return TensorType(element, result)

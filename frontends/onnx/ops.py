@@ -334,14 +334,14 @@ def _reduce(node: Node) -> list:
     x = node.value(0)
     axes = _reduce_axes(node, len(x.type.get_shape()))
     keep_dims = bool(node.attr("keepdims", 1))
+    if before:  # also with no axes: onnx's reference and onnxruntime take |x| for ReduceL2
+        x = node.make(before, [x])
     if axes == []:
         result = x
     elif x.type.element_type == i1 and reduction in ("reduce_max", "reduce_min"):  # any, all
         as_bytes = node.make(reduction, [cast(node, x, ui8)], axes=axes or [], keep_dims=keep_dims)
         result = cast(node, as_bytes, i1)
     else:
-        if before:
-            x = node.make(before, [x])
         result = node.make(reduction, [x], axes=axes or [], keep_dims=keep_dims)
     if after:
         result = node.make(after, [result])

@@ -180,21 +180,32 @@ def _source_position(
     b: TirBuilder, i: SSAValue, n: int, before: int, after: int, mode: str
 ) -> tuple[SSAValue | int, list[SSAValue]]:
     """The source index an output index `i` of a padded dim reads, and the
-    conditions under which it is inside (constant mode)."""
-    s = b.sub(i, before) if before else i
+    conditions under which it is inside (constant mode). Negative amounts
+    slice first: the padding repeats the m elements left from `start`."""
+    start = max(-before, 0)
+    m = n - start - max(-after, 0)
     if before <= 0 and after <= 0:  # only cropped: a shift
-        return s, []
+        return (b.add(i, start) if start else i), []
+    s = b.sub(i, before) if before > 0 else i  # the position among the m elements
     if mode == "constant":
         conditions = [b.binary(tir.GeOp, s, 0)] if before > 0 else []
-        return s, [*conditions, *([b.binary(tir.LtOp, s, n)] if after > 0 else [])]
+        return _shifted(b, s, start), [
+            *conditions,
+            *([b.binary(tir.LtOp, s, m)] if after > 0 else []),
+        ]
     if mode == "edge":
-        return b.binary(tir.MinOp, b.binary(tir.MaxOp, s, 0), n - 1), []
+        return _shifted(b, b.binary(tir.MinOp, b.binary(tir.MaxOp, s, 0), m - 1), start), []
     if mode == "wrap":
-        return b.mod(b.add(b.mod(s, n), n), n), []
-    if n == 1:  # reflect: a single element mirrors onto itself
-        return 0, []
+        return _shifted(b, b.mod(b.add(b.mod(s, m), m), m), start), []
+    if m == 1:  # reflect: a single element mirrors onto itself
+        return start, []
     mirrored = b.select(b.binary(tir.LtOp, s, 0), b.sub(0, s), s)
-    return b.select(b.binary(tir.GtOp, mirrored, n - 1), b.sub(2 * (n - 1), mirrored), mirrored), []
+    inside = b.select(b.binary(tir.GtOp, mirrored, m - 1), b.sub(2 * (m - 1), mirrored), mirrored)
+    return _shifted(b, inside, start), []
+
+
+def _shifted(b: TirBuilder, position: SSAValue, start: int) -> SSAValue:
+    return b.add(position, start) if start else position
 
 
 def pad(kernel: Kernel, op: graph.PadOp) -> None:

@@ -453,6 +453,21 @@ def test_onnx_boolean_max_and_min_are_any_and_all(op_type):
     np.testing.assert_array_equal(got, expected)
 
 
+@pytest.mark.parametrize(
+    "op_type", ["ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"]
+)
+def test_onnx_reductions_over_no_axes_keep_their_element_wise_parts(op_type):
+    """noop_with_empty_axes and no axes: nothing is summed, but |x|, x^2,
+    exp and log still apply (ReduceL2 is |x|), as onnxruntime computes."""
+    model = node_model(
+        op_type, [("x", F, [3, 4])], [("y", F, [3, 4])], opset=18, noop_with_empty_axes=1
+    )
+    x = rng.uniform(-3, 3, (3, 4)).astype(np.float32)
+    if op_type == "ReduceLogSum":
+        x = np.abs(x) + 0.5
+    _agrees_with_onnxruntime(model, x)
+
+
 def test_onnx_arg_extremes_and_cumsum():
     x = _ties_and_nans([4, 10], "f32")
     x[np.isnan(x)] = 1.0  # onnxruntime does not promise numpy's NaN rule

@@ -99,8 +99,17 @@ func.func @pad_mode(%x: tensor<4x3xf32>) {
 // -----
 
 func.func @pad_reflect_too_far(%x: tensor<4x3xf32>) {
-  // expected-error @+1 {{"reflect" pads dim 1 of size 3 by 3, at most 2 allowed}}
+  // expected-error @+1 {{"reflect" pads dim 1 of 3 elements by 3, at most 2 allowed}}
   %0 = graph.pad %x {pads = array<i64: 0, 3, 0, 0>, mode = "reflect"} : tensor<4x3xf32> -> tensor<4x6xf32>
+  func.return
+}
+
+// -----
+
+// The negative amount slices first: 3 of the 5 elements are left to mirror.
+func.func @pad_reflect_too_far_after_the_slice(%x: tensor<4x5xf32>) {
+  // expected-error @+1 {{"reflect" pads dim 1 of 3 elements by 3, at most 2 allowed}}
+  %0 = graph.pad %x {pads = array<i64: 0, 3, 0, -2>, mode = "reflect"} : tensor<4x5xf32> -> tensor<4x6xf32>
   func.return
 }
 
