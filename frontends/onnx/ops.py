@@ -417,12 +417,30 @@ def _lp_normalization(node: Node) -> list:
 
 @converter("BatchNormalization")
 def _batch_norm(node: Node) -> list:
-    if node.attr("training_mode", 0):
-        raise node.unsupported_attribute("training_mode", "inference only")
-    node.attr("momentum")
+    """Inference normalizes with the given statistics; training mode with
+    the batch's own (mean and biased variance over all axes but the
+    channels: BiT's weight standardization is exported so) and gives the
+    running statistics updated by `momentum` as well."""
+    momentum = float(node.attr("momentum", 0.9))
     x = _float_input(node)
+    epsilon = float(node.attr("epsilon", 1e-5))
     parameters = [cast(node, node.value(i), x.type.element_type) for i in range(1, 5)]
-    return [node.make("batch_norm", [x, *parameters], epsilon=float(node.attr("epsilon", 1e-5)))]
+    if not node.attr("training_mode", 0):
+        return [node.make("batch_norm", [x, *parameters], epsilon=epsilon)]
+    shape = x.type.get_shape()
+    axes = [0, *range(2, len(shape))]
+    mean = node.make("reduce_mean", [x], axes=axes, keep_dims=False)
+    centered = node.make("sub", [x, reshape(node, mean, [shape[1], *[1] * (len(shape) - 2)])])
+    variance = node.make(
+        "reduce_mean", [node.make("square", [centered])], axes=axes, keep_dims=False
+    )
+    y = node.make("batch_norm", [x, *parameters[:2], mean, variance], epsilon=epsilon)
+    running = [
+        node.make("add", [node.make("mul", [given, node.scalar(momentum, given)]),
+                          node.make("mul", [batch, node.scalar(1 - momentum, batch)])])
+        for given, batch in ((parameters[2], mean), (parameters[3], variance))
+    ]  # fmt: skip
+    return [y, *running]
 
 
 @converter("InstanceNormalization")

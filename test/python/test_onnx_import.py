@@ -332,3 +332,30 @@ def test_training_dropout_runs_only_without_drops(ratio):
     y, mask = graphcompiler.compile(import_onnx(model), cache=False)(x)
     np.testing.assert_array_equal(y, x)
     assert mask.dtype == np.bool_ and mask.all()
+
+
+def test_training_batch_norm_uses_the_batch_statistics():
+    """training_mode 1 (BiT's weight standardization exports so): the
+    batch's mean and biased variance per channel, and the running
+    statistics moved towards them by momentum."""
+    x = np.random.default_rng(3).standard_normal([4, 3, 5, 2]).astype(np.float32) * 3 + 1
+    parameters = [
+        ("scale", np.array([1.0, 2.0, 0.5], np.float32)),
+        ("bias", np.array([0.0, -1.0, 3.0], np.float32)),
+        ("mean", np.array([0.5, 0.0, -0.5], np.float32)),
+        ("var", np.array([1.0, 2.0, 3.0], np.float32)),
+    ]
+    node = helper.make_node(
+        "BatchNormalization", ["x", "scale", "bias", "mean", "var"], ["y", "rm", "rv"],
+        training_mode=1, momentum=0.8, epsilon=1e-3,
+    )  # fmt: skip
+    outputs = [("y", F, [4, 3, 5, 2]), ("rm", F, [3]), ("rv", F, [3])]
+    model = make_model([node], [("x", F, [4, 3, 5, 2])], outputs, parameters, opset=15)
+    y, running_mean, running_var = graphcompiler.compile(import_onnx(model), cache=False)(x)
+    mean, var = x.mean(axis=(0, 2, 3)), x.var(axis=(0, 2, 3))
+    at = (slice(None), None, None)
+    scale, bias = parameters[0][1], parameters[1][1]
+    expected = (x - mean[at]) / np.sqrt(var[at] + 1e-3) * scale[at] + bias[at]
+    np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(running_mean, parameters[2][1] * 0.8 + mean * 0.2, rtol=1e-6)
+    np.testing.assert_allclose(running_var, parameters[3][1] * 0.8 + var * 0.2, rtol=1e-5)
