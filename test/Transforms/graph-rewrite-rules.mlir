@@ -11,7 +11,7 @@
 // CHECK-NEXT:    graph.yield
 // ONLY-LABEL: func.func @conv_block
 // ONLY-NOT:     graph.fused
-// UNKNOWN: error: pass 'graph-rewrite-rules' failed: unknown rewrite rule(s) nope (known: conv2d-bias-relu, matmul-bias-gelu, log-of-exp, attention, attention-add, attention-mul, attention-mul-add, attention-div, attention-div-add, attention-zeroing-nan, attention-zeroing-nan-add, attention-zeroing-nan-mul, attention-zeroing-nan-mul-add, attention-zeroing-nan-div, attention-zeroing-nan-div-add)
+// UNKNOWN: error: pass 'graph-rewrite-rules' failed: unknown rewrite rule(s) nope (known: conv2d-bias-relu, matmul-bias-gelu, log-of-exp, attention, attention-add, attention-mul, attention-mul-add, attention-div, attention-div-add, attention-decode-groups, attention-zeroing-nan, attention-zeroing-nan-add, attention-zeroing-nan-mul, attention-zeroing-nan-mul-add, attention-zeroing-nan-div, attention-zeroing-nan-div-add)
 func.func @conv_block(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4x1x1xf32>) -> tensor<1x4x6x6xf32> {
   %0 = graph.conv2d %x, %w : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
   %1 = graph.add %0, %b : (tensor<1x4x6x6xf32>, tensor<4x1x1xf32>) -> tensor<1x4x6x6xf32>
@@ -196,6 +196,28 @@ func.func @attention_grouped_heads(%q: tensor<1x6x16x8xf32>, %k: tensor<1x2x24x8
   %p3 = graph.softmax %s3 {axis = -1 : i64} : tensor<1x6x16x24xf32>
   %o3 = graph.matmul %p3, %v2 : (tensor<1x6x16x24xf32>, tensor<1x6x24x8xf32>) -> tensor<1x6x16x8xf32>
   func.return %o, %o2, %r3, %o3 : tensor<1x6x16x4xf32>, tensor<1x6x16x8xf32>, tensor<1x6x24x8xf32>, tensor<1x6x16x8xf32>
+}
+
+// -----
+
+// A decode step (one query) of grouped heads: each group's 3 query heads
+// become 3 queries of its key/value head (reshapes, which are views), a
+// per-head mask likewise; a shared mask and a prefill (16 queries) stay.
+// CHECK-LABEL: func.func @attention_decode_groups
+// CHECK-NEXT:    %[[Q:.*]] = graph.reshape %q : tensor<1x1x6x8xf32> -> tensor<1x2x3x8xf32>
+// CHECK-NEXT:    %[[M:.*]] = graph.reshape %m : tensor<1x6x1x24xf32> -> tensor<1x2x3x24xf32>
+// CHECK-NEXT:    %[[G:.*]] = graph.attention %[[Q]], %k, %v, %[[M]] {scale = 5.000000e-01 : f32} : (tensor<1x2x3x8xf32>, tensor<1x2x24x8xf32>, tensor<1x2x24x4xf32>, tensor<1x2x3x24xf32>) -> tensor<1x2x3x4xf32>
+// CHECK-NEXT:    %[[O:.*]] = graph.reshape %[[G]] : tensor<1x2x3x4xf32> -> tensor<1x1x6x4xf32>
+// CHECK-NEXT:    %[[Q2:.*]] = graph.reshape %q2 : tensor<1x6x1x8xf32> -> tensor<1x2x3x8xf32>
+// CHECK-NEXT:    %[[G2:.*]] = graph.attention %[[Q2]], %k, %v, %s : (tensor<1x2x3x8xf32>, tensor<1x2x24x8xf32>, tensor<1x2x24x4xf32>, tensor<1x1x1x24xf32>)
+// CHECK-NEXT:    %[[O2:.*]] = graph.reshape %[[G2]]
+// CHECK-NEXT:    %[[P:.*]] = graph.attention %p, %k, %v : (tensor<1x6x16x8xf32>
+// CHECK-NEXT:    func.return %[[O]], %[[O2]], %[[P]]
+func.func @attention_decode_groups(%q: tensor<1x1x6x8xf32>, %q2: tensor<1x6x1x8xf32>, %p: tensor<1x6x16x8xf32>, %k: tensor<1x2x24x8xf32>, %v: tensor<1x2x24x4xf32>, %m: tensor<1x6x1x24xf32>, %s: tensor<1x1x1x24xf32>) -> (tensor<1x1x6x4xf32>, tensor<1x6x1x4xf32>, tensor<1x6x16x4xf32>) {
+  %o = graph.attention %q, %k, %v, %m {scale = 0.5 : f32, sequence_major = ["query", "result"]} : (tensor<1x1x6x8xf32>, tensor<1x2x24x8xf32>, tensor<1x2x24x4xf32>, tensor<1x6x1x24xf32>) -> tensor<1x1x6x4xf32>
+  %o2 = graph.attention %q2, %k, %v, %s : (tensor<1x6x1x8xf32>, tensor<1x2x24x8xf32>, tensor<1x2x24x4xf32>, tensor<1x1x1x24xf32>) -> tensor<1x6x1x4xf32>
+  %o3 = graph.attention %p, %k, %v : (tensor<1x6x16x8xf32>, tensor<1x2x24x8xf32>, tensor<1x2x24x4xf32>) -> tensor<1x6x16x4xf32>
+  func.return %o, %o2, %o3 : tensor<1x1x6x4xf32>, tensor<1x6x1x4xf32>, tensor<1x6x16x4xf32>
 }
 
 // -----

@@ -250,6 +250,55 @@ def test_grouped_heads_in_the_interpreter_and_the_kernel(monkeypatch, target):
         graphcompiler.compile(text.replace("2x6x9x8", "2x4x9x8").replace("2x6x9x4", "2x4x9x4"))
 
 
+DECODE_STEPS = [
+    # query, key, value, mask, sequence-major roles
+    ([2, 8, 1, 16], [2, 2, 37, 16], [2, 2, 37, 16], [2, 1, 1, 37], []),
+    ([1, 1, 6, 8], [1, 3, 40, 8], [1, 40, 3, 8], [1, 6, 1, 40], ["query", "value", "result"]),
+    ([3, 4, 1, 8], [3, 1, 33, 8], [3, 1, 33, 8], None, []),  # multi-query: one shared head
+]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("q_shape, k_shape, v_shape, mask_shape, major", DECODE_STEPS)
+def test_decode_step_reads_each_group_once(monkeypatch, target, q_shape, k_shape, v_shape,
+                                           mask_shape, major):  # fmt: skip
+    """One query of grouped heads: graph-rewrite-rules turns each group's
+    heads into queries of its one key/value head (views, no copy); the
+    result is the grouped attention's, with per-head and shared masks,
+    sequence-major operands and a multi-query key."""
+    monkeypatch.setenv("GC_TARGET", target)
+    shapes = [q_shape, k_shape, v_shape, *([mask_shape] if mask_shape else [])]
+    out_shape = [*q_shape[:-1], v_shape[-1]]
+    types = [_t(shape) for shape in shapes]
+    names = ["%q", "%k", "%v", "%m"][: len(shapes)]
+    roles = ", ".join(f'"{r}"' for r in major)
+    text = (
+        f"func.func @main({', '.join(f'{n}: {t}' for n, t in zip(names, types, strict=True))})"
+        f" -> {_t(out_shape)} {{\n  %o = graph.attention {', '.join(names)} "
+        f"{{scale = 0.3 : f32, sequence_major = [{roles}]}} : ({', '.join(types)}) -> "
+        f"{_t(out_shape)}\n  func.return %o : {_t(out_shape)}\n}}"
+    )
+    inputs = [rng.uniform(-1, 1, shape).astype(np.float32) for shape in shapes]
+    q, k, v = (np.swapaxes(x, 1, 2) if role in major else x
+               for x, role in zip(inputs, ("query", "key", "value"), strict=False))  # fmt: skip
+    groups = q.shape[1] // k.shape[1]
+    scores = q @ np.swapaxes(np.repeat(k, groups, axis=1), -1, -2) * 0.3
+    if mask_shape:
+        scores = scores + inputs[3]
+    p = np.exp(scores - scores.max(-1, keepdims=True))
+    expected = (p / p.sum(-1, keepdims=True)) @ np.repeat(v, groups, axis=1)
+    if "result" in major:
+        expected = np.swapaxes(expected, 1, 2)
+    compiled = graphcompiler.compile(text)
+    assert str(compiled.graph).count("graph.attention") == 1
+    assert f"x{groups}x{q.shape[-1]}xf32>" in str(compiled.graph)  # the heads as queries
+    compiled.set_num_threads(1)
+    got = compiled(*inputs)
+    compiled.set_num_threads(2)
+    np.testing.assert_array_equal(got, compiled(*inputs))
+    np.testing.assert_allclose(got, expected, atol=2e-6)
+
+
 def test_masked_rows_and_special_scores():
     q, k, v, mask = [1, 6, 8], [1, 200, 8], [1, 200, 8], [6, 200]
     inputs = [rng.uniform(-1, 1, s).astype(np.float32) for s in (q, k, v, mask)]
