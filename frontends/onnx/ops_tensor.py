@@ -297,7 +297,7 @@ def _slice_op(node: Node) -> list:
         if step == 0:
             raise node.error("step 0 is not a slice")
         if step < 0:
-            backward[axis] = np.arange(shape[axis])[int(start) : int(end) : int(step)]
+            backward[axis] = np.array(_backward_range(shape[axis], int(start), int(end), int(step)))
             continue
         full_starts[axis], full_ends[axis], full_steps[axis] = int(start), int(end), int(step)
     x = _slice(
@@ -307,6 +307,17 @@ def _slice_op(node: Node) -> list:
         where = node.importer.constant_value(indices.astype(np.int64), i64, node.label)
         x = node.make("gather", [x, where], axis=axis)
     return [x]
+
+
+def _backward_range(size: int, start: int, end: int, step: int) -> range:
+    """The indices a negative step takes, as ONNX clamps them: a negative
+    start or end counts from the end, then the start lies in [0, size - 1]
+    and the end in [-1, size - 1], -1 meaning before the first element
+    (numpy would read it as the last)."""
+    if size == 0:
+        return range(0)
+    start, end = (v + size if v < 0 else v for v in (start, end))
+    return range(min(max(start, 0), size - 1), min(max(end, -1), size - 1), step)
 
 
 @converter("Gather")
