@@ -147,6 +147,9 @@ class Node:
         self.label = proto.name or (proto.output[0] if proto.output else proto.op_type)
         self.attributes = {a.name: a for a in proto.attribute}
         self.read: set[str] = set()
+        self.beyond_shape_inference = False
+        """Set by a converter whose output shape onnx's shape inference gets
+        wrong (onnxruntime agrees with the converter): not cross-checked."""
 
     # --- diagnostics
 
@@ -366,6 +369,8 @@ class Importer:
         unread = sorted(set(node.attributes) - node.read)
         if unread:
             raise node.unsupported_attribute(unread[0])
+        if node.beyond_shape_inference:
+            self._forget_inferred_from(proto)
         if len(results) < len([o for o in proto.output if o]):
             missing = proto.output[len(results)]
             raise node.error(f"output '{missing}' is not supported")
@@ -381,6 +386,21 @@ class Importer:
             if result.name_hint is None:  # not a value passed through (Identity)
                 result.name_hint = name_hint(name)
             self.values[name] = result
+
+    def _forget_inferred_from(self, proto: onnx.NodeProto) -> None:
+        """Drop onnx's inferred types of `proto`'s outputs and of everything
+        computed from them: they follow from a shape onnx got wrong."""
+        readers: dict[str, list[onnx.NodeProto]] = {}
+        for node in _all_nodes(self.model.graph):
+            for name in _names_read(node):
+                readers.setdefault(name, []).append(node)
+        pending, seen = [o for o in proto.output if o], set()
+        while pending:
+            name = pending.pop()
+            if name not in seen:
+                seen.add(name)
+                self.inferred.pop(name, None)
+                pending.extend(o for reader in readers.get(name, []) for o in reader.output if o)
 
     def _check_type(self, node: Node, name: str, result: SSAValue) -> None:
         expected = self.inferred.get(name)
@@ -446,6 +466,9 @@ class Importer:
         except Exception:  # noqa: BLE001 - onnx's evaluator cannot: convert the node instead
             return False
         for name, array in zip(proto.output, results, strict=False):
+            inferred = self.inferred.get(name)
+            if inferred is not None and list(np.shape(array)) != list(inferred.get_shape()):
+                return False  # the evaluator and shape inference disagree: the converter decides
             if name:
                 array = np.asarray(array)
                 type_ = self.inferred[name].element_type if name in self.inferred else None

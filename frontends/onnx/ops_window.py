@@ -203,6 +203,8 @@ def _conv_transpose(node: Node) -> list:
         begins, ends = [], []
         for d in range(rank):
             total = strides[d] * (spatial[d] - 1) + output_padding[d] + extents[d] - target[d]
+            if not output_shape:  # SAME beyond the full output: no padding (onnxruntime)
+                total = max(total, 0)
             small, large = total // 2, total - total // 2
             begins.append(small if auto_pad == "SAME_UPPER" else large)
             ends.append(large if auto_pad == "SAME_UPPER" else small)
@@ -273,7 +275,8 @@ def _pool_window(node: Node, spatial: Sequence[int], kernel: Sequence[int]):
         if ceil_mode:
             count = -(-room // strides[d]) + 1
             if (count - 1) * strides[d] >= spatial[d] + begins[d]:
-                count -= 1
+                count -= 1  # as onnxruntime and torch; onnx's shape inference keeps it
+                node.beyond_shape_inference = True
         if count <= 0 or (room < 0 and not ceil_mode):  # ceil_mode: a partial window counts
             raise node.error(f"the window {list(kernel)} does not fit the input {list(spatial)}")
         extra.append(max(0, (count - 1) * strides[d] + extent - spatial[d] - begins[d] - ends[d]))

@@ -17,7 +17,7 @@ import pytest
 onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
-from onnx import helper, numpy_helper  # noqa: E402
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 from onnx.reference import ReferenceEvaluator  # noqa: E402
 from onnxruntime_session import session  # noqa: E402
 
@@ -316,3 +316,64 @@ def test_output_shapes_come_from_the_inputs_not_onnx_shape_inference(monkeypatch
     ]
     for op_type, inputs, attributes in cases:
         import_onnx(_model(op_type, inputs, **attributes))
+
+
+# --- where onnx's own shape inference or evaluator disagrees with onnxruntime ---
+
+
+@pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "SAME_LOWER"])
+def test_conv_transpose_same_padding_never_negative(auto_pad):
+    """A kernel shorter than the stride: input * stride is more than the
+    full output, so no padding (onnxruntime's output is one shorter)."""
+    inputs = [("x", _floats(2, 3, 5, 7)), ("w", _floats(3, 2, 1, 3))]
+    model = _model("ConvTranspose", inputs, strides=[2, 3], auto_pad=auto_pad)
+    _check(model, inputs, _onnxruntime(model, inputs), compiled=True)
+
+
+def test_a_ceil_mode_window_starting_past_the_input_is_dropped_downstream_too():
+    """onnx's shape inference keeps a last ceil_mode window that starts
+    beyond the input; onnxruntime and torch drop it, and so does the
+    importer, for the pool and the ops after it."""
+    nodes = [
+        helper.make_node("MaxPool", ["x"], ["p"], ceil_mode=1, kernel_shape=[2, 2], strides=[3, 1],
+                         pads=[0, 0, 1, 0]),
+        helper.make_node("Relu", ["p"], ["r"]),
+        helper.make_node("Add", ["r", "p"], ["y"]),
+    ]  # fmt: skip
+    graph = helper.make_graph(
+        nodes,
+        "case",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 3, 7])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    inputs = [("x", _floats(2, 3, 3, 7))]
+    expected = _onnxruntime(model, inputs)
+    assert expected.shape == (2, 3, 1, 6)
+    _check(model, inputs, expected, compiled=True)
+
+
+def test_a_constant_node_onnx_evaluates_to_another_shape_is_converted():
+    """A ConvTranspose of constants that onnx's reference evaluator would
+    fold to a shape its shape inference does not give is converted
+    instead, so the Conv after it sees onnxruntime's shape."""
+    weights = [
+        numpy_helper.from_array(_floats(8, 2, 2), "a"),
+        numpy_helper.from_array(_floats(2, 3, 1), "b"),
+        numpy_helper.from_array(_floats(3, 1, 3), "c"),
+    ]
+    nodes = [
+        helper.make_node("ConvTranspose", ["a", "b"], ["t"], auto_pad="SAME_UPPER", strides=[2]),
+        helper.make_node("Conv", ["t", "c", "x"], ["y"], auto_pad="SAME_LOWER", group=3,
+                         kernel_shape=[3]),
+    ]  # fmt: skip
+    graph = helper.make_graph(
+        nodes,
+        "case",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        weights,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    inputs = [("x", _floats(3))]
+    _check(model, inputs, _onnxruntime(model, inputs), compiled=True)
