@@ -31,6 +31,8 @@ def _hardmax(node: Node) -> list:
     if not -rank <= axis < rank:
         raise node.error(f"axis {axis} is out of range for rank {rank}")
     axis %= rank
+    if 0 in shape:  # nothing to pick from: the empty result
+        return [x]
     best = node.make("argmax", [x], axis=axis, keep_dims=True)
     positions = np.arange(shape[axis]).reshape([-1 if d == axis else 1 for d in range(rank)])
     where = node.importer.constant_value(positions, i64, node.label)

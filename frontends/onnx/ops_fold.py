@@ -47,15 +47,11 @@ def max_pool_indices(node: Node, x: SSAValue, kernel: list[int]) -> SSAValue:
     """The flat input index of each window's (first) maximum."""
     n, c, *spatial = x.type.get_shape()
     rank = len(spatial)
-    strides, dilations, begins, ends, extra = _pool_window(node, spatial, kernel)
+    strides, dilations, begins, ends, extra, counts = _pool_window(node, spatial, kernel)
+    if 0 in counts or 0 in x.type.get_shape():
+        return node.importer.constant_value(np.zeros([n, c, *counts]), i64, node.label)
     ends = [e + more for e, more in zip(ends, extra, strict=True)]
     padded = _pad_spatial(node, x, begins, ends, _lowest(x.type.element_type))
-    counts = [
-        (size + b + e - d * (k - 1) - 1) // s + 1
-        for size, b, e, d, k, s in zip(
-            spatial, begins, ends, dilations, kernel, strides, strict=True
-        )
-    ]
     taps = []
     for tap in itertools.product(*(range(k) for k in kernel)):
         value = padded

@@ -56,7 +56,9 @@ def _quantized_input(node: Node, index: int, what: str) -> SSAValue:
     value = node.value(index)
     element = value.type.element_type
     if str(element) not in _QUANTIZED:
-        raise node.error(f"{what} has element type {element}; quantized values are i8, u8, i16 or u16")
+        raise node.error(
+            f"{what} has element type {element}; quantized values are i8, u8, i16 or u16"
+        )
     return value
 
 
@@ -120,7 +122,9 @@ def _dequantize_linear(node: Node) -> list:
     _block_size(node)
     x = node.value(0)
     if str(x.type.element_type) not in _QUANTIZED | {"i32"}:
-        raise node.error(f"x has element type {x.type.element_type}; i8, u8, i16, u16 or i32 expected")
+        raise node.error(
+            f"x has element type {x.type.element_type}; i8, u8, i16, u16 or i32 expected"
+        )
     output_dtype = node.attr("output_dtype", 0)
     if output_dtype and element_type(output_dtype, node.where) != node.input_type(1).element_type:
         raise node.unsupported_attribute("output_dtype", "it differs from x_scale's type")

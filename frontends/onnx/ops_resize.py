@@ -194,8 +194,13 @@ def _resize(node: Node) -> list:
     else:
         factors = [float(s) for s in scales.tolist()]
         counts = [int(f * n) for f, n in zip(factors, lengths, strict=True)]
-    if min(counts) <= 0 or min(factors) <= 0:
-        raise node.error(f"the output sizes {counts} must be positive")
+    if min(counts) < 0 or min(factors) <= 0:
+        raise node.error(f"the output sizes {counts} must not be negative")
+    if 0 in counts or 0 in shape:  # an empty result (onnx's reference, onnxruntime)
+        out = list(shape)
+        for axis, count in zip(axes, counts, strict=True):
+            out[axis] = count
+        return [node.importer.constant_value(np.zeros(out), x.type.element_type, node.label)]
     result = x
     for axis, factor, count, window in zip(axes, factors, counts, roi, strict=True):
         if math.isclose(factor, 1.0) and count == shape[axis] and window == (0.0, 1.0):

@@ -259,15 +259,16 @@ def _transposed_weight(node: Node, weight: SSAValue, groups: int) -> SSAValue:
 
 
 def _pool_window(node: Node, spatial: Sequence[int], kernel: Sequence[int]):
-    """(strides, dilations, begins, ends, extra): the window of a pooling
-    node, `extra` the end padding ceil_mode adds (the last window may start
-    in the input or the begin padding, as onnx's reference allows)."""
+    """(strides, dilations, begins, ends, extra, counts): the window of a
+    pooling node, `extra` the end padding ceil_mode adds (the last window
+    may start in the input or the begin padding, as onnx's reference
+    allows), `counts` the windows along each dim."""
     rank = len(spatial)
     if len(kernel) != rank:
         raise node.error(f"kernel_shape {list(kernel)} does not fit {rank}-D windows")
     strides, dilations, pads = _window(node, spatial, kernel)
     ceil_mode = node.attr("ceil_mode", 0)
-    begins, ends, extra = pads[:rank], pads[rank:], []
+    begins, ends, extra, counts = pads[:rank], pads[rank:], [], []
     for d in range(rank):
         extent = (kernel[d] - 1) * dilations[d] + 1
         room = spatial[d] + begins[d] + ends[d] - extent
@@ -278,9 +279,10 @@ def _pool_window(node: Node, spatial: Sequence[int], kernel: Sequence[int]):
                 count -= 1  # as onnxruntime and torch; onnx's shape inference keeps it
                 node.beyond_shape_inference = True
         if count <= 0 or (room < 0 and not ceil_mode):  # ceil_mode: a partial window counts
-            raise node.error(f"the window {list(kernel)} does not fit the input {list(spatial)}")
+            count = 0  # no window fits: an empty result, as onnx's shape inference and onnxruntime
+        counts.append(count)
         extra.append(max(0, (count - 1) * strides[d] + extent - spatial[d] - begins[d] - ends[d]))
-    return strides, dilations, begins, ends, extra
+    return strides, dilations, begins, ends, extra, counts
 
 
 def pool(
@@ -289,7 +291,12 @@ def pool(
     """Max, average or sum (`kind`) pooling of the node's window over a
     1-D, 2-D or 3-D input; `count_pads`: the average counts the zero pads."""
     rank = len(kernel)
-    strides, dilations, begins, ends, extra = _pool_window(node, x.type.get_shape()[2:], kernel)
+    strides, dilations, begins, ends, extra, counts = _pool_window(
+        node, x.type.get_shape()[2:], kernel
+    )
+    if 0 in counts or 0 in x.type.get_shape():
+        shape = [*x.type.get_shape()[:2], *counts]
+        return node.importer.constant_value(np.zeros(shape), x.type.element_type, node.label)
     if kind == "sum" or count_pads:  # the pads count: make them zeros of the input
         counted = extra if kind == "sum" else [0] * rank  # a sum counts ceil_mode's pads too
         x = _pad_spatial(node, x, begins, [e + more for e, more in zip(ends, counted, strict=True)])

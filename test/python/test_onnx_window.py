@@ -377,3 +377,23 @@ def test_a_constant_node_onnx_evaluates_to_another_shape_is_converted():
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
     inputs = [("x", _floats(3))]
     _check(model, inputs, _onnxruntime(model, inputs), compiled=True)
+
+
+@pytest.mark.parametrize(
+    "op_type, shape, attributes",
+    [
+        ("AveragePool", [1, 3, 7, 2, 3], dict(kernel_shape=[1, 3, 3], count_include_pad=1)),
+        ("MaxPool", [2, 1, 2, 5, 3], dict(kernel_shape=[3, 3, 2])),
+        ("LpPool", [1, 2, 1, 7, 7], dict(kernel_shape=[2, 3, 5], strides=[1, 3, 2])),
+        ("Resize", [1, 3, 7], dict(keep_aspect_ratio_policy="not_larger")),
+    ],
+)
+def test_no_window_that_fits_is_an_empty_result(op_type, shape, attributes):
+    """A window longer than its (padded) dim, or a resize rounding a size
+    to 0: an empty result, as onnx's shape inference and onnxruntime give."""
+    inputs = [("x", _floats(*shape))]
+    sizes = [("", None), ("", None), ("sizes", np.array([1, 3, 2], np.int64))]  # roi, scales
+    model = _model(op_type, inputs, sizes if op_type == "Resize" else (), **attributes)
+    expected = _onnxruntime(model, inputs)
+    assert expected.size == 0
+    _check(model, inputs, expected, compiled=True)
