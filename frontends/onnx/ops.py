@@ -373,14 +373,22 @@ def _layer_norm(node: Node) -> list:
     node.require_attr("stash_type", [1], 1)
     x = _float_input(node)
     axis, parameter_shape = _normalized_shape(node, x)
-    scale = _broadcast(node, node.value(1), parameter_shape)
-    if node.has_input(2):
-        bias = _broadcast(node, node.value(2), parameter_shape)
-    else:
-        zeros = np.zeros(parameter_shape)
-        bias = node.importer.constant_value(zeros, x.type.element_type, node.label)
+    element = x.type.element_type
+    parameters = [node.value(i) for i in (1, 2) if node.has_input(i)]
     epsilon = float(node.attr("epsilon", 1e-5))
-    result = node.make("layer_norm", [x, scale, bias], axis=axis, epsilon=epsilon)
+    if all(_broadcasts(p.type.get_shape(), parameter_shape) for p in parameters):
+        scale, *bias = (_broadcast(node, p, parameter_shape) for p in parameters)
+        if not bias:
+            zeros = np.zeros(parameter_shape)
+            bias = [node.importer.constant_value(zeros, element, node.label)]
+        result = node.make("layer_norm", [x, scale, *bias], axis=axis, epsilon=epsilon)
+    else:  # parameters with more dims than the normalized ones: onnxruntime broadcasts them
+        unit, zero = (node.importer.constant_value(np.full(parameter_shape, v), element, node.label)
+                      for v in (1.0, 0.0))  # fmt: skip
+        result = node.make("layer_norm", [x, unit, zero], axis=axis, epsilon=epsilon)
+        result = node.make("mul", [result, parameters[0]])
+        if len(parameters) > 1:
+            result = node.make("add", [result, parameters[1]])
     if len(node.proto.output) == 1:
         return [result]
     # Mean and InvStdDev, computed in f32 (stash_type), normalized dims kept as 1
@@ -391,6 +399,13 @@ def _layer_norm(node: Node) -> list:
     variance = node.make("reduce_mean", [centred], axes=axes, keep_dims=True)
     epsilon_value = node.scalar(epsilon, variance)
     return [result, mean, node.make("rsqrt", [node.make("add", [variance, epsilon_value])])]
+
+
+def _broadcasts(shape: Sequence[int], to: Sequence[int]) -> bool:
+    """Does numpy broadcast `shape` to `to` (without growing `to`)?"""
+    return len(shape) <= len(to) and all(
+        s in (1, t) for s, t in zip(reversed(shape), reversed(to), strict=False)
+    )
 
 
 @converter("RMSNormalization")

@@ -360,3 +360,20 @@ def test_training_batch_norm_uses_the_batch_statistics():
     np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(running_mean, parameters[2][1] * 0.8 + mean * 0.2, rtol=1e-6)
     np.testing.assert_allclose(running_var, parameters[3][1] * 0.8 + var * 0.2, rtol=1e-5)
+
+
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_layer_norm_parameters_broadcast_over_more_dims(with_bias):
+    """A scale (and bias) of [17, 5] for a normalization over the last dim
+    only: onnxruntime broadcasts them over the input, and so does the import."""
+    rng = np.random.default_rng(5)
+    parameters = [("s", rng.standard_normal([17, 5]).astype(np.float32))]
+    if with_bias:
+        parameters.append(("b", rng.standard_normal([17, 5]).astype(np.float32)))
+    node = helper.make_node("LayerNormalization", ["x", *[n for n, _ in parameters]], ["y"])
+    model = make_model(
+        [node], [("x", F, [3, 2, 17, 5])], [("y", F, [3, 2, 17, 5])], parameters, opset=17
+    )
+    x = rng.standard_normal([3, 2, 17, 5]).astype(np.float32)
+    got = graphcompiler.compile(import_onnx(model), cache=False)(x)
+    np.testing.assert_allclose(got, onnxruntime_outputs(model, {"x": x})[0], rtol=1e-5, atol=1e-5)
