@@ -334,6 +334,8 @@ def _reduce(node: Node) -> list:
     x = node.value(0)
     axes = _reduce_axes(node, len(x.type.get_shape()))
     keep_dims = bool(node.attr("keepdims", 1))
+    if node.op_type == "ReduceLogSumExp" and axes != [] and graph.is_float(x.type.element_type):
+        return [_log_sum_exp(node, x, axes or list(range(len(x.type.get_shape()))), keep_dims)]
     if before:  # also with no axes: onnx's reference and onnxruntime take |x| for ReduceL2
         x = node.make(before, [x])
     if axes == []:
@@ -346,6 +348,21 @@ def _reduce(node: Node) -> list:
     if after:
         result = node.make(after, [result])
     return [result]
+
+
+def _log_sum_exp(node: Node, x: SSAValue, axes: list[int], keep_dims: bool) -> SSAValue:
+    """log(sum(exp(x - m))) + m with m the (finite) maximum, so that large
+    values do not overflow exp; a row of -inf stays -inf, NaN stays NaN."""
+    peak = node.make("reduce_max", [x], axes=axes, keep_dims=True)
+    finite = node.make("equal", [node.make("sub", [peak, peak]), node.scalar(0.0, peak)])
+    peak = node.make("select", [finite, peak, node.scalar(0.0, peak)])
+    total = node.make(
+        "reduce_sum", [node.make("exp", [node.make("sub", [x, peak])])], axes=axes,
+        keep_dims=keep_dims,
+    )  # fmt: skip
+    return node.make(
+        "add", [node.make("log", [total]), reshape(node, peak, total.type.get_shape())]
+    )
 
 
 @converter("Softmax", "LogSoftmax")

@@ -468,6 +468,21 @@ def test_onnx_reductions_over_no_axes_keep_their_element_wise_parts(op_type):
     _agrees_with_onnxruntime(model, x)
 
 
+def test_onnx_log_sum_exp_of_large_values_does_not_overflow():
+    """The maximum is taken out before exp (1e8 gave inf); a row of -inf
+    stays -inf and a NaN stays NaN, as numpy's log(sum(exp(x)))."""
+    axes = onnx.numpy_helper.from_array(np.array([1], np.int64), "axes")
+    model = node_model("ReduceLogSumExp", [("x", F, [4, 3])], [("y", F, [4])], [axes], keepdims=0)
+    x = np.array([[1e8, 1e8 - 2, 3.0], [-np.inf] * 3, [np.nan, 0.0, 1.0], [-5.0, 0.5, 2.0]],
+                 np.float32)  # fmt: skip
+    got = graphcompiler.compile(import_onnx(model), cache=False)(x)
+    peak = np.max(np.where(np.isfinite(x), x, 0.0), axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected = np.log(np.exp(x.astype(np.float64) - peak).sum(1)) + peak[:, 0]
+    np.testing.assert_allclose(got, expected.astype(np.float32), rtol=1e-6)
+    assert got[1] == -np.inf and np.isnan(got[2])
+
+
 def test_onnx_arg_extremes_and_cumsum():
     x = _ties_and_nans([4, 10], "f32")
     x[np.isnan(x)] = 1.0  # onnxruntime does not promise numpy's NaN rule
