@@ -203,8 +203,12 @@ def _conv_transpose(node: Node) -> list:
         begins, ends = [], []
         for d in range(rank):
             total = strides[d] * (spatial[d] - 1) + output_padding[d] + extents[d] - target[d]
-            if not output_shape:  # SAME beyond the full output: no padding (onnxruntime)
-                total = max(total, 0)
+            if total < 0 and not output_shape:  # SAME beyond the full output: no padding
+                total = 0  # (onnxruntime: the output is shorter)
+            if total < 0:  # an output_shape beyond the full output grows at the end
+                begins.append(0)
+                ends.append(total)
+                continue
             small, large = total // 2, total - total // 2
             begins.append(small if auto_pad == "SAME_UPPER" else large)
             ends.append(large if auto_pad == "SAME_UPPER" else small)

@@ -132,6 +132,16 @@ def test_conv_transpose_output_shape_beyond_the_natural_one_pads_the_end():
     _check(model, inputs, expected)
 
 
+def test_conv_transpose_output_shape_two_beyond_grows_at_the_end():
+    """Two more columns than the full output: both zeros (plus the bias) at
+    the end, as onnxruntime and onnx's reference place them."""
+    inputs = [("x", _floats(1, 2, 3, 2)), ("w", _floats(2, 2, 2, 3)), ("b", _floats(2))]
+    model = _model("ConvTranspose", inputs, strides=[2, 3], output_shape=[7, 8])
+    expected = _onnxruntime(model, inputs)
+    np.testing.assert_allclose(expected, _onnx_reference(model, inputs), rtol=1e-5, atol=1e-5)
+    _check(model, inputs, expected, compiled=True)
+
+
 # --- pooling ---------------------------------------------------------------------
 
 
