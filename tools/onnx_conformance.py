@@ -182,6 +182,7 @@ SKIP_KINDS = (
     ("imports no version", "opset older than 13, or no default-domain opset"),
     ("must be a constant", "a value the static import needs is computed at run time"),
     ("not a tensor", "sequence or optional values"),
+    ("not tensors", "sequence or optional values"),
     ("attribute", "an attribute value not supported (training mode, saturating casts, ...)"),
 )
 
@@ -189,7 +190,7 @@ SKIP_KINDS = (
 def skip_kind(reason: str) -> str:
     """The README table's row for a skip reason."""
     kind = next((k for text, k in SKIP_KINDS if text in reason), None)
-    return kind or "other (output shapes that depend on the data: Unique, NonZero, ...)"
+    return kind or "other (training-mode random drops; output shapes that depend on the data)"
 
 
 def main(argv: list[str] | None = None) -> int:
