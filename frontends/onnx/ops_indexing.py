@@ -125,7 +125,28 @@ def _one_hot(node: Node) -> list:
 
 @converter("NonZero", "Unique")
 def _data_dependent_shape(node: Node) -> list:
-    raise node.error(
-        "the output shape depends on the input values, and graphs need static shapes "
-        "(not supported)"
-    )
+    """Known input values (a small graph input is bound to them) make the
+    node a constant, folded by the importer; otherwise the output's shape
+    would depend on data."""
+    node.constant(0, "the values the output shape depends on")
+    raise node.error("onnx's reference could not evaluate it")
+
+
+@converter("Compress")
+def _compress(node: Node) -> list:
+    """numpy.compress: the positions the (known) condition keeps, gathered
+    along `axis`, or from the flattened input without one."""
+    x = node.value(0)
+    condition = np.asarray(node.constant(1, "condition (it decides the output shape)"))
+    if condition.ndim != 1:
+        raise node.error(f"condition must be 1-D, got shape {list(condition.shape)}")
+    axis = node.attr("axis")
+    if axis is None:
+        x = reshape(node, x, [math.prod(x.type.get_shape())])
+        axis = 0
+    rank = len(x.type.get_shape())
+    if not -rank <= axis < rank:
+        raise node.error(f"axis {axis} is out of range for rank {rank}")
+    kept = np.flatnonzero(condition[: x.type.get_shape()[axis % rank]])
+    where = node.importer.constant_value(kept.astype(np.int64), i64, node.label)
+    return [node.make("gather", [x, where], axis=axis % rank)]

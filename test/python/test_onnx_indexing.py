@@ -388,9 +388,10 @@ def test_onnx_ops_match_onnxruntime(op_type, attributes, data_shape, indices, up
             "NonZero",
             {},
             [[4, 3]],
-            "node 'n' (NonZero): the output shape depends on the input values",
+            "node 'n' (NonZero): input #0 (the values the output shape depends on) must be a "
+            "constant, but it is graph input 'x'",
         ),
-        ("Unique", {}, [[4, 3]], "node 'n' (Unique): the output shape depends on the input values"),
+        ("Unique", {}, [[4, 3]], "node 'n' (Unique): input #0 (the values the output shape"),
         ("GatherElements", {"axis": 2}, [[4, 3], [4, 3]], "axis 2 is out of range for rank 2"),
         (
             "ScatterND",
@@ -451,3 +452,31 @@ def test_onnx_tensor_scatter_writes_each_batch_at_its_index(mode, axis):
         for step in range(3):
             moved[b, ..., (at[b] + step) % cache_shape[axis]] = moved_update[b, ..., step]
     np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("axis", [None, 0, -1])
+def test_onnx_compress_of_a_known_condition_and_nonzero_of_a_bound_input(tmp_path, axis):
+    """Compress keeps the positions its condition (bound when a graph input)
+    holds true; NonZero of a small graph input is bound and folded."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    attributes = {} if axis is None else {"axis": axis}
+    rows = helper.make_tensor_value_info
+    nodes = [
+        helper.make_node("Compress", ["x", "c"], ["y"], **attributes),
+        helper.make_node("NonZero", ["c"], ["z"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "g", [rows("x", TensorProto.FLOAT, [3, 4]), rows("c", TensorProto.BOOL, [3])],
+        [rows("y", TensorProto.FLOAT, None), rows("z", TensorProto.INT64, None)],
+    )  # fmt: skip
+    path = tmp_path / "compress.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), path)
+    compiled = graphcompiler.compile(str(path), cache=False)
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    for condition in ([True, False, True], [False, True, False]):
+        c = np.array(condition)
+        y, z = compiled(x, c)
+        np.testing.assert_array_equal(y, np.compress(c, x, axis=axis))
+        np.testing.assert_array_equal(z, np.array(np.nonzero(c)))
