@@ -2,7 +2,7 @@
 
 The arithmetic simplifications of seed 003, and the ones users expect:
 
-    X * 0, X * Broadcast(0)   -> a zero of the result's shape
+    X * 0, X * Broadcast(0)   -> a zero of the result's shape (integers: NaN * 0 is NaN)
     X * 1, X * Broadcast(1)   -> X          (broadcast to the result's shape if needed)
     X + 0, X + Broadcast(0)   -> X          (idem)
     Log(Exp(X) / Y)           -> X - Log(Y)
@@ -98,14 +98,16 @@ class _GraphPattern(RewritePattern):
 
 
 class MulByConstant(_GraphPattern):
-    """X * 0 -> 0 (the result's shape, not X's); X * 1 -> X."""
+    """X * 0 -> 0 (the result's shape, not X's) for integers; X * 1 -> X.
+    A float X * 0 stays: NaN and the infinities times 0 are NaN."""
 
     op_class = graph.MulOp
 
     def rewrite(self, op: graph.MulOp, rewriter: PatternRewriter) -> None:
+        integers = not graph.is_float(op.result.type.element_type)
         for x, constant in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
             number = splat_value(constant)
-            if number == 0.0:
+            if number == 0.0 and integers:
                 rewriter.replace(op, _constant_like(op.result, 0.0))
                 return
             if number == 1.0:

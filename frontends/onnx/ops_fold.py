@@ -47,6 +47,9 @@ def max_pool_indices(node: Node, x: SSAValue, kernel: list[int]) -> SSAValue:
     """The flat input index of each window's (first) maximum."""
     n, c, *spatial = x.type.get_shape()
     rank = len(spatial)
+    storage_order = int(node.attr("storage_order", 0))
+    if storage_order not in (0, 1) or (storage_order and rank != 2):
+        raise node.unsupported_attribute("storage_order", "column-major indices of 2-D pools only")
     strides, dilations, begins, ends, extra, counts = _pool_window(node, spatial, kernel)
     if 0 in counts or 0 in x.type.get_shape():
         return node.importer.constant_value(np.zeros([n, c, *counts]), i64, node.label)
@@ -61,9 +64,6 @@ def max_pool_indices(node: Node, x: SSAValue, kernel: list[int]) -> SSAValue:
     stacked = node.make("concat", taps, axis=2 + rank) if len(taps) > 1 else taps[0]
     chosen = node.make("argmax", [stacked], axis=2 + rank, keep_dims=False)
 
-    storage_order = int(node.attr("storage_order", 0))
-    if storage_order not in (0, 1) or (storage_order and rank != 2):
-        raise node.unsupported_attribute("storage_order", "column-major indices of 2-D pools only")
     plane_strides = [
         math.prod(spatial[:d] if storage_order else spatial[d + 1 :]) for d in range(rank)
     ]

@@ -264,9 +264,9 @@ def _transposed_weight(node: Node, weight: SSAValue, groups: int) -> SSAValue:
 
 def _pool_window(node: Node, spatial: Sequence[int], kernel: Sequence[int]):
     """(strides, dilations, begins, ends, extra, counts): the window of a
-    pooling node, `extra` the end padding ceil_mode adds (the last window
-    may start in the input or the begin padding, as onnx's reference
-    allows), `counts` the windows along each dim."""
+    pooling node, `extra` the end padding a last window sticking out of the
+    padded input adds, never counted (ceil_mode's; the last window may start
+    in the input or the begin padding), `counts` the windows along each dim."""
     rank = len(spatial)
     if len(kernel) != rank:
         raise node.error(f"kernel_shape {list(kernel)} does not fit {rank}-D windows")
@@ -276,14 +276,15 @@ def _pool_window(node: Node, spatial: Sequence[int], kernel: Sequence[int]):
     for d in range(rank):
         extent = (kernel[d] - 1) * dilations[d] + 1
         room = spatial[d] + begins[d] + ends[d] - extent
-        count = room // strides[d] + 1
+        # C's division, as onnxruntime and onnx's shape inference: a window
+        # sticking out past the padded input by less than a stride still counts
+        count = (room // strides[d] if room >= 0 else -(-room // strides[d])) + 1
         if ceil_mode:
             count = -(-room // strides[d]) + 1
             if (count - 1) * strides[d] >= spatial[d] + begins[d]:
                 count -= 1  # as onnxruntime and torch; onnx's shape inference keeps it
                 node.beyond_shape_inference = True
-        if count <= 0 or (room < 0 and not ceil_mode):  # ceil_mode: a partial window counts
-            count = 0  # no window fits: an empty result, as onnx's shape inference and onnxruntime
+        count = max(count, 0)  # no window at all: an empty result
         counts.append(count)
         extra.append(max(0, (count - 1) * strides[d] + extent - spatial[d] - begins[d] - ends[d]))
     return strides, dilations, begins, ends, extra, counts

@@ -1,17 +1,22 @@
 // RUN: gc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(canonicalize))' | filecheck %s
 
 // Seed 003: X * 0 -> 0, X * Broadcast(0) -> 0 of the result's shape (which
-// the broadcast zero made bigger than X).
+// the broadcast zero made bigger than X), for integers; a float X * 0 stays
+// (NaN and the infinities times 0 are NaN).
 // CHECK-LABEL: func.func @mul_zero
-// CHECK-NEXT:    %[[Z:.*]] = graph.constant dense<0.000000e+00> : tensor<4x8xf32>
-// CHECK-NEXT:    %[[ZB:.*]] = graph.constant dense<0.000000e+00> : tensor<3x4x8xf32>
-// CHECK-NEXT:    func.return %[[Z]], %[[ZB]]
-func.func @mul_zero(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<3x4x8xf32>) {
-  %zero = graph.constant dense<0.0> : tensor<1xf32>
-  %0 = graph.mul %x, %zero : (tensor<4x8xf32>, tensor<1xf32>) -> tensor<4x8xf32>
-  %zeros = graph.broadcast_to %zero : tensor<1xf32> -> tensor<3x4x8xf32>
-  %1 = graph.mul %zeros, %x : (tensor<3x4x8xf32>, tensor<4x8xf32>) -> tensor<3x4x8xf32>
-  func.return %0, %1 : tensor<4x8xf32>, tensor<3x4x8xf32>
+// CHECK-NEXT:    %[[Z:.*]] = graph.constant dense<0> : tensor<4x8xi32>
+// CHECK-NEXT:    %[[ZB:.*]] = graph.constant dense<0> : tensor<3x4x8xi32>
+// CHECK-NEXT:    %[[F0:.*]] = graph.constant dense<0.000000e+00> : tensor<1xf32>
+// CHECK-NEXT:    %[[F:.*]] = graph.mul %f, %[[F0]]
+// CHECK-NEXT:    func.return %[[Z]], %[[ZB]], %[[F]]
+func.func @mul_zero(%x: tensor<4x8xi32>, %f: tensor<4x8xf32>) -> (tensor<4x8xi32>, tensor<3x4x8xi32>, tensor<4x8xf32>) {
+  %zero = graph.constant dense<0> : tensor<1xi32>
+  %0 = graph.mul %x, %zero : (tensor<4x8xi32>, tensor<1xi32>) -> tensor<4x8xi32>
+  %zeros = graph.broadcast_to %zero : tensor<1xi32> -> tensor<3x4x8xi32>
+  %1 = graph.mul %zeros, %x : (tensor<3x4x8xi32>, tensor<4x8xi32>) -> tensor<3x4x8xi32>
+  %fzero = graph.constant dense<0.0> : tensor<1xf32>
+  %2 = graph.mul %f, %fzero : (tensor<4x8xf32>, tensor<1xf32>) -> tensor<4x8xf32>
+  func.return %0, %1, %2 : tensor<4x8xi32>, tensor<3x4x8xi32>, tensor<4x8xf32>
 }
 
 // -----
@@ -144,14 +149,14 @@ func.func @negative(%x: tensor<4x8xf32>, %y: tensor<8xf32>) -> (tensor<4x8xf32>,
 // X * 0 over more than 16M elements: a one-element zero broadcast to the
 // result (xDSL would store every element of a splat: out of memory).
 // CHECK-LABEL: func.func @mul_zero_huge
-// CHECK-NEXT:    %[[Z:.*]] = graph.constant dense<0.000000e+00> : tensor<1x1x1xf32>
-// CHECK-NEXT:    %[[ZB:.*]] = graph.broadcast_to %[[Z]] : tensor<1x1x1xf32> -> tensor<2147483648x4x8xf32>
+// CHECK-NEXT:    %[[Z:.*]] = graph.constant dense<0> : tensor<1x1x1xi32>
+// CHECK-NEXT:    %[[ZB:.*]] = graph.broadcast_to %[[Z]] : tensor<1x1x1xi32> -> tensor<2147483648x4x8xi32>
 // CHECK-NEXT:    func.return %[[ZB]]
-func.func @mul_zero_huge(%x: tensor<4x8xf32>) -> tensor<2147483648x4x8xf32> {
-  %zero = graph.constant dense<0.0> : tensor<1xf32>
-  %zeros = graph.broadcast_to %zero : tensor<1xf32> -> tensor<2147483648x4x8xf32>
-  %1 = graph.mul %zeros, %x : (tensor<2147483648x4x8xf32>, tensor<4x8xf32>) -> tensor<2147483648x4x8xf32>
-  func.return %1 : tensor<2147483648x4x8xf32>
+func.func @mul_zero_huge(%x: tensor<4x8xi32>) -> tensor<2147483648x4x8xi32> {
+  %zero = graph.constant dense<0> : tensor<1xi32>
+  %zeros = graph.broadcast_to %zero : tensor<1xi32> -> tensor<2147483648x4x8xi32>
+  %1 = graph.mul %zeros, %x : (tensor<2147483648x4x8xi32>, tensor<4x8xi32>) -> tensor<2147483648x4x8xi32>
+  func.return %1 : tensor<2147483648x4x8xi32>
 }
 
 // -----

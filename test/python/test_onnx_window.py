@@ -407,3 +407,26 @@ def test_no_window_that_fits_is_an_empty_result(op_type, shape, attributes):
     expected = _onnxruntime(model, inputs)
     assert expected.size == 0
     _check(model, inputs, expected, compiled=True)
+
+
+@pytest.mark.parametrize(
+    "op_type, shape, attributes",
+    [
+        ("MaxPool", [1, 2, 1, 1], dict(kernel_shape=[2, 2], strides=[2, 2])),
+        ("AveragePool", [2, 3, 5, 3], dict(kernel_shape=[4, 4], strides=[3, 2])),
+        (
+            "AveragePool",
+            [1, 2, 3, 4],
+            dict(kernel_shape=[4, 3], strides=[2, 2], pads=[0, 1, 0, 0], count_include_pad=1),
+        ),  # fmt: skip
+    ],
+)
+def test_a_window_sticking_out_by_less_than_a_stride_counts(op_type, shape, attributes):
+    """(input + pads - window) / stride in C's division: -1 / 2 is 0, one
+    window, as onnxruntime and onnx's shape inference count; the part past
+    the padded input is never counted."""
+    inputs = [("x", _floats(*shape))]
+    model = _model(op_type, inputs, **attributes)
+    expected = _onnxruntime(model, inputs)
+    assert expected.size
+    _check(model, inputs, expected, compiled=True)

@@ -539,3 +539,19 @@ def test_f16_without_f16c_converts_through_libgcc():
     env = {**os.environ, "GC_TARGET": "generic"}
     result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+def test_nan_and_infinities_times_a_zero_constant_are_nan():
+    """A float X * 0 is not folded to 0: NaN and +-inf times 0 are NaN, as
+    numpy and onnxruntime give (exporters' masks multiply by zero constants)."""
+    text = graph_text(
+        {"x": "tensor<5xf32>"},
+        "  %zero = graph.constant dense<0.0> : tensor<1xf32>\n"
+        "  %y = graph.mul %x, %zero : (tensor<5xf32>, tensor<1xf32>) -> tensor<5xf32>",
+        ["%y : tensor<5xf32>"],
+    )
+    x = np.array([1.0, np.nan, np.inf, -np.inf, -2.0], np.float32)
+    with np.errstate(invalid="ignore"):
+        expected = x * np.float32(0.0)
+    for (got,) in run_both(text, x):
+        np.testing.assert_array_equal(got, expected)
