@@ -190,7 +190,7 @@ SKIP_KINDS = (
 def skip_kind(reason: str) -> str:
     """The README table's row for a skip reason."""
     kind = next((k for text, k in SKIP_KINDS if text in reason), None)
-    return kind or "other (training-mode random drops; output shapes that depend on the data)"
+    return kind or "other (training mode's random drops, ...)"
 
 
 def main(argv: list[str] | None = None) -> int:
