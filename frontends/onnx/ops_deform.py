@@ -81,12 +81,20 @@ def _gather_pixels(node: Node, image: SSAValue, index: SSAValue) -> SSAValue:
     return node.make("gather_elements", [image, where], axis=len(outer) + 1)
 
 
+def _image(node: Node) -> tuple[SSAValue, list[int]]:
+    """Input 0 and its shape, which must be [N, C, H, W] (2-D only)."""
+    x = _float_input(node)
+    if len(x.type.get_shape()) != 4:
+        raise node.error(
+            f"input has shape {x.type.get_shape()}; 2-D {node.op_type} only (N, C, H, W)"
+        )
+    return x, list(x.type.get_shape())
+
+
 @converter("DeformConv")
 def _deform_conv(node: Node) -> list:
-    x, weight, offset = _float_input(node), node.value(1), node.value(2)
-    if len(x.type.get_shape()) != 4:
-        raise node.error(f"input has shape {x.type.get_shape()}; 2-D DeformConv only (N, C, H, W)")
-    n, channels, height, width = x.type.get_shape()
+    x, (n, channels, height, width) = _image(node)
+    weight, offset = node.value(1), node.value(2)
     out_channels, group_channels, *kernel = weight.type.get_shape()
     kernel = list(node.attr("kernel_shape", kernel))
     strides = list(node.attr("strides", [1, 1]))
@@ -153,10 +161,8 @@ def _deform_conv(node: Node) -> list:
 
 @converter("RoiAlign")
 def _roi_align(node: Node) -> list:
-    x, rois, batch_indices = _float_input(node), node.value(1), node.value(2)
-    if len(x.type.get_shape()) != 4:
-        raise node.error(f"input has shape {x.type.get_shape()}; 2-D RoiAlign only (N, C, H, W)")
-    n, channels, height, width = x.type.get_shape()
+    x, (n, channels, height, width) = _image(node)
+    rois, batch_indices = node.value(1), node.value(2)
     count = rois.type.get_shape()[0] if len(rois.type.get_shape()) == 2 else -1
     if list(rois.type.get_shape()) != [count, 4] or list(batch_indices.type.get_shape()) != [count]:
         raise node.error(
