@@ -43,7 +43,7 @@ def _wants_indices(node: Node) -> bool:
     return len(node.proto.output) > 1 and node.proto.output[1] != ""
 
 
-def max_pool_indices(node: Node, x: SSAValue, kernel: list[int]) -> SSAValue:
+def _max_pool_indices(node: Node, x: SSAValue, kernel: list[int]) -> SSAValue:
     """The flat input index of each window's (first) maximum."""
     n, c, *spatial = x.type.get_shape()
     rank = len(spatial)
@@ -100,7 +100,7 @@ def _max_pool(node: Node) -> list:
     if not _wants_indices(node):
         node.attr("storage_order")  # only orders the indices
         return [values]
-    return [values, max_pool_indices(node, x, kernel)]
+    return [values, _max_pool_indices(node, x, kernel)]
 
 
 @converter("MaxUnpool")
