@@ -203,6 +203,8 @@ def _conv_transpose(node: Node) -> list:
         begins, ends = [], []
         for d in range(rank):
             total = strides[d] * (spatial[d] - 1) + output_padding[d] + extents[d] - target[d]
+            if not output_shape and (total < 0 or output_padding[d]):
+                node.beyond_shape_inference = True  # onnx's infers input * stride + output_padding
             if total < 0 and not output_shape:  # SAME beyond the full output: no padding
                 total = 0  # (onnxruntime: the output is shorter)
             if total < 0:  # an output_shape beyond the full output grows at the end

@@ -340,6 +340,31 @@ def test_conv_transpose_same_padding_never_negative(auto_pad):
     _check(model, inputs, _onnxruntime(model, inputs), compiled=True)
 
 
+@pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "SAME_LOWER"])
+def test_conv_transpose_same_padding_with_output_padding(auto_pad):
+    """input * stride, as onnxruntime gives, where onnx's shape inference
+    adds output_padding: not cross-checked, the Relu after it neither."""
+    nodes = [
+        helper.make_node("ConvTranspose", ["x", "w"], ["t"], auto_pad=auto_pad, strides=[2],
+                         output_padding=[1]),
+        helper.make_node("Relu", ["t"], ["y"]),
+    ]  # fmt: skip
+    graph = helper.make_graph(
+        nodes,
+        "case",
+        [
+            helper.make_tensor_value_info(n, TensorProto.FLOAT, s)
+            for n, s in (("x", [2, 3, 5]), ("w", [3, 2, 3]))
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    inputs = [("x", _floats(2, 3, 5)), ("w", _floats(3, 2, 3))]
+    expected = _onnxruntime(model, inputs)
+    assert expected.shape == (2, 2, 10)
+    _check(model, inputs, expected, compiled=True)
+
+
 def test_a_ceil_mode_window_starting_past_the_input_is_dropped_downstream_too():
     """onnx's shape inference keeps a last ceil_mode window that starts
     beyond the input; onnxruntime and torch drop it, and so does the
