@@ -469,6 +469,7 @@ class Importer:
             inferred = self.inferred.get(name)
             if inferred is not None and list(np.shape(array)) != list(inferred.get_shape()):
                 return False  # the evaluator and shape inference disagree: the converter decides
+        for name, array in zip(proto.output, results, strict=False):
             if name:
                 array = np.asarray(array)
                 type_ = self.inferred[name].element_type if name in self.inferred else None
