@@ -32,9 +32,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from graphcompiler.runtime.artifact import FORMAT, ArtifactError, footer, host_cpu_flags
+from graphcompiler.runtime.artifact import (
+    FORMAT,
+    ArtifactError,
+    buffer_dtype,
+    footer,
+    host_cpu_flags,
+)
 
 ENTRY_SYMBOL = "gc_model_entry"
 
@@ -78,16 +82,19 @@ def c_compiler() -> str:
 
 
 def _argument_specs(types: list, names: list[str]) -> list[dict[str, Any]]:
-    """Each tensor argument as the loader checks it: bf16 travels as float32."""
-    from xdsl.dialects.builtin import BFloat16Type
-
+    """Each tensor argument as the loader checks it: an encoded element type
+    (bf16, a float8) travels as float32, its `encoding` named."""
     from graphcompiler.driver.program import buffer_dtype
+    from graphcompiler.ir.element_types import lookup
 
     specs = []
     for name, type_ in zip(names, types, strict=True):
-        bf16 = isinstance(type_.element_type, BFloat16Type)
-        dtype = "float32" if bf16 else buffer_dtype(type_.element_type).name
-        specs.append({"name": name, "shape": list(type_.get_shape()), "dtype": dtype, "bf16": bf16})
+        row = lookup(type_.element_type)
+        encoding = row.name if row is not None and row.encode is not None else None
+        dtype = "float32" if encoding else buffer_dtype(type_.element_type).name
+        specs.append(
+            {"name": name, "shape": list(type_.get_shape()), "dtype": dtype, "encoding": encoding}
+        )
     return specs
 
 
@@ -177,10 +184,7 @@ def _api_source(info: dict[str, Any], directory: Path) -> Path:
         parameters.append("void *")
 
     def sizes(side: str) -> str:
-        return "".join(
-            f"{math.prod(a['shape']) * (2 if a['bf16'] else np.dtype(a['dtype']).itemsize)}, "
-            for a in info[side]
-        )
+        return "".join(f"{math.prod(a['shape']) * buffer_dtype(a).itemsize}, " for a in info[side])
 
     parts = {
         "@INPUT_BYTES@": sizes("inputs"),
@@ -202,13 +206,20 @@ def _api_source(info: dict[str, Any], directory: Path) -> Path:
     return path
 
 
+def _c_element(argument: dict[str, Any]) -> str:
+    """How the C header names an argument's elements (an encoded one by its codes)."""
+    encoding = argument["encoding"]
+    if not encoding:
+        return argument["dtype"]
+    return f"{encoding} ({buffer_dtype(argument).name} {'bits' if encoding == 'bf16' else 'codes'})"
+
+
 def model_header(info: dict[str, Any]) -> str:
     """gc_model.h with this model's arguments described on top."""
 
     def describe(side: str) -> list[str]:
         return [
-            f" *   {side}[{i}] {a['name']}: {'bf16 (uint16 bits)' if a['bf16'] else a['dtype']} "
-            f"{a['shape'] or '(rank 0: one element)'}"
+            f" *   {side}[{i}] {a['name']}: {_c_element(a)} {a['shape'] or '(rank 0: one element)'}"
             for i, a in enumerate(info[side])
         ]
 

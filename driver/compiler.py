@@ -28,7 +28,7 @@ from graphcompiler.driver.loading import bind_constants, load_module, onnx_sourc
 from graphcompiler.driver.native_values import (
     cast_input,
     from_native,
-    is_bf16,
+    is_encoded,
     native_dtype,
     native_view,
     to_native,
@@ -262,7 +262,7 @@ class CompiledGraph:
         ]
         given = self._checked_out(out)
         outputs = [
-            native_view(array, t) if array is not None and not is_bf16(t)
+            native_view(array, t) if array is not None and not is_encoded(t)
             else aligned_empty(tir_tensor_type(t).get_shape(), native_dtype(t))
             for array, t in zip(given, self.output_types, strict=True)
         ]  # fmt: skip
@@ -277,7 +277,7 @@ class CompiledGraph:
         results = [from_native(o, t) for o, t in zip(outputs, self.output_types, strict=True)]
         if out is not None:
             for result, array, type_ in zip(results, given, self.output_types, strict=True):
-                if is_bf16(type_):
+                if is_encoded(type_):
                     np.copyto(array, result)
             results = given
         return results[0] if len(results) == 1 else tuple(results)
@@ -287,7 +287,7 @@ class CompiledGraph:
         """((shape, dtype) of each input, of each output) when every tensor
         travels as is (no bf16 bits, no rank 0): what DirectCall checks."""
         types = [*self.input_types, *self.output_types]
-        if any(is_bf16(t) or not t.get_shape() for t in types):
+        if any(is_encoded(t) or not t.get_shape() for t in types):
             return None
         specs = [(tuple(t.get_shape()), native_dtype(t)) for t in types]
         return specs[: len(self.input_types)], specs[len(self.input_types) :]
@@ -307,7 +307,7 @@ class CompiledGraph:
             )
         for index, (array, type_) in enumerate(zip(arrays, self.output_types, strict=True)):
             label = f"out= array #{index} of @{self.entry}"
-            element = Float32Type() if is_bf16(type_) else type_.element_type
+            element = Float32Type() if is_encoded(type_) else type_.element_type
             shape = tuple(type_.get_shape())
             expected = tir.TirTensorType(shape or (1,), element)
             if not isinstance(array, np.ndarray) or array.shape != shape:

@@ -19,6 +19,7 @@ import onnx
 from onnx.backend.base import Backend, BackendRep
 from xdsl.dialects.builtin import BFloat16Type
 
+from graphcompiler.dialects import graph
 from graphcompiler.frontends.onnx import NeedsConstantInput, import_onnx
 
 
@@ -84,16 +85,22 @@ class GraphRep(BackendRep):
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
         return tuple(
             np.asarray(o).astype(dtype)
-            if isinstance(t.element_type, BFloat16Type)
+            if isinstance(t.element_type, BFloat16Type) or graph.is_storage_only(t.element_type)
             else np.asarray(o)
             for o, t, dtype in zip(outputs, output_types, self.output_dtypes, strict=True)
         )
 
 
 def _to_graph(array: np.ndarray) -> np.ndarray:
-    """A writable copy (the compiled code may use inputs as scratch); bf16
-    travels as float32 in graphcompiler."""
-    return array.astype(np.float32 if array.dtype.name == "bfloat16" else array.dtype)
+    """A writable copy (the compiled code may use inputs as scratch) in the
+    dtype graphcompiler computes it in: ml_dtypes' bf16, float8 and float4
+    as float32, its 4- and 2-bit integers one to an int8 (uint8)."""
+    name = array.dtype.name
+    if name == "bfloat16" or name.startswith(("float8", "float4")):
+        return array.astype(np.float32)
+    if name in ("int4", "int2", "uint4", "uint2"):
+        return array.astype(np.uint8 if name.startswith("u") else np.int8)
+    return array.copy()
 
 
 class CompiledBackend(Backend):

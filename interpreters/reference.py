@@ -35,7 +35,6 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
-    BFloat16Type,
     ModuleOp,
     TensorType,
 )
@@ -51,11 +50,12 @@ from graphcompiler.interpreters.windows import (  # noqa: F401 - to/from_blocked
 )
 from graphcompiler.ir.diagnostics import SourceFile
 from graphcompiler.ir.element_types import (
+    bit_width,
     compute_dtype,
     dense_values,
     max_identity,
     min_identity,
-    round_to_bf16,
+    round_values,
 )
 from graphcompiler.ir.parsing import parse_module
 from graphcompiler.ir.verifier import verify_module
@@ -71,9 +71,9 @@ def random_input(type_: TensorType, rng: np.random.Generator, low=-1.0, high=1.0
     if dtype == np.bool_:
         return rng.random(shape) > 0.5
     if dtype.kind in "iu":
-        return rng.integers(0 if dtype.kind == "u" else -9, 10, shape).astype(dtype)
-    values = rng.uniform(low, high, shape).astype(dtype)
-    return round_to_bf16(values) if isinstance(type_.element_type, BFloat16Type) else values
+        values = rng.integers(0 if dtype.kind == "u" else -9, 10, shape).astype(dtype)
+        return round_values(values, type_.element_type)  # i4, i2: wrapped into range
+    return round_values(rng.uniform(low, high, shape).astype(dtype), type_.element_type)
 
 
 def float_to_int(values: Array, dtype: np.dtype) -> Array:
@@ -95,10 +95,11 @@ def to_tensor(values: Any, type_: TensorType) -> Array:
     array = np.asarray(values)
     if dtype == np.bool_:
         array = array != 0
-    elif dtype.kind in "iu" and array.dtype.kind == "f":
-        array = float_to_int(array, dtype)
+    elif dtype.kind in "iu" and array.dtype.kind == "f":  # i4, i2: truncated in i32, then wrapped
+        narrow = bit_width(type_.element_type) < 8
+        array = float_to_int(array, np.dtype(np.int32) if narrow else dtype)
     result = np.broadcast_to(array.astype(dtype), type_.get_shape()).copy()
-    return round_to_bf16(result) if isinstance(type_.element_type, BFloat16Type) else result
+    return round_values(result, type_.element_type)
 
 
 def _compute_dtype(array: Array) -> Array:

@@ -17,8 +17,12 @@ def round_to_bf16(values: np.ndarray) -> np.ndarray:
 
 
 def bf16_bits(values: np.ndarray) -> np.ndarray:
-    """The uint16 bits of float32 `values` rounded to bf16 (a native buffer)."""
-    return (round_to_bf16(values).view(np.uint32) >> 16).astype(np.uint16)
+    """The uint16 bits of float32 `values` rounded to bf16 (a native buffer);
+    a NaN stays a (quiet) NaN, where its payload's low bits alone would
+    leave the bits of inf."""
+    rounded = round_to_bf16(values)
+    bits = (rounded.view(np.uint32) >> 16).astype(np.uint16)
+    return np.where(np.isnan(rounded), bits | 0x40, bits).astype(np.uint16)
 
 
 def from_bf16_bits(bits: np.ndarray) -> np.ndarray:

@@ -1,8 +1,9 @@
 """Every element type the compiler knows, in one table: its name, width, the
 numpy dtype its values are computed in (the reference, the importer, the
 graph builder) and the one its buffers hold (the runtime: bf16 travels as
-its uint16 bits). Byte sizes, dtype conversions and name lookups all read
-this table, so a new element type is one row.
+its uint16 bits, the 8- and 4-bit floats as their one-byte codes, 4- and
+2-bit integers one to a byte). Byte sizes, dtype conversions and name
+lookups all read this table, so a new element type is one row.
 """
 
 from __future__ import annotations
@@ -15,6 +16,11 @@ from xdsl.dialects.builtin import (
     BFloat16Type,
     BytesAttr,
     DenseIntOrFPElementsAttr,
+    Float4E2M1FNType,
+    Float8E4M3FNType,
+    Float8E4M3FNUZType,
+    Float8E5M2FNUZType,
+    Float8E5M2Type,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -26,7 +32,12 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
-from graphcompiler.ir.bf16 import round_to_bf16
+from graphcompiler.ir.bf16 import (  # noqa: F401 - round_to_bf16: API
+    bf16_bits,
+    from_bf16_bits,
+    round_to_bf16,
+)
+from graphcompiler.ir.narrow_floats import FORMATS
 
 
 @dataclass(frozen=True)
@@ -41,6 +52,11 @@ class ElementType:
     """What numpy computes its values in (bf16 in float32)."""
     buffer_dtype: np.dtype
     """What a native buffer of it holds (bf16 as its uint16 bits)."""
+    encode: Callable[[np.ndarray], np.ndarray] | None = None
+    """Compute-dtype values -> buffer contents, where they differ (bf16's
+    bits, a float8's codes; rounded to nearest even)."""
+    decode: Callable[[np.ndarray], np.ndarray] | None = None
+    """encode's inverse (exact)."""
 
     @property
     def attribute(self) -> Attribute:
@@ -53,8 +69,10 @@ class ElementType:
 
 
 def _integer(bits: int, unsigned: bool = False) -> ElementType:
+    """One to a byte below 8 bits (as ml_dtypes' int4 arrays hold them)."""
     signedness = Signedness.UNSIGNED if unsigned else Signedness.SIGNLESS
-    dtype = np.dtype(np.bool_ if bits == 1 else f"{'u' if unsigned else ''}int{bits}")
+    width = 8 if 1 < bits < 8 else bits
+    dtype = np.dtype(np.bool_ if bits == 1 else f"{'u' if unsigned else ''}int{width}")
     name = f"{'ui' if unsigned else 'i'}{bits}"
     return ElementType(name, lambda: IntegerType(bits, signedness), bits, dtype, dtype)
 
@@ -63,11 +81,38 @@ def _float(name: str, make: Callable[[], Attribute], bits: int, buffer: str, com
     return ElementType(name, make, bits, np.dtype(compute), np.dtype(buffer))
 
 
+NARROW_FLOAT_TYPES = (
+    Float8E4M3FNType,
+    Float8E4M3FNUZType,
+    Float8E5M2Type,
+    Float8E5M2FNUZType,
+    Float4E2M1FNType,
+)
+"""The 8- and 4-bit floats: stored as codes, computed in f32 (ir/narrow_floats.py)."""
+
+
+def _narrow_float(make: Callable[[], Attribute]) -> ElementType:
+    """An 8- or 4-bit float: computed in float32, stored as its code."""
+    fmt = FORMATS[str(make())]
+    return ElementType(
+        fmt.name, make, fmt.bits, np.dtype(np.float32), np.dtype(np.uint8), fmt.encode, fmt.decode
+    )
+
+
 ELEMENT_TYPES: tuple[ElementType, ...] = (
     _float("f32", Float32Type, 32, "float32", "float32"),
     _float("f16", Float16Type, 16, "float16", "float16"),
-    _float("bf16", BFloat16Type, 16, "uint16", "float32"),
+    ElementType(
+        "bf16",
+        BFloat16Type,
+        16,
+        np.dtype(np.float32),
+        np.dtype(np.uint16),
+        bf16_bits,
+        from_bf16_bits,
+    ),  # fmt: skip
     _float("f64", Float64Type, 64, "float64", "float64"),
+    *map(_narrow_float, NARROW_FLOAT_TYPES),
     _integer(64),
     _integer(32),
     _integer(16),
@@ -76,6 +121,7 @@ ELEMENT_TYPES: tuple[ElementType, ...] = (
     _integer(16, unsigned=True),
     _integer(32, unsigned=True),
     _integer(64, unsigned=True),
+    *(_integer(bits, unsigned) for bits in (4, 2) for unsigned in (False, True)),
     _integer(1),
     ElementType("index", IndexType, 64, np.dtype(np.int64), np.dtype(np.int64)),
 )
@@ -153,8 +199,9 @@ def dense_elements(
     type_ = TensorType(element, list(np.shape(array) if shape is None else shape))
     if splat_if_uniform and flat.size and (flat == flat[0]).all():
         flat = flat[:1]
-    if isinstance(element, BFloat16Type):
-        data = (round_to_bf16(flat).view(np.uint32) >> 16).astype("<u2")
+    row = _row(element)
+    if row.encode is not None:
+        data = row.encode(flat).astype(row.buffer_dtype.newbyteorder("<"), copy=False)
     elif element == IntegerType(1):
         data = flat.astype(np.bool_).astype(np.uint8)
     else:
@@ -171,9 +218,23 @@ def dense_values(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
     if row is None or row.buffer_dtype == np.dtype(object) or row.name == "index":
         return np.asarray(attr.get_values())
     raw = np.frombuffer(attr.data.data, row.buffer_dtype.newbyteorder("<"))
-    if isinstance(element, BFloat16Type):
-        return (raw.astype(np.uint32) << 16).view(np.float32)
+    if row.decode is not None:
+        return row.decode(raw)
     return raw.astype(row.compute_dtype, copy=False)
+
+
+def round_values(values: np.ndarray, element: Attribute) -> np.ndarray:
+    """Compute-dtype `values` as `element` holds them: bf16 and the narrow
+    floats rounded to nearest even, 4- and 2-bit integers wrapped (the low
+    bits kept, as a cast to them does); others unchanged."""
+    row = _row(element)
+    if row.decode is not None:
+        return row.decode(row.encode(values))
+    if row.compute_dtype.kind in "iu" and row.bits < 8:
+        span, low = 1 << row.bits, 0 if row.compute_dtype.kind == "u" else -(1 << (row.bits - 1))
+        wrapped = (np.asarray(values).astype(np.int64) - low) % span + low
+        return wrapped.astype(row.compute_dtype)
+    return values
 
 
 def _viewed_bytes(data: np.ndarray) -> bytes | None:

@@ -33,9 +33,10 @@ from typing import Any
 import numpy as np
 
 from graphcompiler.ir.bf16 import bf16_bits, from_bf16_bits
+from graphcompiler.ir.narrow_floats import FORMATS
 from graphcompiler.runtime.direct_call import DirectCall, aligned_empty, inputs_in_order
 
-FORMAT = "graphcompiler-artifact/1"
+FORMAT = "graphcompiler-artifact/2"
 MAGIC = b"\x7fGCARTIFACT\x00v1\x00\x00"
 _TAIL = struct.Struct("<IIQ16s")  # metadata length, CRC-32, image length, MAGIC
 _CHUNK = 1 << 22
@@ -155,7 +156,7 @@ class LoadedGraph:
             )
         self._library.cdll.gc_model_init()
         self._set_threads = self._library.cdll.gc_model_set_num_threads
-        plain = all(not a["bf16"] and a["shape"] for a in (*self._inputs, *self._outputs))
+        plain = all(not a["encoding"] and a["shape"] for a in (*self._inputs, *self._outputs))
         specs = [
             [(tuple(a["shape"]), np.dtype(a["dtype"])) for a in side]
             for side in (self._inputs, self._outputs)
@@ -178,8 +179,8 @@ class LoadedGraph:
         ]
         given = self._given_outputs(out)
         outputs = [
-            self._native(array, spec, "out= array") if array is not None and not spec["bf16"]
-            else aligned_empty(tuple(spec["shape"]) or (1,), _buffer_dtype(spec))
+            self._native(array, spec, "out= array") if array is not None and not spec["encoding"]
+            else aligned_empty(tuple(spec["shape"]) or (1,), buffer_dtype(spec))
             for array, spec in zip(given, self._outputs, strict=True)
         ]  # fmt: skip
         addresses = [a.ctypes.data for a in (*arrays, *outputs)]
@@ -193,7 +194,7 @@ class LoadedGraph:
                 self._direct.give_arena(arena)
         results = []
         for array, result, spec in zip(given, outputs, self._outputs, strict=True):
-            value = from_bf16_bits(result) if spec["bf16"] else result
+            value = _CODECS[spec["encoding"]][1](result) if spec["encoding"] else result
             value = value.reshape(spec["shape"])
             if array is not None:
                 np.copyto(array, value)
@@ -223,7 +224,9 @@ class LoadedGraph:
         label = f"{what} {spec['name']!r} of @{self.entry}"
         if not isinstance(array, np.ndarray):
             raise ValueError(f"{label} must be a numpy array, got {type(array).__name__}")
-        accepted = {spec["dtype"], "uint16"} if spec["bf16"] and not writable else {spec["dtype"]}
+        accepted = {spec["dtype"]}
+        if spec["encoding"] and not writable:
+            accepted.add(buffer_dtype(spec).name)
         if array.dtype.name not in accepted:
             raise ValueError(f"{label} has dtype {array.dtype}, expected {spec['dtype']}")
         if list(array.shape) != spec["shape"]:
@@ -232,10 +235,11 @@ class LoadedGraph:
             raise ValueError(f"{label} must be writable and C-contiguous")
 
     def _native(self, array: Any, spec: dict, what: str) -> np.ndarray:
-        """The buffer the code reads: C-contiguous, bf16 as its bits, rank 0 as one element."""
+        """The buffer the code reads: C-contiguous, bf16 as its bits, a float8
+        as its code, rank 0 as one element."""
         self._check(array, spec, what, writable=what != "input")
-        if spec["bf16"] and array.dtype != np.uint16:
-            array = bf16_bits(array)
+        if spec["encoding"] and array.dtype != buffer_dtype(spec):
+            array = _CODECS[spec["encoding"]][0](array)
         return np.ascontiguousarray(array).reshape(tuple(spec["shape"]) or (1,))
 
     def set_num_threads(self, count: int) -> None:
@@ -260,8 +264,17 @@ class LoadedGraph:
         return f"<LoadedGraph @{self.entry} from {self.path}>"
 
 
-def _buffer_dtype(spec: dict) -> np.dtype:
-    return np.dtype(np.uint16) if spec["bf16"] else np.dtype(spec["dtype"])
+_CODECS = {"bf16": (bf16_bits, from_bf16_bits)} | {
+    name: (fmt.encode, fmt.decode) for name, fmt in FORMATS.items()
+}
+"""An encoded element type's (encode, decode): float32 values <-> buffer contents."""
+
+
+def buffer_dtype(spec: dict) -> np.dtype:
+    """The dtype of an argument's buffer (float32 outside, codes inside for an encoded one)."""
+    if not spec["encoding"]:
+        return np.dtype(spec["dtype"])
+    return np.dtype(np.uint16) if spec["encoding"] == "bf16" else np.dtype(np.uint8)
 
 
 def load(path: str | Path, *, verify: bool = True) -> LoadedGraph:

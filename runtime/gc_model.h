@@ -3,7 +3,8 @@
  *
  * Arguments are dense, C-ordered buffers of the element types and shapes the
  * model's header lists (and `gc_model_metadata()` describes as JSON): a bf16
- * tensor is its uint16 bits, a rank-0 tensor one element. Outputs are written
+ * tensor is its uint16 bits, a float8 or float4 one its uint8 codes, an i4
+ * or i2 one int8s, a rank-0 tensor one element. Outputs are written
  * in place. One gc_model runs one call at a time (it owns the intermediates'
  * memory); make one per thread that calls concurrently. Parallel loops run on
  * the library's own thread pool, started by the first gc_model_create.

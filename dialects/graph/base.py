@@ -46,12 +46,29 @@ from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from graphcompiler.dialects.graph.checks import check_attributes
+from graphcompiler.ir.element_types import NARROW_FLOAT_TYPES
 from graphcompiler.ir.verifier import builtin_type_error
 
-FLOAT_TYPES = (Float32Type, Float16Type, BFloat16Type, Float64Type)
-INTEGER_WIDTHS = (64, 32, 16, 8, 1)
-"""Signless integers (signed arithmetic), and unsigned ones (ui8 ... ui64) of
+FLOAT_TYPES = (Float32Type, Float16Type, BFloat16Type, Float64Type, *NARROW_FLOAT_TYPES)
+INTEGER_WIDTHS = (64, 32, 16, 8, 4, 2, 1)
+"""Signless integers (signed arithmetic), and unsigned ones (ui2 ... ui64) of
 the widths but 1."""
+
+STORAGE_OPS = frozenset(
+    ("graph.cast", "graph.constant", "graph.reshape", "graph.transpose", "graph.concat",
+     "graph.slice", "graph.gather", "graph.broadcast_to")
+)  # fmt: skip
+"""The ops that take the storage-only element types (see `is_storage_only`):
+they convert values or move them, and compute nothing on them."""
+
+
+def is_storage_only(element_type: Attribute) -> bool:
+    """The 8- and 4-bit floats and the 4- and 2-bit integers: what models
+    store (quantized weights, float8 activations) and convert with
+    graph.cast to compute; no other op computes on them."""
+    if isinstance(element_type, NARROW_FLOAT_TYPES):
+        return True
+    return isinstance(element_type, IntegerType) and element_type.width.data in (4, 2)
 
 
 def is_float(element_type: Attribute) -> bool:
@@ -77,7 +94,8 @@ def _check_element_type(element_type: Attribute, role: str) -> None:
         return
     raise VerifyException(
         f"{role} has element type {element_type}; expected one of f32, f16, bf16, f64, i64, "
-        "i32, i16, i8, ui64, ui32, ui16, ui8, i1"
+        "i32, i16, i8, ui64, ui32, ui16, ui8, i1, or a storage type (f8E4M3FN, f8E4M3FNUZ, "
+        "f8E5M2, f8E5M2FNUZ, f4E2M1FN, i4, ui4, i2, ui2)"
     )
 
 
@@ -391,6 +409,13 @@ class GraphOp(DefinedAttributesOnly):
             for index, operand in enumerate(self.operands)
         ]
         actual = _check_tensor(self.results[0].type, "result")
+        if self.name not in STORAGE_OPS:
+            for type_ in (*operand_types, actual):
+                if is_storage_only(type_.element_type):
+                    raise VerifyException(
+                        f"{self.name} does not compute on {type_.element_type}, a storage type: "
+                        "convert it with graph.cast first"
+                    )
         inferred = self.infer_type(operand_types, self.with_defaults(self.properties), actual)
         if (_shape(inferred), inferred.element_type) != (_shape(actual), actual.element_type):
             raise VerifyException(

@@ -41,6 +41,7 @@ from graphcompiler.dialects.graph.base import (
     int_value,
     is_element_type,
     is_float,
+    is_storage_only,
     normalize_axis,
     parse_layout,
     property_attribute,
@@ -217,7 +218,7 @@ __all__ = [
     "ScatterNDOp", "SelectOp", "SeluOp", "SigmoidOp", "SignOp", "SinOp", "SliceOp",
     "SoftmaxBase", "SoftmaxOp", "SoftplusOp", "SqrtOp", "SquareOp", "SubOp", "TanhOp",
     "ToBlockedOp", "TopKIndicesOp", "TransposeOp", "UnaryOp", "YieldOp", "bool_value", "broadcast_shapes", "f32_attr",
-    "float_value", "i64_array", "int_list", "int_value", "is_element_type", "is_float",
+    "float_value", "i64_array", "int_list", "int_value", "is_element_type", "is_float", "is_storage_only",
     "normalize_axis", "pad_amounts", "parse_layout", "property_attribute", "reduced_axes", "slice_ranges",
     "window_output_shape", "blocked_shape", "plain_shape",
 ]  # fmt: skip

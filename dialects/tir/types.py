@@ -25,6 +25,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from graphcompiler.ir import element_types
+from graphcompiler.ir.element_types import NARROW_FLOAT_TYPES
 
 
 @irdl_attr_definition
@@ -87,7 +88,8 @@ class VarType(ParametrizedAttribute, TypeAttribute):
             raise VerifyException(f"a var cannot hold {self.element_type}")
 
 
-FLOAT_TYPES = (Float16Type, BFloat16Type, Float32Type, Float64Type)
+FLOAT_TYPES = (Float16Type, BFloat16Type, Float32Type, Float64Type, *NARROW_FLOAT_TYPES)
+"""The narrow floats, like bf16, are storage: tir-legalize-types computes them in f32."""
 
 
 def is_float(type_: Attribute) -> bool:

@@ -31,6 +31,11 @@ import onnx
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    Float4E2M1FNType,
+    Float8E4M3FNType,
+    Float8E4M3FNUZType,
+    Float8E5M2FNUZType,
+    Float8E5M2Type,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -47,7 +52,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from graphcompiler.dialects import graph
 from graphcompiler.dialects.graph.builders import create_op
 from graphcompiler.frontends.onnx.weights_in_file import initializer_array
-from graphcompiler.ir.element_types import dense_elements
+from graphcompiler.ir.element_types import compute_dtype, dense_elements
 
 MIN_OPSET = 13
 DEFAULT_DOMAINS = ("", "ai.onnx")
@@ -66,6 +71,15 @@ _ONNX_TYPES: dict[int, Callable[[], Attribute]] = {
     onnx.TensorProto.UINT32: lambda: IntegerType(32, Signedness.UNSIGNED),
     onnx.TensorProto.UINT64: lambda: IntegerType(64, Signedness.UNSIGNED),
     onnx.TensorProto.BOOL: lambda: IntegerType(1),
+    onnx.TensorProto.FLOAT8E4M3FN: Float8E4M3FNType,
+    onnx.TensorProto.FLOAT8E4M3FNUZ: Float8E4M3FNUZType,
+    onnx.TensorProto.FLOAT8E5M2: Float8E5M2Type,
+    onnx.TensorProto.FLOAT8E5M2FNUZ: Float8E5M2FNUZType,
+    onnx.TensorProto.FLOAT4E2M1: Float4E2M1FNType,
+    onnx.TensorProto.INT4: lambda: IntegerType(4),
+    onnx.TensorProto.UINT4: lambda: IntegerType(4, Signedness.UNSIGNED),
+    onnx.TensorProto.INT2: lambda: IntegerType(2),
+    onnx.TensorProto.UINT2: lambda: IntegerType(2, Signedness.UNSIGNED),
 }
 """ONNX element types that have a graph counterpart (when the graph dialect
 accepts it: `graph.is_element_type` decides, so new types are picked up)."""
@@ -328,6 +342,10 @@ class Importer:
         return op.result
 
     def define_constant(self, name: str, array: np.ndarray, type_: Attribute) -> None:
+        if graph.is_storage_only(
+            type_
+        ):  # ml_dtypes' float8/int4 arrays: numpy computes their values
+            array = array.astype(compute_dtype(type_))
         self.constants[name] = array
         self.constant_types[name] = type_
 

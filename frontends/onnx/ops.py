@@ -18,6 +18,7 @@ from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import graph
 from graphcompiler.frontends.onnx.importer import Node, element_type
+from graphcompiler.ir.narrow_floats import FORMATS
 
 Converter = Callable[[Node], list]
 f64, i1, ui8 = Float64Type(), IntegerType(1), IntegerType(8, Signedness.UNSIGNED)
@@ -97,12 +98,24 @@ def cast(node: Node, value: SSAValue, to) -> SSAValue:
 
 @converter("Cast", "CastLike")
 def _cast(node: Node) -> list:
-    node.require_attr("saturate", [1], 1)
+    """graph.cast rounds to a float8 without saturating: `saturate` (the
+    default) clamps to its largest finite value first (NaN stays NaN)."""
+    saturate = node.require_attr("saturate", [0, 1], 1)
     if node.op_type == "Cast":
         to = element_type(node.attr("to"), f"node '{node.label}' ({node.op_type})")
     else:
         to = node.value(1).type.element_type
-    return [cast(node, node.value(0), to)]
+    x = node.value(0)
+    if saturate and str(to) in FORMATS and x.type.element_type != to:
+        x = saturated(node, x, FORMATS[str(to)].max_value)
+    return [cast(node, x, to)]
+
+
+def saturated(node: Node, x: SSAValue, limit: float) -> SSAValue:
+    """x clamped to [-limit, limit], in x's float type (f32 for an integer x)."""
+    if not graph.is_float(x.type.element_type) or graph.is_storage_only(x.type.element_type):
+        x = cast(node, x, Float32Type())
+    return node.make("clamp", [x], min=-limit, max=limit)
 
 
 @converter("Identity", "Dropout")

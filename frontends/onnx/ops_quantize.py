@@ -12,8 +12,10 @@ Each becomes graph ops with ONNX's arithmetic, written out:
 graph.matmul of the operands minus their zero points, held in i16 (an 8-bit
 value minus an 8-bit zero point always fits), accumulated in i32; a QLinear
 op requantizes that sum with a_scale * b_scale / y_scale. Scales and zero
-points are per tensor, or per channel along `axis`; block-wise scales,
-4-bit, 16-bit unsigned and float8 types are refused naming the node.
+points are per tensor, per channel along `axis`, or per block of
+`block_size` elements along it. Quantized values are 8- or 16-bit, 4- or
+2-bit integers (saturated to their range), or float8/float4 (x / scale
+rounded to the format, saturated unless `saturate` = 0).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from graphcompiler.dialects import graph
 from graphcompiler.frontends.onnx.importer import Node, element_type
-from graphcompiler.frontends.onnx.ops import converter, reshape
+from graphcompiler.frontends.onnx.ops import converter, reshape, saturated
 from graphcompiler.frontends.onnx.ops_window import (
     _kernel,
     _pad_spatial,
@@ -38,12 +40,14 @@ from graphcompiler.frontends.onnx.ops_window import (
     convolution,
     pool,
 )
+from graphcompiler.ir.narrow_floats import FORMATS
 
 MICROSOFT = "com.microsoft"
 f32 = Float32Type()
 i16, i32 = IntegerType(16), IntegerType(32)
-_QUANTIZED = {"i8", "ui8", "i16", "ui16"}
+_QUANTIZED = {"i8", "ui8", "i16", "ui16", "i4", "ui4", "i2", "ui2", *FORMATS}
 """Element types a quantized tensor may have (their graph spelling)."""
+_QUANTIZED_NAMES = "i8, u8, i16, u16, i4, u4, i2, u2, float8 or float4"
 
 
 def _cast(node: Node, value: SSAValue, element: Attribute) -> SSAValue:
@@ -57,7 +61,7 @@ def _quantized_input(node: Node, index: int, what: str) -> SSAValue:
     element = value.type.element_type
     if str(element) not in _QUANTIZED:
         raise node.error(
-            f"{what} has element type {element}; quantized values are i8, u8, i16 or u16"
+            f"{what} has element type {element}; quantized values are {_QUANTIZED_NAMES}"
         )
     return value
 
@@ -70,8 +74,8 @@ def _along(node: Node, parameter: SSAValue, rank: int, axis: int, what: str) -> 
         return reshape(node, parameter, [])
     if len(shape) != 1:
         raise node.error(
-            f"{what} has shape {list(shape)}: block-wise quantization is not supported "
-            "(one value, or one per channel)"
+            f"{what} has shape {list(shape)}: one value, or one per channel (block-wise "
+            "parameters need block_size)"
         )
     if not -rank <= axis < rank:
         raise node.error(f"axis {axis} is out of range for rank {rank}")
@@ -79,9 +83,50 @@ def _along(node: Node, parameter: SSAValue, rank: int, axis: int, what: str) -> 
     return reshape(node, parameter, [shape[0]] + [1] * (rank - axis - 1))
 
 
-def _block_size(node: Node) -> None:
-    if node.attr("block_size", 0):
-        raise node.unsupported_attribute("block_size", "block-wise quantization")
+def _along_blocks(
+    node: Node, parameter: SSAValue, shape: list[int], axis: int, what: str, block: int
+) -> SSAValue:
+    """A block-wise scale or zero point (one per `block` indices of dim
+    `axis`) repeated to `shape`: each value `block` times along `axis`."""
+    rank, dims = len(shape), list(parameter.type.get_shape())
+    if not -rank <= axis < rank:
+        raise node.error(f"axis {axis} is out of range for rank {rank}")
+    axis %= rank
+    blocks = -(-shape[axis] // block)
+    expected = shape[:axis] + [blocks] + shape[axis + 1 :]
+    if dims != expected:
+        raise node.error(f"{what} has shape {dims}, expected {expected} (block_size {block})")
+    element = parameter.type.element_type
+    repeated = node.make(
+        "broadcast_to",
+        [reshape(node, parameter, dims[: axis + 1] + [1] + dims[axis + 1 :])],
+        TensorType(element, dims[: axis + 1] + [block] + dims[axis + 1 :]),
+    )
+    flat = reshape(node, repeated, dims[:axis] + [blocks * block] + dims[axis + 1 :])
+    if blocks * block == shape[axis]:
+        return flat
+    return node.make(
+        "slice", [flat], TensorType(element, shape),
+        starts=[0] * rank, ends=shape, steps=[1] * rank,
+    )  # fmt: skip
+
+
+def _parameter(node: Node, index: int, shape: list[int], what: str, block: int) -> SSAValue | None:
+    """Input `index` (a scale or zero point; None when absent) shaped to
+    broadcast against a tensor of `shape`, along attribute `axis`."""
+    if not node.has_input(index):
+        return None
+    axis = int(node.attr("axis", 1))
+    if block:
+        return _along_blocks(node, node.value(index), shape, axis, what, block)
+    return _along(node, node.value(index), len(shape), axis, what)
+
+
+def _block_size(node: Node) -> int:
+    block = int(node.attr("block_size", 0))
+    if block < 0:
+        raise node.error(f"block_size {block} is negative")
+    return block
 
 
 def dequantize(node: Node, x: SSAValue, scale: SSAValue, zero: SSAValue | None) -> SSAValue:
@@ -94,16 +139,32 @@ def dequantize(node: Node, x: SSAValue, scale: SSAValue, zero: SSAValue | None) 
 
 
 def quantize(
-    node: Node, x: SSAValue, scale: SSAValue | None, zero: SSAValue | None, element: Attribute
+    node: Node,
+    x: SSAValue,
+    scale: SSAValue | None,
+    zero: SSAValue | None,
+    element: Attribute,
+    saturate: bool = True,
 ) -> SSAValue:
     """saturate(round(x / scale) + zero) as `element`, computed in f32 (f16
-    and bf16 inputs too); no scale: x is already divided."""
+    and bf16 inputs too); no scale: x is already divided. A float8 or
+    float4 `element` rounds x / scale + zero to its format instead (and
+    saturates only with `saturate`)."""
     values = _cast(node, x, f32)
     if scale is not None:
         values = node.make("div", [values, _cast(node, scale, f32)])
-    values = node.make("round", [values])
+    fmt = FORMATS.get(str(element))
+    if fmt is None:
+        values = node.make("round", [values])
     if zero is not None:
         values = node.make("add", [values, _cast(node, zero, f32)])
+    if fmt is not None:
+        return _cast(node, saturated(node, values, fmt.max_value) if saturate else values, element)
+    if element.width.data < 8:  # graph.cast wraps to 4 and 2 bits: saturate first
+        unsigned = element.signedness.data == Signedness.UNSIGNED
+        low = 0 if unsigned else -(1 << (element.width.data - 1))
+        high = (1 << element.width.data) - 1 if unsigned else -low - 1
+        values = node.make("clamp", [values], min=float(low), max=float(high))
     return _cast(node, values, element)
 
 
@@ -113,38 +174,38 @@ def _output_element(node: Node, zero_index: int) -> Attribute:
     else:
         element = element_type(node.attr("output_dtype", 0) or TensorProto.UINT8, node.where)
     if str(element) not in _QUANTIZED:
-        raise node.error(f"quantizing to {element} is not supported (i8, u8, i16 or u16)")
+        raise node.error(f"quantizing to {element} is not supported ({_QUANTIZED_NAMES})")
     return element
 
 
 @converter("DequantizeLinear")
 def _dequantize_linear(node: Node) -> list:
-    _block_size(node)
+    block = _block_size(node)
     x = node.value(0)
     if str(x.type.element_type) not in _QUANTIZED | {"i32"}:
         raise node.error(
-            f"x has element type {x.type.element_type}; i8, u8, i16, u16 or i32 expected"
+            f"x has element type {x.type.element_type}; {_QUANTIZED_NAMES} or i32 expected"
         )
     output_dtype = node.attr("output_dtype", 0)
     if output_dtype and element_type(output_dtype, node.where) != node.input_type(1).element_type:
         raise node.unsupported_attribute("output_dtype", "it differs from x_scale's type")
-    rank, axis = len(x.type.get_shape()), int(node.attr("axis", 1))
-    scale = _along(node, node.value(1), rank, axis, "x_scale")
-    zero = _along(node, node.value(2), rank, axis, "x_zero_point") if node.has_input(2) else None
+    shape = list(x.type.get_shape())
+    scale = _parameter(node, 1, shape, "x_scale", block)
+    zero = _parameter(node, 2, shape, "x_zero_point", block)
     return [dequantize(node, x, scale, zero)]
 
 
 @converter("QuantizeLinear")
 def _quantize_linear(node: Node) -> list:
-    _block_size(node)
-    node.attr("saturate")  # float8 only, whose types are refused
+    block = _block_size(node)
+    saturate = node.require_attr("saturate", [0, 1], 1)  # float8 only
     node.require_attr("precision", [0], 0)
     x = node.value(0)
-    rank, axis = len(x.type.get_shape()), int(node.attr("axis", 1))
+    shape = list(x.type.get_shape())
     element = _output_element(node, 2)
-    scale = _along(node, node.value(1), rank, axis, "y_scale")
-    zero = _along(node, node.value(2), rank, axis, "y_zero_point") if node.has_input(2) else None
-    return [quantize(node, x, scale, zero, element)]
+    scale = _parameter(node, 1, shape, "y_scale", block)
+    zero = _parameter(node, 2, shape, "y_zero_point", block)
+    return [quantize(node, x, scale, zero, element, bool(saturate))]
 
 
 def dynamic_quantization(node: Node, x: SSAValue) -> tuple[SSAValue, SSAValue, SSAValue]:

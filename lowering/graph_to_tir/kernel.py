@@ -35,7 +35,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from graphcompiler.dialects import graph, tir
 from graphcompiler.dialects.tir.builder import TirBuilder
-from graphcompiler.ir.element_types import dense_values
+from graphcompiler.ir.element_types import NARROW_FLOAT_TYPES, dense_values
 from graphcompiler.target.description import Target, get_target
 from graphcompiler.target.schedules import PARALLEL_MIN_ELEMENTS
 
@@ -81,8 +81,8 @@ def global_constant(builder: TirBuilder, suffix: str, values: np.ndarray) -> SSA
 
 
 def compute_type(element: Attribute) -> Attribute:
-    """f16 and bf16 are computed in f32; other types as they are."""
-    return f32 if isinstance(element, Float16Type | BFloat16Type) else element
+    """f16, bf16 and the 8- and 4-bit floats are computed in f32; other types as they are."""
+    return f32 if isinstance(element, (Float16Type, BFloat16Type, *NARROW_FLOAT_TYPES)) else element
 
 
 @dataclass

@@ -9,7 +9,6 @@ from collections.abc import Callable
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
-    BFloat16Type,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IndexType,
@@ -28,6 +27,7 @@ from graphcompiler.lowering.tir_to_llvm.types import (
     _llvm_values,
     _mangle,
     convert_type,
+    is_stored_as_bits,
 )
 
 
@@ -160,8 +160,8 @@ def _guarded_division(
 def _require_legal(op: Operation, type_: Attribute) -> None:
     """What tir-legalize-types guarantees (convert-tir-to-llvm runs its
     patterns first): one operand type, and no bf16 math."""
-    if any(operand.type != type_ for operand in op.operands) or isinstance(
-        tir.element_of(type_), BFloat16Type
+    if any(operand.type != type_ for operand in op.operands) or is_stored_as_bits(
+        tir.element_of(type_)
     ):
         types = ", ".join(str(operand.type) for operand in op.operands)
         raise _fail(op, f"has operands of types {types}: run tir-legalize-types first")

@@ -32,6 +32,8 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from graphcompiler.dialects import tir
 from graphcompiler.dialects.llvm import UIToFPOp, VectorFCmpOp, VectorSelectOp
+from graphcompiler.ir.element_types import NARROW_FLOAT_TYPES
+from graphcompiler.lowering.tir_to_llvm import narrow_floats
 from graphcompiler.lowering.tir_to_llvm.types import (
     LEGAL_DIALECTS,
     _fail,
@@ -188,8 +190,20 @@ class FunctionLowering:
     def convert_value(self, value: SSAValue, source: Attribute, target: Attribute) -> SSAValue:
         if source == target:
             return value
-        # bf16 (stored as i16 bits: xDSL's translator has no bfloat) converts through f32.
+        # bf16 (stored as i16 bits: xDSL's translator has no bfloat) converts through f32,
+        # and so do the 8- and 4-bit floats (stored as their codes).
         as_f32 = tir.with_element(source, Float32Type())
+        if isinstance(tir.element_of(source), NARROW_FLOAT_TYPES):
+            return self.convert_value(narrow_floats.decode(self, value, source), as_f32, target)
+        if isinstance(tir.element_of(target), NARROW_FLOAT_TYPES):
+            single = self.convert_value(value, source, tir.with_element(target, Float32Type()))
+            return narrow_floats.encode(self, single, target)
+        if narrow_floats.is_narrow_int(source):  # held extended in an i8: convert the i8
+            signedness = tir.element_of(source).signedness
+            byte = tir.with_element(source, IntegerType(8, signedness.data))
+            return self.convert_value(value, byte, target)
+        if narrow_floats.is_narrow_int(target):
+            return narrow_floats.wrap_int(self, value, source, target)
         if isinstance(tir.element_of(source), BFloat16Type):
             return self.convert_value(self.bf16_to_f32(value, source), as_f32, target)
         if isinstance(tir.element_of(target), BFloat16Type):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
-    BFloat16Type,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IntegerAttr,
@@ -24,6 +23,7 @@ from graphcompiler.lowering.tir_to_llvm.types import (
     _llvm_values,
     _ptr,
     convert_type,
+    is_stored_as_bits,
 )
 
 HEAP_THRESHOLD_BYTES = 16 * 1024
@@ -82,9 +82,12 @@ def _lower_global_ref(fl: FunctionLowering, op: tir.GlobalRefOp) -> None:
 def _same_bits(element: Attribute, llvm_element: Attribute) -> bool:
     """Whether values of `element` are stored as `llvm_element` unchanged
     (ui8 weights as LLVM's signless i8 included, bf16 as the i16 of its bits,
+    a float8 as its code,
     which is how a dense attribute holds it too)."""
-    if isinstance(element, BFloat16Type):
-        return llvm_element == IntegerType(16)
+    if is_stored_as_bits(element) or (
+        isinstance(element, IntegerType) and 1 < element.width.data < 8
+    ):
+        return llvm_element == convert_type(element)  # a dense attribute holds a byte per i4 too
     if isinstance(element, IntegerType) and isinstance(llvm_element, IntegerType):
         return element.width.data == llvm_element.width.data and element.width.data % 8 == 0
     return element == llvm_element

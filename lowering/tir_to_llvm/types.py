@@ -26,6 +26,8 @@ from xdsl.ir import Attribute, Operation
 
 from graphcompiler.dialects import tir
 from graphcompiler.ir.diagnostics import DiagnosticError, op_diagnostic
+from graphcompiler.ir.element_types import NARROW_FLOAT_TYPES
+from graphcompiler.ir.narrow_floats import FORMATS
 
 LEGAL_DIALECTS = ("llvm", "builtin")
 
@@ -46,9 +48,13 @@ def convert_type(type_: Attribute) -> Attribute:
         case IndexType():
             return i64
         case IntegerType():
-            return IntegerType(type_.width.data)  # signedness lives in the ops
+            # signedness lives in the ops; i4 and i2 take a byte each (sign-extended)
+            width = type_.width.data
+            return IntegerType(8 if 1 < width < 8 else width)
         case BFloat16Type():
             return IntegerType(16)  # bf16 is kept as its bits; see FunctionLowering.convert_value
+        case _ if isinstance(type_, NARROW_FLOAT_TYPES):
+            return IntegerType(8)  # the code; see lowering/tir_to_llvm/narrow_floats.py
         case Float16Type() | Float32Type() | Float64Type():
             return type_
         case VectorType():
@@ -106,22 +112,29 @@ def _icmp(name: str) -> IntegerAttr:
 
 def _bf16_bits(value: float) -> int:
     """The bits of `value` rounded to bf16 (bf16 values live as i16 in LLVM)."""
-    from graphcompiler.interpreters.reference import round_to_bf16
+    from graphcompiler.ir.bf16 import round_to_bf16
 
     single = round_to_bf16(np.array(value, dtype=np.float32))
     return int(single.reshape(1).view(np.uint32)[0] >> 16)
+
+
+def is_stored_as_bits(element: Attribute) -> bool:
+    """bf16 and the 8- and 4-bit floats: LLVM holds their bits as an integer."""
+    return isinstance(element, (BFloat16Type, *NARROW_FLOAT_TYPES))
 
 
 def _llvm_values(values: Sequence[int | float], element: Attribute) -> list[int | float]:
     """Constant values of tir element type `element` as its llvm type holds them."""
     if isinstance(element, BFloat16Type):
         return [_bf16_bits(v) for v in values]
+    if isinstance(element, NARROW_FLOAT_TYPES):
+        return FORMATS[str(element)].encode(np.array(values, np.float32)).tolist()
     return [int(v) for v in values] if not tir.is_float(element) else list(values)
 
 
 def _llvm_scalar(value: Attribute, type_: Attribute) -> Attribute:
     """A scalar IntegerAttr/FloatAttr of tir type `type_` as an llvm constant."""
     llvm_type = convert_type(type_)
-    if isinstance(value, FloatAttr) and not isinstance(type_, BFloat16Type):
+    if isinstance(value, FloatAttr) and not is_stored_as_bits(type_):
         return value
     return IntegerAttr(_llvm_values([value.value.data], type_)[0], llvm_type)

@@ -28,6 +28,8 @@ and a cast between bf16 and anything but f32 goes through f32
 (`tir.cast %b : bf16 -> f16` is bf16 -> f32 -> f16), so the conversion only
 widens or rounds bf16 bits. Tensor indices of another integer type are cast
 to `index`. f16 stays f16: LLVM computes it (natively or promoted) itself.
+The 8- and 4-bit floats (f8E4M3FN, ...) are stored as their codes and
+legalized exactly like bf16.
 """
 
 from __future__ import annotations
@@ -43,11 +45,13 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from graphcompiler.dialects import tir
+from graphcompiler.ir.element_types import NARROW_FLOAT_TYPES
 from graphcompiler.passes.tir.patterns import apply_patterns
 
 
 def _is_bf16(type_: Attribute) -> bool:
-    return isinstance(tir.element_of(type_), BFloat16Type)
+    """bf16 or an 8- or 4-bit float: stored, never computed on (math in f32)."""
+    return isinstance(tir.element_of(type_), (BFloat16Type, *NARROW_FLOAT_TYPES))
 
 
 def _cast(value: SSAValue, type_: Attribute, rewriter: PatternRewriter) -> SSAValue:

@@ -316,6 +316,34 @@ tir.func @bf16_constant(%A: !tir.tensor<4xbf16>) {
 
 // -----
 
+// The 8- and 4-bit floats live as their one-byte codes, i4 in an i8:
+// globals keep their codes (0.5 is 0x30, 448 is 0x7E, -2 is 0xC0 = -64 in
+// f8E4M3FN); a cast decodes with shifts and masks into f32 bits (no table,
+// so vectors stay vectors) and encodes by rounding x * 2^(3 - e) to even;
+// a cast to i4 keeps the low 4 bits, sign-extended (shl 4, ashr 4).
+// CHECK: llvm.mlir.global external @f8_table(dense<[48, 126, -64]> : tensor<3xi8>) {{{.*}}} : !llvm.array<3 x i8>
+// CHECK-LABEL: llvm.func @narrow_casts(
+// CHECK:         %[[WIDE:.*]] = llvm.zext %{{.*}} : vector<4xi8> to vector<4xi32>
+// CHECK:         llvm.bitcast %{{.*}} : vector<4xi32> to vector<4xf32>
+// CHECK:         llvm.call_intrinsic "llvm.roundeven.v4f32"
+// CHECK:         llvm.trunc %{{.*}} : vector<4xi32> to vector<4xi8>
+// CHECK:         llvm.shl
+// CHECK-NEXT:    llvm.ashr
+tir.global @f8_table : !tir.tensor<3xf8E4M3FN> = dense<[0.5, 448.0, -2.0]> : tensor<3xf8E4M3FN>
+tir.func @narrow_casts(%A: !tir.tensor<4xf8E4M3FN>, %B: !tir.tensor<4xf8E5M2>, %F: !tir.tensor<1xf32>, %I: !tir.tensor<1xi4>) {
+  %i = tir.const 0 : index
+  %a = tir.load %A[%i lanes 4] : !tir.tensor<4xf8E4M3FN>
+  %x = tir.cast %a : vector<4xf8E4M3FN> -> vector<4xf32>
+  %b = tir.cast %x : vector<4xf32> -> vector<4xf8E5M2>
+  tir.store %b, %B[%i lanes 4] : !tir.tensor<4xf8E5M2>
+  %f = tir.load %F[%i] : !tir.tensor<1xf32>
+  %n = tir.cast %f : f32 -> i4
+  tir.store %n, %I[%i] : !tir.tensor<1xi4>
+  tir.return
+}
+
+// -----
+
 // f32 exp, log and tanh are expanded inline (LLVM would scalarize their
 // intrinsics into one libm call per lane): vectors stay vectors. With
 // AVX-512, exp scales by 2**n with one vscalefps taking the float n.

@@ -148,17 +148,15 @@ def test_dequantize_linear_per_channel():
     assert np.array_equal(_run(model, x), want)
 
 
-def test_block_wise_and_float8_are_refused_naming_the_node():
-    inits = [numpy_helper.from_array(np.ones(2, np.float32), "s")]
+def test_block_wise_dequantize_of_a_graph_input():
+    """Block-wise scales (one per 2 columns) on a run-time x; the
+    narrow-type cases are in test_narrow_types.py."""
+    x = np.arange(8, dtype=np.int8).reshape(2, 4) - 3
+    scale = np.array([[0.5, 2.0], [1.0, 0.25]], np.float32)
+    inits = [numpy_helper.from_array(scale, "s")]
     model = node_model("DequantizeLinear", [("x", TensorProto.INT8, [2, 4])],
                        [("y", TensorProto.FLOAT, [2, 4])], inits, opset=21, axis=1, block_size=2)  # fmt: skip
-    with pytest.raises(OnnxImportError, match=r"node 'y' \(DequantizeLinear\).*block_size"):
-        graphcompiler.compile(model, cache=False)
-    model = node_model("DequantizeLinear", [("x", TensorProto.FLOAT8E4M3FN, [2, 4])],
-                       [("y", TensorProto.FLOAT, [2, 4])], inits[:0] + [
-                           numpy_helper.from_array(np.float32(1), "s")], opset=21)  # fmt: skip
-    with pytest.raises(OnnxImportError, match="FLOAT8E4M3FN is not supported"):
-        graphcompiler.compile(model, cache=False)
+    assert np.array_equal(_run(model, x), x * np.repeat(scale, 2, axis=1))
 
 
 def _conv_reference(x, w, strides, pads, dilations, groups):

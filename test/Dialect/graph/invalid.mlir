@@ -422,3 +422,16 @@ func.func @blocked_conv_inputs(%x: tensor<1x2x4x4x16xf32>, %w: tensor<16x40x1x1x
   %0 = graph.blocked_conv2d %x, %w : (tensor<1x2x4x4x16xf32>, tensor<16x40x1x1xf32>) -> tensor<1x1x4x4x16xf32>
   func.return
 }
+
+// -----
+
+// The 8- and 4-bit floats and the 4- and 2-bit integers are storage types:
+// graph.cast converts them and the data-movement ops move them; nothing
+// computes on them.
+func.func @storage_type_math(%a: tensor<4xf8E4M3FN>, %b: tensor<4xi4>) {
+  %0 = graph.cast %a : tensor<4xf8E4M3FN> -> tensor<4xf32>
+  %1 = graph.transpose %b {perm = array<i64: 0>} : tensor<4xi4> -> tensor<4xi4>
+  // expected-error @+1 {{'graph.add' op graph.add does not compute on f8E4M3FN, a storage type: convert it with graph.cast first}}
+  %2 = graph.add %a, %a : (tensor<4xf8E4M3FN>, tensor<4xf8E4M3FN>) -> tensor<4xf8E4M3FN>
+  func.return
+}
