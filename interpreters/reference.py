@@ -53,6 +53,7 @@ from graphcompiler.ir.element_types import (
     bit_width,
     compute_dtype,
     dense_values,
+    lookup,
     max_identity,
     min_identity,
     round_values,
@@ -353,6 +354,18 @@ def _cast(op: graph.CastOp, x: Array) -> Array:
     return to_tensor(x, op.result.type)
 
 
+def _bitcast(op: graph.BitcastOp, x: Array) -> Array:
+    """The stored bits (bf16's, a float8's code, i1's byte) viewed as the result type."""
+    source, target = lookup(op.input.type.element_type), lookup(op.result.type.element_type)
+    if target.compute_dtype == np.bool_:
+        return x != 0
+    stored = source.encode(x) if source.encode else x.astype(source.buffer_dtype)
+    viewed = np.array(stored, order="C").view(target.buffer_dtype)  # rank 0 stays rank 0
+    if target.decode:
+        return target.decode(viewed)
+    return round_values(viewed.astype(target.compute_dtype), op.result.type.element_type)
+
+
 IMPLEMENTATIONS: dict[type[Operation], Callable[..., Array]] = {
     graph.ReluOp: lambda op, x: np.maximum(x, 0).astype(x.dtype),
     graph.SigmoidOp: lambda op, x: 1.0 / (1.0 + np.exp(-x)),
@@ -370,6 +383,7 @@ IMPLEMENTATIONS: dict[type[Operation], Callable[..., Array]] = {
     graph.LeakyReluOp: lambda op, x: np.where(x >= 0, x, op.alpha_value * x),
     graph.ClampOp: lambda op, x: np.clip(x, op.min_value, op.max_value),
     graph.CastOp: _cast,
+    graph.BitcastOp: _bitcast,
     graph.AddOp: lambda op, a, b: a + b,
     graph.SubOp: lambda op, a, b: a - b,
     graph.MulOp: lambda op, a, b: a * b,

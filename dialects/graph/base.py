@@ -55,7 +55,7 @@ INTEGER_WIDTHS = (64, 32, 16, 8, 4, 2, 1)
 the widths but 1."""
 
 STORAGE_OPS = frozenset(
-    ("graph.cast", "graph.constant", "graph.reshape", "graph.transpose", "graph.concat",
+    ("graph.cast", "graph.bitcast", "graph.constant", "graph.reshape", "graph.transpose", "graph.concat",
      "graph.slice", "graph.gather", "graph.broadcast_to")
 )  # fmt: skip
 """The ops that take the storage-only element types (see `is_storage_only`):

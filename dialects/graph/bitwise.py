@@ -1,14 +1,24 @@
-"""Bitwise ops on integers: graph.bitwise_and, bitwise_or, bitwise_xor,
-bitwise_not, shift_left and shift_right (numpy's bitwise_and, ...,
-left_shift, right_shift; ONNX's Bitwise* and BitShift). Element-wise, so
-graph-fuse groups them with the others."""
+"""Bitwise ops: graph.bitwise_and, bitwise_or, bitwise_xor, bitwise_not,
+shift_left and shift_right on integers (numpy's bitwise_and, ...,
+left_shift, right_shift; ONNX's Bitwise* and BitShift), and graph.bitcast
+(numpy's view, ONNX's BitCast). Element-wise, so graph-fuse groups them
+with the others."""
 
 from __future__ import annotations
 
-from xdsl.irdl import irdl_op_definition
+from xdsl.dialects.builtin import IntegerType, TensorType
+from xdsl.irdl import irdl_op_definition, operand_def, result_def
+from xdsl.utils.exceptions import VerifyException
 
-from graphcompiler.dialects.graph.base import _require_integer
+from graphcompiler.dialects.graph.base import (
+    GraphOp,
+    _fmt,
+    _require_integer,
+    _require_result_type,
+    _shape,
+)
 from graphcompiler.dialects.graph.elementwise import BinaryOp, UnaryOp
+from graphcompiler.ir.element_types import bit_width
 
 
 class IntegerBinaryOp(BinaryOp):
@@ -81,4 +91,46 @@ class BitwiseNotOp(UnaryOp):
         return super().infer_type(operand_types, properties, result_type)
 
 
-BITWISE_OPS = (BitwiseAndOp, BitwiseOrOp, BitwiseXorOp, ShiftLeftOp, ShiftRightOp, BitwiseNotOp)
+def _stored_bits(element) -> int:
+    """An element's bits as its buffer holds them (i1: a byte)."""
+    return 8 if element == IntegerType(1) else bit_width(element)
+
+
+@irdl_op_definition
+class BitcastOp(GraphOp):
+    """Each element's bits read as the result's element type, of the same
+    width (numpy's view, ONNX's BitCast): f32 <-> i32, bf16 <-> i16,
+    f8E4M3FN <-> ui8 (its code). An i1 is a byte: as i8 or ui8 it is 0 or
+    1, and an 8-bit integer as i1 is true when nonzero. The shape is kept.
+
+    Example:
+
+        %y = graph.bitcast %x : tensor<4x8xf32> -> tensor<4x8xi32>
+    """
+
+    name = "graph.bitcast"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    @classmethod
+    def infer_type(cls, operand_types, properties, result_type=None):
+        result_type = _require_result_type(cls, result_type)
+        source = operand_types[0]
+        if _shape(result_type) != _shape(source):
+            raise VerifyException(
+                f"result shape {_fmt(_shape(result_type))} differs from {cls.operand_role(0)} "
+                f"shape {_fmt(_shape(source))}"
+            )
+        have, want = _stored_bits(source.element_type), _stored_bits(result_type.element_type)
+        if have != want:
+            raise VerifyException(
+                f"result element type {result_type.element_type} has {want} bits, "
+                f"{cls.operand_role(0)}'s {source.element_type} {have}: a bitcast keeps the width"
+            )
+        return result_type
+
+
+BITWISE_OPS = (
+    BitwiseAndOp, BitwiseOrOp, BitwiseXorOp, ShiftLeftOp, ShiftRightOp, BitwiseNotOp, BitcastOp,
+)  # fmt: skip

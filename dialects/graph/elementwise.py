@@ -235,7 +235,11 @@ class CastOp(GraphOp):
 
     float -> integer saturates: NaN -> 0, values beyond the range (and
     +-inf) -> the type's maximum or minimum; integer -> narrower integer
-    wraps; f32 -> f16/bf16 rounds to nearest even. The shape is kept.
+    wraps; f32 -> f16/bf16 rounds to nearest even. The storage types: to a
+    float8 or float4, round to nearest even without saturating (past the
+    largest finite value: inf in f8E5M2, NaN in the other float8s, the
+    largest value in f4E2M1FN); to i4, ui4, i2 or ui2, the low bits of the
+    value truncated toward zero (-9.0 -> i4 7). The shape is kept.
 
     Example:
 

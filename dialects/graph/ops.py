@@ -47,6 +47,7 @@ from graphcompiler.dialects.graph.base import (
     property_attribute,
 )
 from graphcompiler.dialects.graph.bitwise import (
+    BitcastOp,
     BitwiseAndOp,
     BitwiseNotOp,
     BitwiseOrOp,
@@ -190,7 +191,7 @@ GRAPH_OPS: tuple[type[GraphOp], ...] = (
     Conv2dOp, MaxPool2dOp, AvgPool2dOp, ToBlockedOp, FromBlockedOp, BlockedConv2dOp,
     SinOp, CosOp, SignOp, RoundOp, FloorOp, CeilOp, ModOp,
     ArgMaxOp, ArgMinOp, CumSumOp, CumProdOp, TopKIndicesOp,
-    BitwiseAndOp, BitwiseOrOp, BitwiseXorOp, BitwiseNotOp, ShiftLeftOp, ShiftRightOp,
+    BitwiseAndOp, BitwiseOrOp, BitwiseXorOp, BitwiseNotOp, ShiftLeftOp, ShiftRightOp, BitcastOp,
 )  # fmt: skip
 
 OPS_BY_NAME: dict[str, type[GraphOp]] = {op.name.removeprefix("graph."): op for op in GRAPH_OPS}
@@ -199,7 +200,7 @@ Graph = Dialect("graph", [*GRAPH_OPS, FusedOp, YieldOp], [FormatAttr])
 
 # `graph.X`: the ops, attribute and helpers of the modules above.
 __all__ = [
-    "AbsOp", "AddOp", "ArgMaxOp", "ArgMinOp", "ArgReduceOp", "AttentionOp", "AvgPool2dOp", "BatchNormOp", "BinaryOp", "BitwiseAndOp", "BitwiseNotOp", "BitwiseOrOp", "BitwiseXorOp", "BlockedConv2dOp", "BroadcastToOp",
+    "AbsOp", "AddOp", "ArgMaxOp", "ArgMinOp", "ArgReduceOp", "AttentionOp", "AvgPool2dOp", "BatchNormOp", "BinaryOp", "BitcastOp", "BitwiseAndOp", "BitwiseNotOp", "BitwiseOrOp", "BitwiseXorOp", "BlockedConv2dOp", "BroadcastToOp",
     "CastOp", "CeilOp", "ClampOp", "ComparisonOp", "ConcatOp", "ConstantOp", "Conv2dOp", "ConvolutionOp",
     "CosOp", "CumProdOp", "CumSumOp",
     "DefinedAttributesOnly", "DivOp", "ELEMENTWISE_OPS", "EluOp", "EqualOp", "ErfOp", "ExpOp",

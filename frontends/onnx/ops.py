@@ -111,6 +111,13 @@ def _cast(node: Node) -> list:
     return [cast(node, x, to)]
 
 
+@converter("BitCast")
+def _bitcast(node: Node) -> list:
+    to = element_type(node.attr("to"), f"node '{node.label}' (BitCast)")
+    x = node.value(0)
+    return [node.make("bitcast", [x], TensorType(to, x.type.get_shape()))]
+
+
 def saturated(node: Node, x: SSAValue, limit: float) -> SSAValue:
     """x clamped to [-limit, limit], in x's float type (f32 for an integer x)."""
     if not graph.is_float(x.type.element_type) or graph.is_storage_only(x.type.element_type):

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from xdsl.dialects.builtin import (
     Float32Type,
+    IntegerType,
     TensorType,
     VectorType,
 )
@@ -305,6 +306,21 @@ def _cast(k: Kernel, op: graph.CastOp, values: list[SSAValue]) -> SSAValue:
     return k.to_compute(k.from_compute(values[0], element), element)
 
 
+def _bitcast(k: Kernel, op: graph.BitcastOp, values: list[SSAValue]) -> SSAValue:
+    """The stored bits seen as the result type: integers of one width (and
+    i1's byte) convert exactly by a cast, others are reinterpreted; a 4-
+    or 2-bit integer result is wrapped back into its range."""
+    source, target = op.input.type.element_type, op.result.type.element_type
+    stored = k.from_compute(values[0], source)
+    if isinstance(source, IntegerType) and isinstance(target, IntegerType):
+        return k.to_compute(k.b.cast(stored, tir.with_element(stored.type, target)), target)
+    viewed = k.b.unary(tir.ReinterpretOp, stored, tir.with_element(stored.type, target))
+    if graph.is_storage_only(target) and isinstance(target, IntegerType):
+        byte = k.b.cast(viewed, tir.with_element(viewed.type, IntegerType(8)))
+        viewed = k.b.cast(byte, tir.with_element(viewed.type, target))
+    return k.to_compute(viewed, target)
+
+
 ELEMENTWISE_COMPUTE: dict[type, Callable[[Kernel, Operation, list[SSAValue]], SSAValue]] = {
     **{op: _unary_compute(compute) for op, compute in UNARY.items()},
     **{op: _binary_compute(tir_op) for op, tir_op in BINARY.items()},
@@ -312,6 +328,7 @@ ELEMENTWISE_COMPUTE: dict[type, Callable[[Kernel, Operation, list[SSAValue]], SS
     graph.LeakyReluOp: lambda k, op, v: leaky_relu(k, op, v[0]),
     graph.ClampOp: lambda k, op, v: clamp(k, op, v[0]),
     graph.CastOp: _cast,
+    graph.BitcastOp: _bitcast,
     **{
         op: activation for op in (graph.EluOp, graph.SeluOp, graph.HardSigmoidOp, graph.HardSwishOp)
     },

@@ -43,6 +43,15 @@ def test_infer_type_is_usable_without_an_op():
 
 
 def test_every_op_is_registered_by_name():
-    assert len(graph.GRAPH_OPS) == 90
-    assert set(graph.OPS_BY_NAME) >= {"relu", "matmul", "conv2d", "blocked_conv2d", "to_blocked", "layer_norm", "slice", "attention"}
+    assert len(graph.GRAPH_OPS) == 91
+    assert set(graph.OPS_BY_NAME) >= {
+        "relu",
+        "matmul",
+        "conv2d",
+        "blocked_conv2d",
+        "to_blocked",
+        "layer_norm",
+        "slice",
+        "attention",
+    }
     assert all(op.name == f"graph.{name}" for name, op in graph.OPS_BY_NAME.items())

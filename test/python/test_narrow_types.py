@@ -185,3 +185,37 @@ def test_graph_ops_other_than_casts_and_moves_refuse_storage_types():
     }"""
     with pytest.raises(Exception, match="graph.mul does not compute on f8E5M2, a storage type"):
         graphcompiler.compile(text, cache=False)
+
+
+@pytest.mark.parametrize(
+    "source, target, values",
+    [
+        ("f32", "i32", np.array([1.0, -0.0, np.inf, np.nan, 3.5e-45, -2.5], np.float32)),
+        ("i32", "f32", np.array([0x3F800000, -1, 0x7F800001, 1, 0, -(2**31)], np.int32)),
+        ("f64", "i64", np.array([1.0, -0.0, np.inf, 1e-310, -2.5, 7.0])),
+        ("bf16", "i16", np.array([1.0, -2.5, np.inf, -0.0, 3.0e38, 1e-3], np.float32)),
+        ("f16", "ui16", np.array([1.0, -2.5, np.inf, -0.0, 6e-8, 65504], np.float16)),
+        ("f8E4M3FN", "ui8", np.array([0.5, 448.0, -2.0, -0.0, 0.001953125, 3.0], np.float32)),
+        ("ui8", "f8E5M2", np.array([0x3C, 0x7C, 0xFC, 0x7E, 1, 0], np.uint8)),
+        ("i8", "ui8", np.array([-1, -128, 127, 0, 5, -7], np.int8)),
+        ("i1", "ui8", np.array([True, False, True, True, False, False])),
+        ("i4", "ui4", np.array([-1, -8, 7, 0, 3, -3], np.int8)),
+        ("f4E2M1FN", "i4", np.array([6.0, -0.5, -6.0, 1.5, 0.0, -1.0], np.float32)),
+    ],
+)
+def test_bitcast_reads_the_stored_bits(source, target, values):
+    """graph.bitcast, compiled (vector lanes and a tail: 6 x 7 elements),
+    equals the reference, which views the stored bits with numpy."""
+    from graphcompiler.interpreters import reference
+
+    data = np.tile(values, 7).reshape(6, 7)
+    text = (
+        f"func.func @main(%x: tensor<6x7x{source}>) -> tensor<6x7x{target}> {{\n"
+        f"  %0 = graph.bitcast %x : tensor<6x7x{source}> -> tensor<6x7x{target}>\n"
+        f"  func.return %0 : tensor<6x7x{target}>\n}}"
+    )
+    got, want = graphcompiler.compile(text, cache=False)(data), reference.run(text, data)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+    if source == "f32":  # and the reference is numpy's view
+        np.testing.assert_array_equal(want, data.view(np.int32))

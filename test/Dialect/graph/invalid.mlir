@@ -435,3 +435,11 @@ func.func @storage_type_math(%a: tensor<4xf8E4M3FN>, %b: tensor<4xi4>) {
   %2 = graph.add %a, %a : (tensor<4xf8E4M3FN>, tensor<4xf8E4M3FN>) -> tensor<4xf8E4M3FN>
   func.return
 }
+
+// -----
+
+func.func @bitcast_width(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.bitcast' op result element type i16 has 16 bits, operand #0 ('input')'s f32 32: a bitcast keeps the width}}
+  %0 = graph.bitcast %a : tensor<4xf32> -> tensor<4xi16>
+  func.return
+}

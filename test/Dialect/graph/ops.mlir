@@ -42,6 +42,12 @@ func.func @unary(%x: tensor<4x8xf32>, %i: tensor<7xi32>) -> tensor<4x8xf32> {
   %16 = graph.cast %15 : tensor<4x8xf32> -> tensor<4x8xbf16>
   // CHECK-NEXT: %17 = graph.neg %i : tensor<7xi32>
   %17 = graph.neg %i : tensor<7xi32>
+  // CHECK-NEXT: %18 = graph.bitcast %15 : tensor<4x8xf32> -> tensor<4x8xi32>
+  %18 = graph.bitcast %15 : tensor<4x8xf32> -> tensor<4x8xi32>
+  // CHECK-NEXT: %19 = graph.cast %15 : tensor<4x8xf32> -> tensor<4x8xf8E4M3FN>
+  %19 = graph.cast %15 : tensor<4x8xf32> -> tensor<4x8xf8E4M3FN>
+  // CHECK-NEXT: %20 = graph.bitcast %19 : tensor<4x8xf8E4M3FN> -> tensor<4x8xui8>
+  %20 = graph.bitcast %19 : tensor<4x8xf8E4M3FN> -> tensor<4x8xui8>
   func.return %15 : tensor<4x8xf32>
 }
 
