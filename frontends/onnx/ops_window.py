@@ -393,11 +393,12 @@ def _average_pool(node: Node) -> list:
     return [pool(node, x, "avg", _kernel(node), bool(node.attr("count_include_pad", 0)))]
 
 
-@converter("LpPool")
+@converter("LpPool", "GlobalLpPool")
 def _lp_pool(node: Node) -> list:
-    """(sum over the window of |x| ** p) ** (1 / p), the pads zeros."""
+    """(sum over the window of |x| ** p) ** (1 / p), the pads zeros; the
+    global form's window is all of the spatial dims."""
     x = node.value(0)
-    _spatial_rank(node, x)
+    rank = _spatial_rank(node, x)
     p = int(node.attr("p", 2))
     if p <= 0:
         raise node.unsupported_attribute("p", "p must be positive")
@@ -407,7 +408,11 @@ def _lp_pool(node: Node) -> list:
         if powered
         else node.make("pow", [node.make("abs", [x]), node.scalar(float(p), x)])
     )
-    total = pool(node, powered, "sum", _kernel(node))
+    if node.op_type == "GlobalLpPool":
+        spatial = list(range(2, 2 + rank))
+        total = node.make("reduce_sum", [powered], axes=spatial, keep_dims=True)
+    else:
+        total = pool(node, powered, "sum", _kernel(node))
     if p == 1:
         return [total]
     if p == 2:

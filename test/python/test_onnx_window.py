@@ -1,5 +1,6 @@
 """ONNX window ops and the ops composed from several graph ops: Conv and
 ConvTranspose (1-D, 2-D, 3-D), MaxPool / AveragePool / LpPool (ceil_mode,
+GlobalLpPool,
 dilations, 3-D), Resize, Einsum and GroupNormalization.
 
 Each case is one ONNX node, imported and run through the reference
@@ -170,6 +171,17 @@ def test_pooling_matches_onnxruntime(op_type, shape, attributes, compiled):
     inputs = [("x", _floats(*shape))]
     model = _model(op_type, inputs, **attributes)
     _check(model, inputs, _onnxruntime(model, inputs), compiled)
+
+
+@pytest.mark.parametrize(
+    "shape, p, compiled", [([2, 3, 5, 4], 3, True), ([1, 2, 7], 2, True), ([1, 2, 3, 4, 2], 1, False)]
+)
+def test_global_lp_pool_takes_every_spatial_dim_as_the_window(shape, p, compiled):
+    """Against numpy (onnxruntime has no GlobalLpPool kernel past opset 2)."""
+    inputs = [("x", _floats(*shape))]
+    spatial = tuple(range(2, len(shape)))
+    want = (np.abs(inputs[0][1].astype(np.float64)) ** p).sum(spatial, keepdims=True) ** (1 / p)
+    _check(_model("GlobalLpPool", inputs, p=p), inputs, want.astype(np.float32), compiled)
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int8])
