@@ -238,9 +238,7 @@ def test_compile_and_gc_run_take_onnx_files(tmp_path, capsys):
     np.save(tmp_path / "x.npy", x)
     assert gc_run.main([str(path), "--input", f"x={tmp_path / 'x.npy'}", "--check-reference"]) == 0
     assert "output #0: matches the reference" in capsys.readouterr().out
-    with pytest.raises(
-        ValueError, match="node 'det' \\(Det\\): operator is not supported"
-    ):
+    with pytest.raises(ValueError, match="node 'det' \\(Det\\): operator is not supported"):
         model = make_model(
             [helper.make_node("Det", ["x"], ["y"], name="det")],
             [("x", F, [2, 3, 3])],

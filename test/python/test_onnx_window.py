@@ -174,7 +174,8 @@ def test_pooling_matches_onnxruntime(op_type, shape, attributes, compiled):
 
 
 @pytest.mark.parametrize(
-    "shape, p, compiled", [([2, 3, 5, 4], 3, True), ([1, 2, 7], 2, True), ([1, 2, 3, 4, 2], 1, False)]
+    "shape, p, compiled",
+    [([2, 3, 5, 4], 3, True), ([1, 2, 7], 2, True), ([1, 2, 3, 4, 2], 1, False)],
 )
 def test_global_lp_pool_takes_every_spatial_dim_as_the_window(shape, p, compiled):
     """Against numpy (onnxruntime has no GlobalLpPool kernel past opset 2)."""
