@@ -126,6 +126,11 @@ def _body(
         body.ParseFromString(text)
     except Exception:  # noqa: BLE001 - onnx cannot build it (an input's type unknown, ...)
         return None  # the node stays: "operator is not supported"
+    for opset in body.opset_import:
+        # onnx's inliner leaves a call whose body imports another version of
+        # a domain than the model: the body's ops are read at the model's
+        if opset.domain in _DEFAULT_DOMAINS and version is not None:
+            opset.version = version
     return body if body.node else None
 
 

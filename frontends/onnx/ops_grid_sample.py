@@ -1,4 +1,5 @@
-"""The converter of ONNX's GridSample (registered in `ops.CONVERTERS`):
+"""The converters of ONNX's GridSample and AffineGrid (registered in
+`ops.CONVERTERS`). GridSample:
 X [N, C, D1, ..., Dk] sampled at grid [N, O1, ..., Om, k] (normalized
 coordinates in [-1, 1], the last dim first) into [N, C, O1, ..., Om].
 
@@ -13,6 +14,9 @@ Composed from graph ops as onnx's reference computes it:
    outside; border: clamped; reflection: reflected), the k indices make
    one flat index into X's pixels, and graph.gather_elements reads every
    channel's pixel there; the weighted taps are summed.
+
+AffineGrid's grid is theta times the homogeneous coordinates of every
+output pixel (a constant: the sizes are static), one graph.matmul.
 """
 
 from __future__ import annotations
@@ -20,12 +24,14 @@ from __future__ import annotations
 import itertools
 import math
 
+import numpy as np
 from xdsl.dialects.builtin import TensorType, i64
 from xdsl.ir import SSAValue
 
 from graphcompiler.frontends.onnx.importer import Node
 from graphcompiler.frontends.onnx.ops import _float_input, cast, converter, reshape
 from graphcompiler.frontends.onnx.ops_window import _slice_axis
+from graphcompiler.ir.element_types import compute_dtype
 
 MODES = {"bilinear": "linear", "linear": "linear", "nearest": "nearest",
          "bicubic": "cubic", "cubic": "cubic"}  # fmt: skip
@@ -200,3 +206,36 @@ def _grid_sample(node: Node) -> list:
             )
         total = value if total is None else node.make("add", [total, value])
     return [reshape(node, total, [batch, channels, *out])]
+
+
+@converter("AffineGrid")
+def _affine_grid(node: Node) -> list:
+    """grid[n, ..., :] = theta[n] @ (x, y[, z], 1) of each pixel of `size`
+    ([N, C, H, W] or [N, C, D, H, W]), the last spatial dim first; a
+    coordinate is -1 + 2i / (n - 1) with align_corners (-1 for n = 1),
+    else -1 + (2i + 1) / n, as onnx's reference computes them."""
+    theta = _float_input(node)
+    size = [int(v) for v in node.constant(1, "size")]
+    spatial = size[2:]
+    rank = len(spatial)
+    if rank not in (2, 3) or list(theta.type.get_shape()) != [size[0], rank, rank + 1]:
+        raise node.error(
+            f"theta of shape {list(theta.type.get_shape())} and size {size}: expected "
+            f"[N, 2, 3] with [N, C, H, W] or [N, 3, 4] with [N, C, D, H, W]"
+        )
+    align_corners = bool(node.attr("align_corners", 0))
+    axes = [
+        -1 + 2.0 * np.arange(n) / (n - 1) if align_corners and n > 1
+        else -1.0 + (2.0 * np.arange(n) + 1) / n if not align_corners
+        else np.array([-1.0])
+        for n in spatial
+    ]  # fmt: skip
+    mesh = np.meshgrid(*axes, indexing="ij")  # each [D, H, W]
+    homogeneous = np.stack([*mesh[::-1], np.ones(spatial)], axis=0).reshape(rank + 1, -1)
+    element = theta.type.element_type
+    points = node.importer.constant_value(
+        homogeneous.astype(compute_dtype(element)), element, node.label
+    )  # [rank + 1, pixels]
+    grid = node.make("matmul", [theta, points])  # [N, rank, pixels]
+    pixels = node.make("transpose", [grid], perm=[0, 2, 1])
+    return [reshape(node, pixels, [size[0], *spatial, rank])]

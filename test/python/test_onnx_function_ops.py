@@ -120,6 +120,25 @@ def test_a_folded_castlike_to_bf16_keeps_bf16():
     assert "tensor<1xbf16>" in str(import_onnx(model))
 
 
+@pytest.mark.parametrize("opset", [18, 21, 24])
+def test_a_body_written_for_an_older_opset_imports_in_a_newer_model(opset):
+    """CenterCropPad's and MeanVarianceNormalization's bodies are built for
+    opsets 18 and 13: in a model of a later opset they still inline (onnx's
+    inliner skips a body that imports another version of the domain)."""
+    crop = helper.make_node("CenterCropPad", ["x", "s"], ["y"], axes=[1, 2])
+    shape = helper.make_node("Constant", [], ["s"], value_ints=[3, 8])
+    graph = helper.make_graph(
+        [shape, crop], "g", [helper.make_tensor_value_info("x", F, [2, 5, 6])],
+        [helper.make_tensor_value_info("y", F, None)],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    x = _floats(2, 5, 6)
+    (expected,) = ReferenceEvaluator(model).run(None, {"x": x})
+    np.testing.assert_array_equal(graphcompiler.compile(model, cache=False)(x), expected)
+    node = helper.make_node("MeanVarianceNormalization", ["x"], ["y"], axes=[0, 2])
+    _check(node, {"x": _floats(3, 4, 5)}, opset)
+
+
 def test_an_op_with_neither_converter_nor_body_is_one_error_line():
     node = helper.make_node("Det", ["x"], ["y"], name="h")
     with pytest.raises(OnnxImportError) as error:

@@ -80,3 +80,26 @@ def test_a_grid_that_does_not_fit_is_one_located_error():
     model = _model([1, 2, 5, 6], [1, 3, 3, 3])
     with pytest.raises(Exception, match="GridSample"):
         import_onnx(model)
+
+
+@pytest.mark.parametrize(
+    "size, align_corners",
+    [([2, 3, 4, 5], 0), ([1, 1, 4, 1], 1), ([3, 2, 4, 5, 6], 1), ([2, 1, 1, 3, 2], 0)],
+)
+def test_affine_grid_matches_onnx_reference(size, align_corners):
+    """Batch 1 and a size-1 dim included (onnx's function body squeezes the
+    batch dim away there: AffineGrid has a converter of its own)."""
+    from onnx import numpy_helper
+
+    rank = len(size) - 2
+    theta = np.random.default_rng(5).standard_normal((size[0], rank, rank + 1)).astype(np.float32)
+    node = helper.make_node("AffineGrid", ["theta", "size"], ["grid"], align_corners=align_corners)
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("theta", TensorProto.FLOAT, theta.shape)],
+        [helper.make_tensor_value_info("grid", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.array(size, np.int64), "size")],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+    (expected,) = ReferenceEvaluator(model).run(None, {"theta": theta})
+    got = graphcompiler.compile(model, cache=False)(theta)
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
