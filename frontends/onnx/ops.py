@@ -455,6 +455,22 @@ def _rms_norm(node: Node) -> list:
     return [node.make("rms_norm", [x, scale], axis=axis, epsilon=epsilon)]
 
 
+@converter("MeanVarianceNormalization")
+def _mean_variance_normalization(node: Node) -> list:
+    """(x - E[x]) / (sqrt(E[x^2] - E[x]^2) + 1e-9) over `axes`, in x's type:
+    the schema's function body, whose f32 epsilon would not add to f16 or f64."""
+    x = _float_input(node)
+    rank = len(x.type.get_shape())
+    axes = sorted({a % rank for a in node.attr("axes", [0, 2, 3])})
+    mean = node.make("reduce_mean", [x], axes=axes, keep_dims=True)
+    mean_of_squares = node.make(
+        "reduce_mean", [node.make("mul", [x, x])], axes=axes, keep_dims=True
+    )
+    variance = node.make("sub", [mean_of_squares, node.make("mul", [mean, mean])])
+    deviation = node.make("add", [node.make("sqrt", [variance]), node.scalar(1e-9, x)])
+    return [node.make("div", [node.make("sub", [x, mean]), deviation])]
+
+
 @converter("LpNormalization")
 def _lp_normalization(node: Node) -> list:
     x = _float_input(node)

@@ -468,3 +468,25 @@ def test_a_window_sticking_out_by_less_than_a_stride_counts(op_type, shape, attr
     expected = _onnxruntime(model, inputs)
     assert expected.size
     _check(model, inputs, expected, compiled=True)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_mean_variance_normalization_in_the_input_type(dtype):
+    """The schema's formula, in f16 and f64 too (its function body's f32
+    epsilon does not add to them: onnxruntime refuses those)."""
+    x = (rng.standard_normal((2, 3, 4, 5)) * 3 + 1).astype(dtype)
+    onnx_type = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    node = helper.make_node("MeanVarianceNormalization", ["x"], ["y"], axes=[0, 2, 3])
+    graph = helper.make_graph(
+        [node], "mvn", [helper.make_tensor_value_info("x", onnx_type, x.shape)],
+        [helper.make_tensor_value_info("y", onnx_type, x.shape)],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    wide = x.astype(np.float64)
+    mean = wide.mean((0, 2, 3), keepdims=True)
+    spread = np.sqrt((wide * wide).mean((0, 2, 3), keepdims=True) - mean * mean) + 1e-9
+    got = graphcompiler.compile(model, cache=False)(x)
+    assert got.dtype == dtype
+    np.testing.assert_allclose(
+        got, (wide - mean) / spread, atol=1e-2 if dtype == np.float16 else 1e-5
+    )
