@@ -376,14 +376,26 @@ class Importer:
             proto.op_type if default else f"{proto.domain}:{proto.op_type}"
         )
         symbolic = proto.op_type in KEEP_SYMBOLIC
-        if default and not symbolic and self._fold(node):
-            return
+        foldable = default and not symbolic
         if converter is None:
+            if foldable and self._fold(node):  # onnx's evaluator knows it: a constant
+                return
             domain = "" if default else f" (domain '{proto.domain}')"
             raise node.error(f"operator is not supported{domain}")
         last = self.block.last_op
-        results = converter(node)
-        known = self._evaluated(node, results, last) if self._all_inputs_constant(node) else results
+        try:
+            results = converter(node)
+        except OnnxImportError:
+            if foldable and self._fold(node):  # the ops added are left to dead-code elimination
+                return
+            raise
+        known = results
+        if self._all_inputs_constant(node):  # the converted ops evaluated: the compiled semantics
+            known = self._evaluated(node, results, last)
+            if all(isinstance(v, np.ndarray) for v in known):
+                self._drop_unused_after(last)
+            elif foldable and not node.beyond_shape_inference and self._fold(node):
+                return
         unread = sorted(set(node.attributes) - node.read)
         if unread:
             raise node.unsupported_attribute(unread[0])
@@ -463,9 +475,21 @@ class Importer:
         except Exception:  # noqa: BLE001 - an op the interpreter cannot evaluate here
             return results
 
+    def _drop_unused_after(self, last: Operation | None) -> None:
+        """Erase the ops added after `last` that nothing uses (a node
+        evaluated on constants), last first; the values named are kept."""
+        named = {v for v in self.values.values() if isinstance(v, SSAValue)}
+        op = self.block.last_op
+        while op is not None and op is not last:
+            previous = op.prev_op
+            if all(not r.uses and r not in named for r in op.results):
+                self.block.erase_op(op)
+            op = previous
+
     def _fold(self, node: Node) -> bool:
-        """Evaluate a node whose inputs are all constants (shape arithmetic)
-        with onnx's reference implementation; False if it cannot."""
+        """Evaluate a node whose inputs are all constants with onnx's
+        reference implementation, where its converter's ops cannot be
+        evaluated (or there is none); False if it cannot either."""
         proto = node.proto
         inputs = [name for name in proto.input if name]
         if (
@@ -483,11 +507,12 @@ class Importer:
             results = evaluator.run(None, {n: self.constants[n] for n in inputs})
         except Exception:  # noqa: BLE001 - onnx's evaluator cannot: convert the node instead
             return False
-        for name, array in zip(proto.output, results, strict=False):
+        named = [name for name in proto.output if name]  # the evaluator skips the omitted ones
+        for name, array in zip(named, results, strict=False):
             inferred = self.inferred.get(name)
             if inferred is not None and list(np.shape(array)) != list(inferred.get_shape()):
                 return False  # the evaluator and shape inference disagree: the converter decides
-        for name, array in zip(proto.output, results, strict=False):
+        for name, array in zip(named, results, strict=False):
             if name:
                 array = np.asarray(array)
                 type_ = self.inferred[name].element_type if name in self.inferred else None

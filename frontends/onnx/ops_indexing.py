@@ -15,7 +15,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from xdsl.dialects.builtin import IntegerType, Signedness, TensorType, i64
+from xdsl.dialects.builtin import IntegerType, Signedness, TensorType, i1, i32, i64
+from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import graph
 from graphcompiler.frontends.onnx.importer import Node
@@ -38,11 +39,21 @@ def _reduction(node: Node) -> str:
     return node.require_attr("reduction", graph.SCATTER_REDUCTIONS, "none")
 
 
+def _scatter(node: Node, op: str, **properties) -> SSAValue:
+    """A scatter op on data, indices, updates; booleans combined by a
+    reduction go through i32 and back (add and max: or, mul and min: and)."""
+    data, indices, updates = (node.value(i) for i in range(3))
+    reduction = _reduction(node)
+    if data.type.element_type != i1 or reduction == "none":
+        return node.make(op, [data, indices, updates], reduction=reduction, **properties)
+    wide = [cast(node, v, i32) for v in (data, updates)]
+    result = node.make(op, [wide[0], indices, wide[1]], reduction=reduction, **properties)
+    return cast(node, result, i1)
+
+
 @converter("ScatterElements")
 def _scatter_elements(node: Node) -> list:
-    operands = [node.value(i) for i in range(3)]
-    axis = int(node.attr("axis", 0))
-    return [node.make("scatter_elements", operands, axis=axis, reduction=_reduction(node))]
+    return [_scatter(node, "scatter_elements", axis=int(node.attr("axis", 0)))]
 
 
 @converter("TensorScatter")
@@ -79,8 +90,7 @@ def _tensor_scatter(node: Node) -> list:
 
 @converter("ScatterND")
 def _scatter_nd(node: Node) -> list:
-    operands = [node.value(i) for i in range(3)]
-    return [node.make("scatter_nd", operands, reduction=_reduction(node))]
+    return [_scatter(node, "scatter_nd")]
 
 
 @converter("OneHot")
@@ -123,13 +133,36 @@ def _one_hot(node: Node) -> list:
     return [node.make("select", [hot, on, off])]
 
 
-@converter("NonZero", "Unique")
-def _data_dependent_shape(node: Node) -> list:
-    """Known input values (a small graph input is bound to them) make the
-    node a constant, folded by the importer; otherwise the output's shape
+@converter("NonZero")
+def _nonzero(node: Node) -> list:
+    """The indices of the nonzero elements, [rank, count], of known values
+    (a small graph input is bound to them); otherwise the output's shape
     would depend on data."""
-    node.constant(0, "the values the output shape depends on")
-    raise node.error("onnx's reference could not evaluate it")
+    values = np.asarray(node.constant(0, "the values the output shape depends on"))
+    return [np.array(np.nonzero(values), dtype=np.int64).reshape(values.ndim, -1)]
+
+
+@converter("Unique")
+def _unique(node: Node) -> list:
+    """numpy.unique of known values (flattened, or slices along `axis`):
+    the unique ones, their first indices, each input's index among them,
+    and their counts; sorted, or (sorted=0) in order of first occurrence."""
+    values = np.asarray(node.constant(0, "the values the output shape depends on"))
+    axis = node.attr("axis")
+    if axis is not None and not -values.ndim <= axis < values.ndim:
+        raise node.error(f"axis {axis} is out of range for rank {values.ndim}")
+    unique, first, inverse, counts = np.unique(
+        values if axis is not None else values.reshape(-1),
+        return_index=True, return_inverse=True, return_counts=True, axis=axis,
+    )  # fmt: skip
+    inverse = inverse.reshape(-1)
+    if not node.attr("sorted", 1):
+        order = np.argsort(first, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        unique = np.take(unique, order, axis=0 if axis is None else axis)
+        first, counts, inverse = first[order], counts[order], rank[inverse]
+    return [unique, *(a.astype(np.int64) for a in (first, inverse, counts))]
 
 
 @converter("Compress")

@@ -375,3 +375,68 @@ def test_layer_norm_parameters_broadcast_over_more_dims(with_bias):
     x = rng.standard_normal([3, 2, 17, 5]).astype(np.float32)
     got = graphcompiler.compile(import_onnx(model), cache=False)(x)
     np.testing.assert_allclose(got, onnxruntime_outputs(model, {"x": x})[0], rtol=1e-5, atol=1e-5)
+
+
+def _constant_and_runtime(node, arrays, outputs, runtime, opset=17):
+    """The node's outputs with every input an initializer (evaluated at
+    import) and with `runtime` inputs fed at run time (compiled)."""
+
+    def model(fed):
+        inputs = [(n, helper.np_dtype_to_tensor_dtype(a.dtype), list(a.shape))
+                  for n, a in arrays.items() if n in fed]  # fmt: skip
+        kept = [(n, a) for n, a in arrays.items() if n not in fed]
+        return make_model([node], inputs, outputs, kept, opset)
+
+    folded = graphcompiler.compile(model(()), cache=False)()
+    ran = graphcompiler.compile(model(runtime), cache=False)(*[arrays[n] for n in runtime])
+    return folded, ran
+
+
+def test_a_node_on_constants_is_evaluated_with_the_compiled_semantics():
+    """Folding at import evaluates the converted graph ops, not onnx's
+    reference evaluator (whose RNN ignores sequence_lens, and whose
+    LogSoftmax underflows): the same values as at run time, and onnxruntime's."""
+    rng = np.random.default_rng(0)
+    arrays = dict(X=rng.standard_normal((3, 2, 2)).astype(np.float32),
+                  W=rng.standard_normal((1, 3, 2)).astype(np.float32),
+                  R=rng.standard_normal((1, 3, 3)).astype(np.float32),
+                  B=np.zeros((1, 6), np.float32), L=np.array([1, 3], np.int32))  # fmt: skip
+    rnn = helper.make_node("RNN", ["X", "W", "R", "B", "L"], ["Y"], hidden_size=3)
+    folded, ran = _constant_and_runtime(rnn, arrays, [("Y", F, [3, 1, 2, 3])], ["X"])
+    np.testing.assert_allclose(folded, ran, rtol=1e-6)
+    assert not folded[1:, 0, 0].any()  # batch 0's steps past its length are 0
+    x = np.array([[0.0, -200.0, -50.0, 1.0]], np.float32)
+    softmax = helper.make_node("LogSoftmax", ["x"], ["y"], axis=1)
+    folded, ran = _constant_and_runtime(softmax, {"x": x}, [("y", F, [1, 4])], ["x"])
+    want = onnxruntime_outputs(
+        make_model([softmax], [("x", F, [1, 4])], [("y", F, [1, 4])]), {"x": x}
+    )
+    np.testing.assert_allclose(folded, want[0], rtol=1e-6)
+    np.testing.assert_allclose(ran, want[0], rtol=1e-6)
+
+
+def test_unique_of_known_values_with_omitted_outputs_and_first_occurrence_order():
+    u = np.array([3, 1, 3, 2, 1, 3, 5, 0], np.int64)
+    for sorted_, want_y in ((1, [0, 1, 2, 3, 5]), (0, [3, 1, 2, 5, 0])):
+        node = helper.make_node("Unique", ["u"], ["y", "", "inv", "cnt"], sorted=sorted_)
+        outputs = [("y", TensorProto.INT64, None), ("inv", TensorProto.INT64, None),
+                   ("cnt", TensorProto.INT64, None)]  # fmt: skip
+        y, inverse, counts = graphcompiler.compile(make_model([node], [], outputs, [("u", u)]))()
+        np.testing.assert_array_equal(y, want_y)
+        np.testing.assert_array_equal(y[inverse], u)
+        np.testing.assert_array_equal(counts, [np.count_nonzero(u == v) for v in want_y])
+
+
+@pytest.mark.parametrize("reduction, want", [("add", [1, 0, 1, 1]), ("mul", [1, 0, 0, 1])])
+def test_scatter_reductions_of_booleans(reduction, want):
+    """add is or, mul is and (as onnxruntime computes them)."""
+    data = np.array([True, False, True, True])
+    updates = np.array([True, False, False, True])
+    node = helper.make_node("ScatterElements", ["d", "i", "u"], ["y"], reduction=reduction)
+    model = make_model(
+        [node], [("d", TensorProto.BOOL, [4]), ("u", TensorProto.BOOL, [4])],
+        [("y", TensorProto.BOOL, [4])], [("i", np.array([0, 1, 2, 0], np.int64))], opset=18,
+    )  # fmt: skip
+    got = graphcompiler.compile(model, cache=False)(data, updates)
+    np.testing.assert_array_equal(got, np.array(want, bool))
+    np.testing.assert_array_equal(got, onnxruntime_outputs(model, {"d": data, "u": updates})[0])
