@@ -393,7 +393,8 @@ class Importer:
         if self._all_inputs_constant(node):  # the converted ops evaluated: the compiled semantics
             known = self._evaluated(node, results, last)
             if all(isinstance(v, np.ndarray) for v in known):
-                self._drop_unused_after(last)
+                if not symbolic:  # the results are constants: the ops are never read
+                    self._drop_unused_after(last)
             elif foldable and not node.beyond_shape_inference and self._fold(node):
                 return
         unread = sorted(set(node.attributes) - node.read)

@@ -71,9 +71,16 @@ def _size(node: Node) -> list:
 
 @converter("Range")
 def _range(node: Node) -> list:
-    start, limit, delta = (
-        node.constant(i, name) for i, name in enumerate(("start", "limit", "delta"))
-    )
+    """Scalars, or one-element tensors (as onnx's AffineGrid body passes them)."""
+    bounds = []
+    for index, name in enumerate(("start", "limit", "delta")):
+        value = np.asarray(node.constant(index, name))
+        if value.size != 1:
+            raise node.error(f"{name} has shape {list(value.shape)}, expected a scalar")
+        bounds.append(value.reshape(()))
+    start, limit, delta = bounds
+    if delta == 0:
+        raise node.error("delta is 0")
     return [np.arange(start, limit, delta, dtype=start.dtype)]
 
 
