@@ -10,14 +10,8 @@ from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.irdl import irdl_op_definition, operand_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
-from graphcompiler.dialects.graph.base import (
-    GraphOp,
-    _fmt,
-    _require_integer,
-    _require_result_type,
-    _shape,
-)
-from graphcompiler.dialects.graph.elementwise import BinaryOp, UnaryOp
+from graphcompiler.dialects.graph.base import GraphOp, _require_integer
+from graphcompiler.dialects.graph.elementwise import BinaryOp, UnaryOp, shape_kept
 from graphcompiler.ir.element_types import bit_width
 
 
@@ -115,13 +109,8 @@ class BitcastOp(GraphOp):
 
     @classmethod
     def infer_type(cls, operand_types, properties, result_type=None):
-        result_type = _require_result_type(cls, result_type)
+        result_type = shape_kept(cls, operand_types, result_type)
         source = operand_types[0]
-        if _shape(result_type) != _shape(source):
-            raise VerifyException(
-                f"result shape {_fmt(_shape(result_type))} differs from {cls.operand_role(0)} "
-                f"shape {_fmt(_shape(source))}"
-            )
         have, want = _stored_bits(source.element_type), _stored_bits(result_type.element_type)
         if have != want:
             raise VerifyException(

@@ -253,13 +253,19 @@ class CastOp(GraphOp):
 
     @classmethod
     def infer_type(cls, operand_types, properties, result_type=None):
-        result_type = _require_result_type(cls, result_type)
-        if _shape(result_type) != _shape(operand_types[0]):
-            raise VerifyException(
-                f"result shape {_fmt(_shape(result_type))} differs from {cls.operand_role(0)} "
-                f"shape {_fmt(_shape(operand_types[0]))}"
-            )
-        return result_type
+        return shape_kept(cls, operand_types, result_type)
+
+
+def shape_kept(cls: type[GraphOp], operand_types, result_type: TensorType | None) -> TensorType:
+    """The given result type of a conversion (cast, bitcast), checked to
+    keep operand #0's shape."""
+    result_type = _require_result_type(cls, result_type)
+    if _shape(result_type) != _shape(operand_types[0]):
+        raise VerifyException(
+            f"result shape {_fmt(_shape(result_type))} differs from {cls.operand_role(0)} "
+            f"shape {_fmt(_shape(operand_types[0]))}"
+        )
+    return result_type
 
 
 class BinaryOp(GraphOp):
