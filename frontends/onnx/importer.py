@@ -51,6 +51,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from graphcompiler.dialects import graph
 from graphcompiler.dialects.graph.builders import create_op
+from graphcompiler.frontends.onnx.graph_walk import all_nodes, names_read
 from graphcompiler.frontends.onnx.weights_in_file import initializer_array
 from graphcompiler.ir.element_types import compute_dtype, dense_elements
 
@@ -83,31 +84,6 @@ _ONNX_TYPES: dict[int, Callable[[], Attribute]] = {
 }
 """ONNX element types that have a graph counterpart (when the graph dialect
 accepts it: `graph.is_element_type` decides, so new types are picked up)."""
-
-
-def _subgraphs(node: onnx.NodeProto) -> list[onnx.GraphProto]:
-    """The branches and bodies of an If, a Loop or a Scan."""
-    bodies = []
-    for attribute in node.attribute:
-        if attribute.type == onnx.AttributeProto.GRAPH:
-            bodies.append(attribute.g)
-        bodies.extend(attribute.graphs)
-    return bodies
-
-
-def _all_nodes(graph: onnx.GraphProto) -> list[onnx.NodeProto]:
-    """The nodes of `graph` and of every branch and body in it."""
-    return [inner for node in graph.node for inner in [node, *_nodes_inside(node)]]
-
-
-def _nodes_inside(node: onnx.NodeProto) -> list[onnx.NodeProto]:
-    return [inner for body in _subgraphs(node) for inner in _all_nodes(body)]
-
-
-def _names_read(node: onnx.NodeProto) -> list[str]:
-    """The values `node` reads: its inputs and, through its branches and
-    bodies, the names their nodes read from outside."""
-    return [i for n in [node, *_nodes_inside(node)] for i in n.input if i]
 
 
 class OnnxImportError(ValueError):
@@ -316,7 +292,7 @@ class Importer:
         """A graph input of at most SMALL_INPUT_ELEMENTS elements that value
         `name` is computed from (through the graph's nodes), if any: binding
         it to its value makes `name` known (a window's size, a pad amount)."""
-        producers = {o: n for n in _all_nodes(self.model.graph) for o in n.output if o}
+        producers = {o: n for n in all_nodes(self.model.graph) for o in n.output if o}
         seen, pending = set(), [name]
         while pending:
             value = pending.pop()
@@ -328,7 +304,7 @@ class Importer:
                 if math.prod(shape) <= SMALL_INPUT_ELEMENTS:
                     return value
             elif value in producers:
-                pending.extend(_names_read(producers[value]))
+                pending.extend(names_read(producers[value]))
         return None
 
     def constant_value(self, array: np.ndarray, type_: Attribute, where: str) -> SSAValue:
@@ -422,8 +398,8 @@ class Importer:
         """Drop onnx's inferred types of `proto`'s outputs and of everything
         computed from them: they follow from a shape onnx got wrong."""
         readers: dict[str, list[onnx.NodeProto]] = {}
-        for node in _all_nodes(self.model.graph):
-            for name in _names_read(node):
+        for node in all_nodes(self.model.graph):
+            for name in names_read(node):
                 readers.setdefault(name, []).append(node)
         pending, seen = [o for o in proto.output if o], set()
         while pending:
