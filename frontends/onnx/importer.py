@@ -318,9 +318,8 @@ class Importer:
         return op.result
 
     def define_constant(self, name: str, array: np.ndarray, type_: Attribute) -> None:
-        if graph.is_storage_only(
-            type_
-        ):  # ml_dtypes' float8/int4 arrays: numpy computes their values
+        # ml_dtypes' float8/int4 arrays held as their values (float32, int8)
+        if graph.is_storage_only(type_):
             array = array.astype(compute_dtype(type_))
         self.constants[name] = array
         self.constant_types[name] = type_
@@ -482,7 +481,7 @@ class Importer:
         try:
             evaluator = ReferenceEvaluator(_single_node_model(proto, self.model, self.constants))
             results = evaluator.run(None, {n: self.constants[n] for n in inputs})
-        except Exception:  # noqa: BLE001 - onnx's evaluator cannot: convert the node instead
+        except Exception:  # noqa: BLE001 - onnx's evaluator cannot either
             return False
         named = [name for name in proto.output if name]  # the evaluator skips the omitted ones
         for name, array in zip(named, results, strict=False):
@@ -490,10 +489,9 @@ class Importer:
             if inferred is not None and list(np.shape(array)) != list(inferred.get_shape()):
                 return False  # the evaluator and shape inference disagree: the converter decides
         for name, array in zip(named, results, strict=False):
-            if name:
-                array = np.asarray(array)
-                type_ = self.inferred[name].element_type if name in self.inferred else None
-                self.define_constant(name, array, type_ or array_type(array, node.where))
+            array = np.asarray(array)
+            type_ = self.inferred[name].element_type if name in self.inferred else None
+            self.define_constant(name, array, type_ or array_type(array, node.where))
         return True
 
 
