@@ -4,7 +4,8 @@ ReverseSequence.
 
 - Hardmax: 1 where argmax along the axis (numpy's first maximum, NaN
   first), else 0: graph.argmax compared with the axis' positions;
-- Shrink: x - bias above lambd, x + bias below -lambd, 0 between;
+- Shrink: x - bias above lambd, x + bias below -lambd, 0 between
+  (integers in float, then truncated back: -lambd of a u8 is no wrap);
 - LRN: x / (bias + alpha / size * sum of x^2 over the `size` channels
   around each)^beta, the window's sum as shifted slices of the squares
   padded with zeros (size is small: 3 to 5 in the networks that use it);
@@ -15,10 +16,10 @@ ReverseSequence.
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import TensorType, i64
+from xdsl.dialects.builtin import Float32Type, Float64Type, TensorType, i64
 
 from graphcompiler.frontends.onnx.importer import Node
-from graphcompiler.frontends.onnx.ops import _float_input, cast, converter
+from graphcompiler.frontends.onnx.ops import _float_input, _is_float, cast, converter
 from graphcompiler.frontends.onnx.ops_window import _slice_axis
 
 
@@ -42,6 +43,10 @@ def _hardmax(node: Node) -> list:
 @converter("Shrink")
 def _shrink(node: Node) -> list:
     x = node.value(0)
+    element = x.type.element_type
+    if not _is_float(x):  # compared and shifted in float, as onnxruntime does
+        wide = element.width.data > 16
+        x = cast(node, x, Float64Type() if wide else Float32Type())
     bias, lambd = float(node.attr("bias", 0.0)), float(node.attr("lambd", 0.5))
     zero = node.scalar(0, x)
     above = node.make("greater", [x, node.scalar(lambd, x)])
@@ -49,7 +54,7 @@ def _shrink(node: Node) -> list:
     shifted_down = node.make("sub", [x, node.scalar(bias, x)])
     shifted_up = node.make("add", [x, node.scalar(bias, x)])
     inner = node.make("select", [below, shifted_up, zero])
-    return [node.make("select", [above, shifted_down, inner])]
+    return [cast(node, node.make("select", [above, shifted_down, inner]), element)]
 
 
 @converter("LRN")

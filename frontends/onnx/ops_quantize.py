@@ -6,7 +6,7 @@ QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearGlobalAveragePool,
 MatMulIntegerToFloat, DynamicQuantizeMatMul).
 
 Each becomes graph ops with ONNX's arithmetic, written out:
-    dequantize  (x - zero_point) * scale, in the scale's float type
+    dequantize  (x - zero_point) * scale in f32, given in the scale's type
     quantize    saturate(round_half_even(x / scale) + zero_point)
 (graph.cast saturates float -> integer). An integer product is a widening
 graph.matmul of the operands minus their zero points, held in i16 (an 8-bit
@@ -130,12 +130,18 @@ def _block_size(node: Node) -> int:
 
 
 def dequantize(node: Node, x: SSAValue, scale: SSAValue, zero: SSAValue | None) -> SSAValue:
-    """(x - zero) * scale in the scale's type; scale and zero already broadcastable."""
+    """(x - zero) * scale, given in the scale's float type but computed in
+    f32: f16 would round x - zero of 16-bit values (onnxruntime widens
+    too). An i32 x subtracts its zero point in i32, where it is exact.
+    Scale and zero are already broadcastable."""
     element = scale.type.element_type
-    values = _cast(node, x, element)
+    values = x
+    if zero is not None and x.type.element_type == i32:
+        values, zero = node.make("sub", [x, zero]), None
+    values = _cast(node, values, f32)
     if zero is not None:
-        values = node.make("sub", [values, _cast(node, zero, element)])
-    return node.make("mul", [values, scale])
+        values = node.make("sub", [values, _cast(node, zero, f32)])
+    return _cast(node, node.make("mul", [values, _cast(node, scale, f32)]), element)
 
 
 def quantize(
@@ -329,27 +335,35 @@ def _integer_conv(node: Node, x_zero: int, w_zero: int, bias: int | None) -> SSA
     im2col and a widening integer matmul (exact, on the i16-pair kernels)."""
     x, weight = _quantized_input(node, 0, "x"), _quantized_input(node, 3 if bias else 1, "w")
     rank = len(x.type.get_shape())
-    if rank != 4:
-        raise node.error(f"x has rank {rank}; quantized convolutions are 2-D")
+    if rank not in (3, 4, 5):
+        raise node.error(f"x has rank {rank}; quantized convolutions are 1-D, 2-D or 3-D")
     node.attr("kernel_shape")
     kernel = weight.type.get_shape()[2:]
     strides, dilations, pads = _window(node, node.shape(0)[2:], kernel)
     groups = int(node.attr("group", 1))
     x = _centered(node, x, _zero_along(node, x_zero, rank, 1, "x_zero_point"), i16)
     weight = _centered(node, weight, _zero_along(node, w_zero, rank, 0, "w_zero_point"), i16)
-    terms = weight.type.get_shape()[1] * kernel[0] * kernel[1]
+    terms = weight.type.get_shape()[1] * math.prod(kernel)
     if terms <= EXACT_F32_TERMS:
         x, weight = _cast(node, x, f32), _cast(node, weight, f32)
         result = convolution(node, x, weight, strides, dilations, pads, groups)
-    elif groups == 1:
+    elif groups == 1 and rank == 4:
         result = _im2col_matmul(node, x, weight, strides, dilations, pads)
+    elif groups == 1 and rank == 3:  # a 1-D convolution is a 2-D one over one row
+        (n, c, length), (o, i, k) = x.type.get_shape(), weight.type.get_shape()
+        result = _im2col_matmul(
+            node, reshape(node, x, [n, c, 1, length]), reshape(node, weight, [o, i, 1, k]),
+            [1, *strides], [1, *dilations], [0, pads[0], 0, pads[1]],
+        )  # fmt: skip
+        result = reshape(node, result, [n, o, result.type.get_shape()[3]])
     else:
         x, weight = _cast(node, x, i32), _cast(node, weight, i32)
         result = convolution(node, x, weight, strides, dilations, pads, groups)
     result = _cast(node, result, i32)
     if bias is not None and node.has_input(bias):
         channels = node.shape(bias)[0]
-        result = node.make("add", [result, reshape(node, node.value(bias), [channels, 1, 1])])
+        bias_value = reshape(node, node.value(bias), [channels] + [1] * (rank - 2))
+        result = node.make("add", [result, bias_value])
     return result
 
 
@@ -389,7 +403,8 @@ def _conv_integer(node: Node) -> list:
 @converter("QLinearConv")
 def _qlinear_conv(node: Node) -> list:
     acc = _integer_conv(node, 2, 5, 8)
-    w_scale = _along(node, node.value(4), 4, 1, "w_scale")  # one per output channel
+    rank = len(acc.type.get_shape())
+    w_scale = _along(node, node.value(4), rank, 1, "w_scale")  # one per output channel
     multiplier = _product_scale(
         node, reshape(node, node.value(1), []), w_scale, divide=node.value(6)
     )

@@ -44,6 +44,21 @@ def test_shrink(bias, lambd):
     _both(model, x)
 
 
+@pytest.mark.parametrize(
+    "dtype, onnx_type",
+    [(np.uint8, TensorProto.UINT8), (np.int8, TensorProto.INT8), (np.int32, TensorProto.INT32)],
+)
+def test_shrink_of_integers_compares_in_float(dtype, onnx_type):
+    """-lambd of an unsigned x is below every value (no wrap to 254), and a
+    fractional lambd compares as a float would."""
+    x = np.array([0, 1, 2, 3, 6, 200 if dtype == np.uint8 else -6], dtype)
+    for bias, lambd in ((-1.0, 2.0), (0.0, 1.5)):
+        model = node_model("Shrink", [("x", onnx_type, [6])], [("y", onnx_type, [6])],
+                           bias=bias, lambd=lambd)  # fmt: skip
+        got = graphcompiler.compile(import_onnx(model), cache=False)(x)
+        assert np.array_equal(got, session(model).run(None, {"x": x})[0])
+
+
 def _lrn_expected(x, size, alpha, beta, bias):
     """ONNX's formula: the window is channels c - floor((size - 1) / 2) to
     c + ceil((size - 1) / 2)."""

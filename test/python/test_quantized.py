@@ -21,6 +21,7 @@ import graphcompiler  # noqa: E402
 from graphcompiler.frontends.onnx import OnnxImportError  # noqa: E402
 from graphcompiler.ir.element_types import dense_elements  # noqa: E402
 from test.python.onnx_node_model import node_model  # noqa: E402
+from test.python.onnxruntime_session import session  # noqa: E402
 
 QUANTIZED = Path(__file__).resolve().parents[1] / "models" / "quantized"
 MANIFEST = json.loads((QUANTIZED / "manifest.json").read_text())["models"]
@@ -148,6 +149,23 @@ def test_dequantize_linear_per_channel():
     assert np.array_equal(_run(model, x), want)
 
 
+@pytest.mark.parametrize(
+    "dtype, onnx_type, zero",
+    [(np.int16, TensorProto.INT16, -14367), (np.uint16, TensorProto.UINT16, 40001)],
+)
+def test_dequantize_16_bit_values_to_f16_subtracts_exactly(dtype, onnx_type, zero):
+    """x - zero_point of 16-bit values is computed in f32 and only the
+    product is rounded to the f16 scale's type: in f16, -14368 - -14367
+    would round to 0."""
+    x = np.array([zero - 1, zero + 1, zero + 2049, 0], dtype)
+    inits = [numpy_helper.from_array(np.array(1.0, np.float16), "s"),
+             numpy_helper.from_array(np.array(zero, dtype), "z")]  # fmt: skip
+    model = node_model("DequantizeLinear", [("x", onnx_type, [4])],
+                       [("y", TensorProto.FLOAT16, [4])], inits, opset=21)  # fmt: skip
+    want = (x.astype(np.float64) - zero).astype(np.float16)
+    assert np.array_equal(_run(model, x), want)
+
+
 def test_block_wise_dequantize_of_a_graph_input():
     """Block-wise scales (one per 2 columns) on a run-time x; the
     narrow-type cases are in test_narrow_types.py."""
@@ -208,6 +226,49 @@ def test_conv_integer_is_exact(x_shape, w_shape, strides, pads, dilations, group
     )  # fmt: skip
     got = _run(model, x)
     assert got.dtype == np.int32 and np.array_equal(got, want.astype(np.int32))
+
+
+@pytest.mark.parametrize(
+    "x_shape, w_shape, strides, pads, groups",
+    [
+        ((2, 40, 19), (6, 40, 8), (2,), (3, 1), 1),  # 320 terms: im2col over one row
+        ((1, 6, 12), (6, 2, 3), (1,), (1, 1), 3),  # grouped, f32
+        ((1, 3, 4, 5, 6), (4, 3, 2, 3, 3), (1, 2, 1), (1, 0, 1, 0, 1, 1), 1),  # 54 terms: f32
+        ((1, 20, 3, 4, 4), (2, 20, 2, 3, 3), (1, 1, 1), (0, 1, 1, 1, 0, 0), 1),  # 360: i32
+    ],
+)
+def test_conv_integer_and_qlinear_conv_in_1d_and_3d(x_shape, w_shape, strides, pads, groups):
+    """The 2-D paths (f32 when exact, im2col, i32) carry over to 1-D and
+    3-D inputs: ConvInteger and per-channel QLinearConv against onnxruntime."""
+    rng = np.random.default_rng(7)
+    x = rng.integers(0, 256, x_shape).astype(np.uint8)
+    w = rng.integers(-128, 128, w_shape).astype(np.int8)
+    window = {"strides": list(strides), "pads": list(pads), "group": groups}
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(np.uint8(131), "x_zero"),
+             numpy_helper.from_array(np.int8(-3), "w_zero")]  # fmt: skip
+    model = node_model("ConvInteger", [("x", TensorProto.UINT8, list(x_shape))],
+                       [("y", TensorProto.INT32, None)], inits, **window)  # fmt: skip
+    want = session(model).run(None, {"x": x})[0]
+    assert np.array_equal(_run(model, x), want)
+    o = w_shape[0]
+    scales = [
+        numpy_helper.from_array(np.float32(0.02), "x_scale"),
+        numpy_helper.from_array(np.linspace(0.001, 0.004, o).astype(np.float32), "w_scale"),
+        numpy_helper.from_array(np.zeros(o, np.int8), "w_zeros"),
+        numpy_helper.from_array(np.float32(9.0), "y_scale"),
+        numpy_helper.from_array(np.uint8(128), "y_zero"),
+        numpy_helper.from_array(rng.integers(-500, 500, o).astype(np.int32), "bias"),
+    ]
+    node = helper.make_node("QLinearConv", ["x", "x_scale", "x_zero", "w", "w_scale", "w_zeros",
+                            "y_scale", "y_zero", "bias"], ["y"], **window)  # fmt: skip
+    graph = helper.make_graph(
+        [node], "qlinear_conv", [helper.make_tensor_value_info("x", TensorProto.UINT8, x_shape)],
+        [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits[:2] + scales,
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    want = session(model).run(None, {"x": x})[0]
+    got = _run(model, x)
+    assert np.abs(got.astype(np.int32) - want).max() <= 1  # onnxruntime rounds the f32 rescale
 
 
 def _contrib_model(op_type, inputs, outputs, initializers, **attributes):
