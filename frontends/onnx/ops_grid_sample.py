@@ -10,8 +10,8 @@ Composed from graph ops as onnx's reference computes it:
    or reflected (reflection);
 2. its taps: the pixel ("nearest"), the two around it with linear
    weights, or the four with Keys' cubic weights (a = -0.75);
-3. each tap's pixel index follows the padding mode (zeros: weight 0
-   outside; border: clamped; reflection: reflected), the k indices make
+3. each tap's pixel index follows the padding mode (zeros: 0 outside,
+   selected, not weighted, so an inf pixel it clamps to stays out; border: clamped; reflection: reflected), the k indices make
    one flat index into X's pixels, and graph.gather_elements reads every
    channel's pixel there; the weighted taps are summed.
 
@@ -189,13 +189,14 @@ def _grid_sample(node: Node) -> list:
     flat = reshape(node, x, [batch, channels, math.prod(dims)])
     total = None
     for combination in itertools.product(*per_dim):
-        index, weight = None, None
+        index, weight, inside = None, None, None
         for (i, valid, w), stride in zip(combination, strides, strict=True):
             term = sampler.op("mul", i, sampler.c(float(stride))) if stride != 1 else i
             index = term if index is None else sampler.op("add", index, term)
-            for factor in (w, None if valid is None else cast(node, valid, grid.type.element_type)):
-                if factor is not None:
-                    weight = factor if weight is None else sampler.op("mul", weight, factor)
+            if w is not None:
+                weight = w if weight is None else sampler.op("mul", weight, w)
+            if valid is not None:
+                inside = valid if inside is None else sampler.op("logical_and", inside, valid)
         index = reshape(node, cast(node, index, i64), [batch, 1, points])
         where = node.make("broadcast_to", [index], TensorType(i64, [batch, channels, points]))
         value = node.make("gather_elements", [flat, where], axis=2)
@@ -204,6 +205,9 @@ def _grid_sample(node: Node) -> list:
                 "mul",
                 [value, cast(node, reshape(node, weight, [batch, 1, points]), x.type.element_type)],
             )
+        if inside is not None:  # a select, not a 0 weight: inf * 0 would be NaN
+            inside = reshape(node, inside, [batch, 1, points])
+            value = node.make("select", [inside, value, node.scalar(0.0, value)])
         total = value if total is None else node.make("add", [total, value])
     return [reshape(node, total, [batch, channels, *out])]
 
@@ -212,8 +216,10 @@ def _grid_sample(node: Node) -> list:
 def _affine_grid(node: Node) -> list:
     """grid[n, ..., :] = theta[n] @ (x, y[, z], 1) of each pixel of `size`
     ([N, C, H, W] or [N, C, D, H, W]), the last spatial dim first; a
-    coordinate is -1 + 2i / (n - 1) with align_corners (-1 for n = 1),
-    else -1 + (2i + 1) / n, as onnx's reference computes them."""
+    coordinate is -1 + 2i / (n - 1) with align_corners, else
+    -1 + (2i + 1) / n. A dim of size 1 with align_corners has no single
+    answer (onnx's reference: -1, torch: 0); it is 1 as in onnxruntime,
+    whose results models are checked against."""
     theta = _float_input(node)
     size = [int(v) for v in node.constant(1, "size")]
     spatial = size[2:]
@@ -226,8 +232,8 @@ def _affine_grid(node: Node) -> list:
     align_corners = bool(node.attr("align_corners", 0))
     axes = [
         -1 + 2.0 * np.arange(n) / (n - 1) if align_corners and n > 1
-        else -1.0 + (2.0 * np.arange(n) + 1) / n if not align_corners
-        else np.array([-1.0])
+        else np.ones(1) if align_corners
+        else -1.0 + (2.0 * np.arange(n) + 1) / n
         for n in spatial
     ]  # fmt: skip
     mesh = np.meshgrid(*axes, indexing="ij")  # each [D, H, W]

@@ -13,7 +13,8 @@ are within a few ulp of numpy's in float32 over the whole domain:
 - asinh, acosh, atanh: log1p of a rewritten argument, log1p(t) computed as
   log(u) * t / (u - 1) with u = 1 + t (Goldberg), exact where u rounds to 1;
   asinh and acosh of huge x (where x^2 overflows) are log(x) + log(2).
-The polynomials are float32's: float64 inputs get float32 accuracy.
+The polynomials are float32's: float64 inputs get float32 accuracy;
+float16 and bfloat16 are computed in float32 and rounded once.
 NaN propagates and the infinities and ±0 give numpy's results.
 """
 
@@ -21,10 +22,11 @@ from __future__ import annotations
 
 import math
 
+from xdsl.dialects.builtin import Float32Type
 from xdsl.ir import SSAValue
 
 from graphcompiler.frontends.onnx.importer import Node
-from graphcompiler.frontends.onnx.ops import _float_input, converter
+from graphcompiler.frontends.onnx.ops import _float_input, cast, converter
 
 _HUGE = 2.0**28
 """Beyond this, sqrt(x^2 ± 1) is x in float32 (and x^2 may overflow)."""
@@ -37,7 +39,13 @@ class _Formula:
     """Graph ops on values of x's element type, named as in the formulas."""
 
     def __init__(self, node: Node, x: SSAValue):
-        self.node, self.x = node, x
+        self.node, self.element = node, x.type.element_type
+        narrow = self.element.bitwidth < 32  # f16 and bf16 constants would overflow (2^28, e^88)
+        self.x = cast(node, x, Float32Type()) if narrow else x
+
+    def result(self, value: SSAValue) -> SSAValue:
+        """value in x's own element type (f16 and bf16 are computed in f32)."""
+        return cast(self.node, value, self.element)
 
     def c(self, value: float) -> SSAValue:
         return self.node.scalar(value, self.x)
@@ -100,14 +108,14 @@ class _Formula:
 
 
 def _formula(node: Node) -> tuple[_Formula, SSAValue]:
-    x = _float_input(node)
-    return _Formula(node, x), x
+    f = _Formula(node, _float_input(node))
+    return f, f.x
 
 
 @converter("Tan")
 def _tan(node: Node) -> list:
     f, x = _formula(node)
-    return [f.div(f.op("sin", x), f.op("cos", x))]
+    return [f.result(f.div(f.op("sin", x), f.op("cos", x)))]
 
 
 @converter("Atan")
@@ -126,7 +134,7 @@ def _atan(node: Node) -> list:
     base = f.select(large, f.c(math.pi / 2), f.select(middle, f.c(math.pi / 4), f.c(0.0)))
     z = f.mul(reduced, reduced)
     p = f.polynomial(z, [8.05374449538e-2, -1.38776856032e-1, 1.99777106478e-1, -3.33329491539e-1])
-    return [f.with_sign_of_x(f.add(base, f.add(f.mul(f.mul(p, z), reduced), reduced)))]
+    return [f.result(f.with_sign_of_x(f.add(base, f.add(f.mul(f.mul(p, z), reduced), reduced))))]
 
 
 @converter("Asin")
@@ -137,7 +145,7 @@ def _asin(node: Node) -> list:
     far = f.op("greater", a, f.c(0.5))
     y = f.asin_core(f.select(far, f.op("sqrt", f.mul(f.sub(f.c(1.0), a), f.c(0.5))), a))
     unfolded = f.sub(f.c(math.pi / 2), f.mul(f.c(2.0), y))
-    return [f.with_sign_of_x(f.select(far, unfolded, y))]
+    return [f.result(f.with_sign_of_x(f.select(far, unfolded, y)))]
 
 
 @converter("Acos")
@@ -150,7 +158,7 @@ def _acos(node: Node) -> list:
     y = f.asin_core(f.select(far, f.op("sqrt", f.mul(f.sub(f.c(1.0), a), f.c(0.5))), x))
     twice = f.mul(f.c(2.0), y)
     outer = f.select(f.op("less", x, f.c(0.0)), f.sub(f.c(math.pi), twice), twice)
-    return [f.select(far, outer, f.sub(f.c(math.pi / 2), y))]
+    return [f.result(f.select(far, outer, f.sub(f.c(math.pi / 2), y)))]
 
 
 @converter("Sinh")
@@ -162,14 +170,18 @@ def _sinh(node: Node) -> list:
         x, f.polynomial(z, [1 / math.factorial(n) for n in (11, 9, 7, 5, 3, 1)])
     )
     grows, shrinks = f.half_exp_pair(a)
-    return [f.select(f.op("less", a, f.c(1.0)), series, f.with_sign_of_x(f.sub(grows, shrinks)))]
+    return [
+        f.result(
+            f.select(f.op("less", a, f.c(1.0)), series, f.with_sign_of_x(f.sub(grows, shrinks)))
+        )
+    ]
 
 
 @converter("Cosh")
 def _cosh(node: Node) -> list:
     f, x = _formula(node)
     grows, shrinks = f.half_exp_pair(f.op("abs", x))
-    return [f.add(grows, shrinks)]
+    return [f.result(f.add(grows, shrinks))]
 
 
 @converter("Asinh")
@@ -180,7 +192,7 @@ def _asinh(node: Node) -> list:
     z = f.mul(a, a)
     moderate = f.log1p(f.add(a, f.div(z, f.add(f.c(1.0), f.op("sqrt", f.add(f.c(1.0), z))))))
     huge = f.add(f.op("log", a), f.c(math.log(2)))
-    return [f.with_sign_of_x(f.select(f.op("greater", a, f.c(_HUGE)), huge, moderate))]
+    return [f.result(f.with_sign_of_x(f.select(f.op("greater", a, f.c(_HUGE)), huge, moderate)))]
 
 
 @converter("Acosh")
@@ -191,7 +203,7 @@ def _acosh(node: Node) -> list:
     moderate = f.log1p(f.add(below, f.op("sqrt", f.mul(below, f.add(x, f.c(1.0))))))
     huge = f.add(f.op("log", x), f.c(math.log(2)))
     result = f.select(f.op("greater", x, f.c(_HUGE)), huge, moderate)
-    return [f.select(f.op("less", x, f.c(1.0)), f.c(math.nan), result)]
+    return [f.result(f.select(f.op("less", x, f.c(1.0)), f.c(math.nan), result))]
 
 
 @converter("Atanh")
@@ -202,4 +214,4 @@ def _atanh(node: Node) -> list:
     t = f.div(f.mul(f.c(2.0), a), f.sub(f.c(1.0), a))
     magnitude = f.mul(f.log1p(t), f.c(0.5))
     at_one = f.op("equal", a, f.c(1.0))
-    return [f.with_sign_of_x(f.select(at_one, f.c(math.inf), magnitude))]
+    return [f.result(f.with_sign_of_x(f.select(at_one, f.c(math.inf), magnitude)))]

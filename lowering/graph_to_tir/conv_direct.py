@@ -11,6 +11,7 @@ from contextlib import nullcontext as _here
 from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import tir
+from graphcompiler.dialects.graph import is_float
 from graphcompiler.lowering.graph_to_tir.kernel import Kernel, Operand, compute_type
 
 
@@ -39,19 +40,21 @@ def add_tap_product(
     pad_value: int,
 ) -> None:
     """total += input * weight for a convolution tap inside the input,
-    pad_value * weight outside it (nothing for a pad value of 0), in the
-    sum's type: the direct loop nests' inner step."""
+    pad_value * weight outside it, in the sum's type: the direct loop
+    nests' inner step. An integer pad value of 0 adds nothing; a float one
+    still multiplies, so an inf weight over padding gives NaN as in numpy."""
     b = kernel.b
     sum_type = b.read(total).type
 
     def widened(value: SSAValue) -> SSAValue:  # products of 8 or 16 bits need the sum's width
         return value if value.type == sum_type else b.cast(value, sum_type)
 
-    branch = b.make_if(in_bounds, with_else=bool(pad_value))
+    outside = bool(pad_value) or is_float(sum_type)
+    branch = b.make_if(in_bounds, with_else=outside)
     with b.at_end_of(branch.then_region.block):
         product = b.mul(widened(input_value()), widened(weight()))
         b.make_assign(total, b.add(b.read(total), product))
-    if pad_value:
+    if outside:
         with b.at_end_of(branch.else_region.block):
             product = b.mul(b.const(pad_value, sum_type), widened(weight()))
             b.make_assign(total, b.add(b.read(total), product))

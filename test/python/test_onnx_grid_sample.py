@@ -76,6 +76,17 @@ def test_opset_16_names_and_a_volume():
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("mode", ["linear", "nearest", "cubic"])
+def test_zeros_padding_keeps_an_inf_pixel_out(mode):
+    """A tap outside the image is 0 even where the pixel it is clamped to
+    is inf (a 0 weight would make it NaN); inside, inf stays inf."""
+    x = np.array([[[[np.inf, 1.0], [2.0, 3.0]]]], np.float32)
+    grid = np.array([[[[-3.0, -3.0], [0.0, 0.0], [3.0, 3.0]]]], np.float32)
+    model = _model(list(x.shape), list(grid.shape), mode=mode)
+    got = graphcompiler.compile(import_onnx(model), cache=False)(x, grid)
+    np.testing.assert_array_equal(got, session(model).run(None, {"x": x, "grid": grid})[0])
+
+
 def test_a_grid_that_does_not_fit_is_one_located_error():
     model = _model([1, 2, 5, 6], [1, 3, 3, 3])
     with pytest.raises(Exception, match="GridSample"):
@@ -84,11 +95,14 @@ def test_a_grid_that_does_not_fit_is_one_located_error():
 
 @pytest.mark.parametrize(
     "size, align_corners",
-    [([2, 3, 4, 5], 0), ([1, 1, 4, 1], 1), ([3, 2, 4, 5, 6], 1), ([2, 1, 1, 3, 2], 0)],
-)
-def test_affine_grid_matches_onnx_reference(size, align_corners):
+    [([2, 3, 4, 5], 0), ([1, 1, 4, 1], 1), ([3, 2, 4, 5, 6], 1), ([2, 1, 1, 3, 2], 0),
+     ([1, 1, 2, 1, 4], 1)],
+)  # fmt: skip
+def test_affine_grid_matches_onnxruntime(size, align_corners):
     """Batch 1 and a size-1 dim included (onnx's function body squeezes the
-    batch dim away there: AffineGrid has a converter of its own)."""
+    batch dim away there: AffineGrid has a converter of its own). With
+    align_corners, a size-1 dim's coordinate is onnxruntime's 1, not the
+    reference's -1."""
     from onnx import numpy_helper
 
     rank = len(size) - 2
@@ -100,6 +114,6 @@ def test_affine_grid_matches_onnx_reference(size, align_corners):
         [numpy_helper.from_array(np.array(size, np.int64), "size")],
     )  # fmt: skip
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
-    (expected,) = ReferenceEvaluator(model).run(None, {"theta": theta})
+    (expected,) = session(model).run(None, {"theta": theta})
     got = graphcompiler.compile(model, cache=False)(theta)
     np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)

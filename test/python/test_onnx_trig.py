@@ -80,6 +80,25 @@ def test_float16_and_float64_inputs_keep_their_type():
         np.testing.assert_allclose(got, np.arctanh(x), rtol=tolerance, atol=tolerance)
 
 
+@pytest.mark.parametrize("op_type", FUNCTIONS)
+def test_float16_is_numpys_float16_result_over_its_range(op_type):
+    """f16 is computed in f32 and rounded once: the infinities, overflow
+    (sinh of 12) and huge values (where f32's thresholds are inf in f16)
+    give numpy's f16 results."""
+    x = np.concatenate([np.linspace(-12, 12, 481), [np.inf, -np.inf, np.nan, 0.0, -0.0, 300.0,
+                        -300.0, 65504.0, -65504.0, 0.999, -0.999]]).astype(np.float16)  # fmt: skip
+    model = node_model(op_type, [("x", TensorProto.FLOAT16, [x.size])],
+                       [("y", TensorProto.FLOAT16, [x.size])])  # fmt: skip
+    got = graphcompiler.compile(import_onnx(model), cache=False)(x)
+    with np.errstate(all="ignore"):
+        want = FUNCTIONS[op_type](x.astype(np.float64)).astype(np.float16)
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(got[np.isinf(want)], want[np.isinf(want)])
+    finite = np.isfinite(want) & (np.abs(x) < 1e4 if op_type == "Tan" else True)
+    np.testing.assert_allclose(got[finite], want[finite], rtol=2e-3, atol=1e-4)
+
+
 def test_integer_input_is_a_located_error():
     model = node_model("Sinh", [("x", TensorProto.INT32, [3])], [("y", TensorProto.INT32, [3])])
     with pytest.raises(Exception, match="floating point only"):

@@ -555,3 +555,19 @@ def test_nan_and_infinities_times_a_zero_constant_are_nan():
         expected = x * np.float32(0.0)
     for (got,) in run_both(text, x):
         np.testing.assert_array_equal(got, expected)
+
+
+def test_inf_weight_over_zero_padding_is_nan_in_direct_convolutions():
+    """The direct loop nests (f16 here) multiply a float weight by the
+    padding's 0 too, as numpy and onnxruntime do: an output that reads only
+    padding through an inf weight is NaN, not 0."""
+    t_x, t_w, t_out = "tensor<1x2x1x1xf16>", "tensor<1x2x1x1xf16>", "tensor<1x1x1x2xf16>"
+    text = graph_text(
+        {"x": t_x, "w": t_w},
+        f"  %y = graph.conv2d %x, %w {{padding = array<i64: 0, 1, 0, 0>}} : ({t_x}, {t_w}) -> {t_out}",
+        [f"%y : {t_out}"],
+    )
+    x = np.array([1.0, 2.0], np.float16).reshape(1, 2, 1, 1)
+    w = np.array([np.inf, 1.0], np.float16).reshape(1, 2, 1, 1)
+    for (got,) in run_both(text, x, w):
+        np.testing.assert_array_equal(got.reshape(-1), np.array([np.nan, np.inf], np.float16))
