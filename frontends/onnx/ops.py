@@ -405,31 +405,41 @@ def _normalized_shape(node: Node, x: SSAValue) -> tuple[int, list[int]]:
     return axis % len(shape), list(shape[axis:])
 
 
+def stashed(node: Node, value: SSAValue) -> SSAValue:
+    """A normalization's operand in the type of its stage one, `stash_type`:
+    1 (f32, the default) keeps it (f16 and bf16 math runs in f32 anyway),
+    11 makes it f64; the caller casts the result back."""
+    if node.require_attr("stash_type", [1, 11], 1) == 11:
+        return cast(node, value, Float64Type())
+    return value
+
+
 @converter("LayerNormalization")
 def _layer_norm(node: Node) -> list:
-    node.require_attr("stash_type", [1], 1)
     x = _float_input(node)
     axis, parameter_shape = _normalized_shape(node, x)
     element = x.type.element_type
-    parameters = [node.value(i) for i in (1, 2) if node.has_input(i)]
+    x = stashed(node, x)
+    parameters = [stashed(node, node.value(i)) for i in (1, 2) if node.has_input(i)]
     epsilon = float(node.attr("epsilon", 1e-5))
     if all(_broadcasts(p.type.get_shape(), parameter_shape) for p in parameters):
         scale, *bias = (_broadcast(node, p, parameter_shape) for p in parameters)
         if not bias:
             zeros = np.zeros(parameter_shape)
-            bias = [node.importer.constant_value(zeros, element, node.label)]
+            bias = [node.importer.constant_value(zeros, x.type.element_type, node.label)]
         result = node.make("layer_norm", [x, scale, *bias], axis=axis, epsilon=epsilon)
     else:  # parameters with more dims than the normalized ones: onnxruntime broadcasts them
-        unit, zero = (node.importer.constant_value(np.full(parameter_shape, v), element, node.label)
-                      for v in (1.0, 0.0))  # fmt: skip
+        unit, zero = (node.importer.constant_value(np.full(parameter_shape, v), x.type.element_type,
+                                                   node.label) for v in (1.0, 0.0))  # fmt: skip
         result = node.make("layer_norm", [x, unit, zero], axis=axis, epsilon=epsilon)
         result = node.make("mul", [result, parameters[0]])
         if len(parameters) > 1:
             result = node.make("add", [result, parameters[1]])
+    result = cast(node, result, element)
     if len(node.proto.output) == 1:
         return [result]
-    # Mean and InvStdDev, computed in f32 (stash_type), normalized dims kept as 1
-    wide = cast(node, x, Float32Type())
+    # Mean and InvStdDev, computed in f32 (or f64: stash_type), normalized dims kept as 1
+    wide = x if x.type.element_type == Float64Type() else cast(node, x, Float32Type())
     axes = list(range(axis, len(x.type.get_shape())))
     mean = node.make("reduce_mean", [wide], axes=axes, keep_dims=True)
     centred = node.make("square", [node.make("sub", [wide, mean])])
@@ -447,12 +457,12 @@ def _broadcasts(shape: Sequence[int], to: Sequence[int]) -> bool:
 
 @converter("RMSNormalization")
 def _rms_norm(node: Node) -> list:
-    node.require_attr("stash_type", [1], 1)
     x = _float_input(node)
     axis, parameter_shape = _normalized_shape(node, x)
-    scale = _broadcast(node, node.value(1), parameter_shape)
+    scale = stashed(node, _broadcast(node, node.value(1), parameter_shape))
     epsilon = float(node.attr("epsilon", 1e-5))
-    return [node.make("rms_norm", [x, scale], axis=axis, epsilon=epsilon)]
+    result = node.make("rms_norm", [stashed(node, x), scale], axis=axis, epsilon=epsilon)
+    return [cast(node, result, x.type.element_type)]
 
 
 @converter("MeanVarianceNormalization")

@@ -27,7 +27,7 @@ from xdsl.dialects.builtin import i64
 from xdsl.ir import SSAValue
 
 from graphcompiler.frontends.onnx.importer import Node
-from graphcompiler.frontends.onnx.ops import _float_input, converter, reshape
+from graphcompiler.frontends.onnx.ops import _float_input, cast, converter, reshape, stashed
 
 # --- Einsum ------------------------------------------------------------------------
 
@@ -176,7 +176,6 @@ def _einsum(node: Node) -> list:
 
 @converter("GroupNormalization")
 def _group_norm(node: Node) -> list:
-    node.require_attr("stash_type", [1], 1)
     x = _float_input(node)
     n, channels, *spatial = x.type.get_shape()
     groups = int(node.attr("num_groups"))
@@ -197,7 +196,9 @@ def _group_norm(node: Node) -> list:
         )
     grouped = reshape(node, x, [n, groups, channels // groups * math.prod(spatial)])
     epsilon = float(node.attr("epsilon", 1e-5))
-    normalized = node.make("instance_norm", [grouped, group_scale, group_bias], epsilon=epsilon)
+    stage_one = [stashed(node, v) for v in (grouped, group_scale, group_bias)]
+    normalized = node.make("instance_norm", stage_one, epsilon=epsilon)
+    normalized = cast(node, normalized, element)
     result = reshape(node, normalized, [n, channels, *spatial])
     if per_group:
         return [result]

@@ -13,7 +13,8 @@ import time:
   states; the scan outputs are stacked.
 - Loop: the trip count and the conditions (the loop's, then each copy's
   output) must be constants, as an If's; a loop of a bounded count whose
-  condition stays true is that many copies.
+  condition stays true is that many copies; one that runs no iteration
+  gives its scan outputs empty, shaped as the body declares them.
 
 A body is converted as the graph's own nodes (it reads the outer graph's
 values by name) after its own names, nested graphs' included, are given
@@ -102,10 +103,24 @@ def _loop(node: Node) -> list:
         carried = results[1 : 1 + len(carried)]
         stacks.append(results[1 + len(carried) :])
         step += 1
-    outputs = len(body.output) - 1 - len(carried)
-    if outputs and not stacks:
-        raise node.error("the loop runs no iteration: its scan outputs' shapes are unknown")
-    return [*carried, *(_stack(node, [s[k] for s in stacks], 0, False) for k in range(outputs))]
+    scans = body.output[1 + len(carried) :]
+    if not stacks:
+        return [*carried, *(_no_steps(node, output) for output in scans)]
+    return [*carried, *(_stack(node, [s[k] for s in stacks], 0, False) for k in range(len(scans)))]
+
+
+def _no_steps(node: Node, output: onnx.ValueInfoProto) -> SSAValue:
+    """A scan output of a loop that ran no iteration: empty, [0, *the shape
+    the body declares for it] (onnxruntime's result)."""
+    tensor = output.type.tensor_type
+    dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim]
+    if not output.type.HasField("tensor_type") or not tensor.HasField("shape") or None in dims:
+        raise node.error(
+            f"the loop runs no iteration and its body does not declare the static shape of "
+            f"its scan output '{output.name}'"
+        )
+    element = element_type(tensor.elem_type, node.where)
+    return node.importer.constant_value(np.zeros([0, *dims]), element, node.label)
 
 
 def _input(node: Node, index: int) -> Value:

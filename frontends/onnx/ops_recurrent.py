@@ -119,8 +119,7 @@ class _Layer:
         ]
         clip = node.attr("clip")
         self.clip = None if clip is None else float(clip)
-        if self.kind == "LSTM":
-            node.require_attr("input_forget", [0], 0)
+        self.input_forget = self.kind == "LSTM" and bool(node.attr("input_forget", 0))
         self.linear_before_reset = (
             bool(node.attr("linear_before_reset", 0)) if self.kind == "GRU" else False
         )
@@ -245,7 +244,8 @@ def _gru_step(layer, functions, from_x, from_h, h, r_h, r_bias) -> SSAValue:
 
 def _lstm_step(layer, functions, from_x, from_h, c, peepholes, direction):
     """Gates i, o, f, c; peepholes P = [Pi, Po, Pf] of `direction` on C
-    (i and f on the old cell, o on the new)."""
+    (i and f on the old cell, o on the new); input_forget: f = 1 - i, as
+    onnxruntime computes it."""
     node = layer.node
     f, g, h_of = functions
     total = node.make("add", [from_x, from_h])
@@ -261,7 +261,10 @@ def _lstm_step(layer, functions, from_x, from_h, c, peepholes, direction):
         return function(layer.clipped(value))
 
     i = gate(0, c, peephole[0], f)
-    forget = gate(2, c, peephole[2], f)
+    if layer.input_forget:  # coupled gates: what enters is what the cell forgets
+        forget = node.make("sub", [node.scalar(1.0, i), i])
+    else:
+        forget = gate(2, c, peephole[2], f)
     candidate = gate(3, None, None, g)
     new_c = node.make("add", [node.make("mul", [forget, c]), node.make("mul", [i, candidate])])
     o = gate(1, new_c, peephole[1], f)

@@ -207,6 +207,15 @@ def test_loop_of_a_known_count():
     np.testing.assert_array_equal(got[1], [y * 2, y * 4, y * 8, y * 16])
 
 
+def test_a_loop_of_no_iteration_gives_its_state_and_empty_scan_outputs():
+    """Trip count 0: the state passes through and the scan output is
+    [0, 2], the body's declared shape, as onnxruntime gives."""
+    y = np.array([1.0, -2.0], np.float32)
+    got = graphcompiler.compile(import_onnx(_loop_model(0)), cache=False)(y)
+    np.testing.assert_array_equal(got[0], y)
+    assert got[1].shape == (0, 2) and got[1].dtype == np.float32
+
+
 def test_a_loop_condition_computed_at_run_time_is_one_located_error():
     with pytest.raises(Exception, match="Loop.*computed at run time"):
         import_onnx(_loop_model(3, condition_from_input=True))

@@ -312,6 +312,22 @@ def test_group_normalization_per_channel_and_per_group(opset, compiled):
     _check(model, inputs, _group_norm(x, groups, *per_channel, 1e-3), compiled)
 
 
+@pytest.mark.parametrize(
+    "op_type, opset, parameters",
+    [("GroupNormalization", 21, 2), ("LayerNormalization", 17, 2), ("RMSNormalization", 23, 1)],
+)
+def test_stash_type_double_computes_stage_one_in_f64(op_type, opset, parameters):
+    """stash_type = 11 (an f32 model asking for f64 statistics; values far
+    from 0, where that matters) against onnxruntime."""
+    x = (_floats(2, 4, 6) * 10 + 1000).astype(np.float32)
+    width = 4 if op_type == "GroupNormalization" else 6
+    inputs = [("x", x), *[(name, _floats(width)) for name in ("scale", "bias")[:parameters]]]
+    groups = {"num_groups": 2} if op_type == "GroupNormalization" else {}
+    model = _model(op_type, inputs, opset=opset, stash_type=11, **groups)
+    got = graphcompiler.compile(model, cache=False)(*[a for _, a in inputs])
+    np.testing.assert_allclose(got, _onnxruntime(model, inputs), rtol=1e-5, atol=1e-5)
+
+
 # --- shapes ------------------------------------------------------------------------
 
 
