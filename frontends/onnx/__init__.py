@@ -22,6 +22,7 @@ from graphcompiler.frontends.onnx import (  # noqa: F401 - register their conver
     ops_compose,
     ops_contrib,
     ops_control,
+    ops_conv_transpose,
     ops_deform,
     ops_fold,
     ops_grid_sample,

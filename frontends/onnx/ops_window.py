@@ -8,9 +8,8 @@ the rest is composed from them and from data movement:
 - A 3-D Conv folds depth into the batch: the KD depth slices a kernel
   sees are stacked as channels (an im2col along depth only), so one conv2d
   with KD times the input channels computes it.
-- ConvTranspose is the convolution of the input with stride - 1 zeros
-  inserted between its elements, padded by dilation * (kernel - 1) - pads,
-  with the weight's channels swapped per group and its kernel flipped.
+- ConvTranspose (ops_conv_transpose.py) is one convolution of the input
+  per output phase, interleaved.
 - Pooling is separable: the last two spatial axes run as one 2-D pool (the
   leading ones folded into the channels); a dilated axis and the depth axis
   of a 3-D pool take the max or sum of their window's taps (strided slices).
@@ -26,7 +25,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import IntegerType, Signedness, i64
+from xdsl.dialects.builtin import IntegerType, Signedness
 from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import graph
@@ -178,87 +177,6 @@ def _conv(node: Node) -> list:
     strides, dilations, pads = _window(node, node.shape(0)[2:], node.shape(1)[2:])
     groups = int(node.attr("group", 1))
     return [_with_bias(node, convolution(node, x, weight, strides, dilations, pads, groups))]
-
-
-@converter("ConvTranspose")
-def _conv_transpose(node: Node) -> list:
-    x, weight = node.value(0), node.value(1)
-    rank = _spatial_rank(node, x)
-    spatial, kernel = node.shape(0)[2:], node.shape(1)[2:]
-    node.attr("kernel_shape")
-    groups = int(node.attr("group", 1))
-    strides = list(node.attr("strides", [1] * rank))
-    dilations = list(node.attr("dilations", [1] * rank))
-    output_padding = list(node.attr("output_padding", [0] * rank))
-    auto_pad = node.require_attr("auto_pad", _AUTO_PADS, "NOTSET")
-    extents = [(k - 1) * d + 1 for k, d in zip(kernel, dilations, strict=True)]
-    output_shape = node.attr("output_shape")
-    if output_shape is not None or auto_pad.startswith("SAME"):
-        # the pads that give output_shape (default input * stride), split as auto_pad says
-        target = (
-            list(output_shape)[-rank:]
-            if output_shape
-            else [s * n for s, n in zip(strides, spatial, strict=True)]
-        )
-        begins, ends = [], []
-        for d in range(rank):
-            total = strides[d] * (spatial[d] - 1) + output_padding[d] + extents[d] - target[d]
-            if not output_shape and (total < 0 or output_padding[d]):
-                node.beyond_shape_inference = True  # onnx's infers input * stride + output_padding
-            if total < 0 and not output_shape:  # SAME beyond the full output: no padding
-                total = 0  # (onnxruntime: the output is shorter)
-            if total < 0:  # an output_shape beyond the full output grows at the end
-                begins.append(0)
-                ends.append(total)
-                continue
-            small, large = total // 2, total - total // 2
-            begins.append(small if auto_pad == "SAME_UPPER" else large)
-            ends.append(large if auto_pad == "SAME_UPPER" else small)
-        node.attr("pads")  # ignored then, as the spec says
-    else:
-        pads = list(node.attr("pads", [0] * 2 * rank)) if auto_pad == "NOTSET" else [0] * 2 * rank
-        begins, ends = pads[:rank], pads[rank:]
-    spread = _insert_zeros(node, x, strides)
-    # the stride - 1 zeros after the last element are no input: the end pad drops them
-    conv_pads = [e - 1 - b for e, b in zip(extents, begins, strict=True)] + [
-        e - 1 - end + extra - (s - 1)
-        for e, end, extra, s in zip(extents, ends, output_padding, strides, strict=True)
-    ]
-    weight = _transposed_weight(node, weight, groups)
-    result = convolution(node, spread, weight, [1] * rank, dilations, conv_pads, groups)
-    return [_with_bias(node, result)]
-
-
-def _insert_zeros(node: Node, x: SSAValue, strides: Sequence[int]) -> SSAValue:
-    """x with stride - 1 zeros after each element along each spatial dim
-    ([N, C, L1, 1, L2, 1] padded to [N, C, L1, s1, L2, s2], then merged)."""
-    if all(s == 1 for s in strides):
-        return x
-    n, c, *spatial = x.type.get_shape()
-    split = reshape(node, x, [n, c, *[v for size in spatial for v in (size, 1)]])
-    ends = [0, 0, *[v for s in strides for v in (0, s - 1)]]
-    spread = node.make("pad", [split], pads=[0] * len(ends) + ends)
-    return reshape(
-        node, spread, [n, c, *[size * s for size, s in zip(spatial, strides, strict=True)]]
-    )
-
-
-def _transposed_weight(node: Node, weight: SSAValue, groups: int) -> SSAValue:
-    """ConvTranspose's [C, O / group, K...] weight as Conv's [O, C / group,
-    K...] one with the kernel flipped (graph-constant-fold evaluates it for
-    an initializer)."""
-    c, o_per_group, *kernel = weight.type.get_shape()
-    if c % groups:
-        raise node.error(f"group {groups} does not divide the {c} input channels")
-    rank = len(kernel)
-    grouped = reshape(node, weight, [groups, c // groups, o_per_group, *kernel])
-    swapped = node.make("transpose", [grouped], perm=[0, 2, 1, *range(3, 3 + rank)])
-    result = reshape(node, swapped, [groups * o_per_group, c // groups, *kernel])
-    for d, size in enumerate(kernel):
-        if size > 1:
-            reverse = node.importer.constant_value(np.arange(size - 1, -1, -1), i64, node.label)
-            result = node.make("gather", [result, reverse], axis=2 + d)
-    return result
 
 
 # --- pooling -----------------------------------------------------------------------

@@ -112,6 +112,11 @@ CONV_TRANSPOSES = [
     ([1, 2, 3, 3], [2, 3, 3, 3], dict(strides=[1, 1], auto_pad="VALID"), False),
     ([1, 2, 3, 3], [2, 2, 1, 1], dict(strides=[2, 2]), True),  # crops the last zeros
     ([1, 2, 6], [2, 1, 3], dict(strides=[2], pads=[3, 2]), True),  # pads beyond the kernel
+    # phases: taps 2 apart (dilation 2, stride 4), phases with no tap, many phases
+    ([1, 2, 5, 4], [2, 3, 5, 2], dict(strides=[4, 3], dilations=[2, 2], pads=[2, 0, 1, 3]), True),
+    ([2, 3, 9], [3, 2, 16], dict(strides=[8], pads=[4, 4]), True),  # HiFi-GAN's upsampling
+    ([1, 2, 2, 3, 2], [2, 2, 2, 2, 3], dict(strides=[3, 2, 2], output_padding=[2, 1, 0]), True),
+    ([1, 2, 3, 2], [2, 2, 1, 3], dict(strides=[1, 1], output_shape=[3, 1]), True),
 ]
 
 
@@ -121,6 +126,19 @@ def test_conv_transpose_matches_onnxruntime(x_shape, w_shape, attributes, compil
     initializers = [("b", _floats(w_shape[1] * attributes.get("group", 1)))]
     model = _model("ConvTranspose", inputs, initializers, **attributes)
     _check(model, inputs, _onnxruntime(model, inputs), compiled)
+
+
+def test_conv_transpose_multiplies_no_inserted_zero():
+    """Each output phase reads only the taps that meet an input element: an
+    inf weight makes inf where it multiplies an input, never NaN from a
+    zero between the inputs (onnxruntime's col2im multiplies no zero either)."""
+    x = np.array([[[1.0, 2.0, 3.0]]], np.float32)
+    w = np.array([[[np.inf, 1.0]]], np.float32)
+    inputs = [("x", x), ("w", w)]
+    model = _model("ConvTranspose", inputs, strides=[2])
+    got = graphcompiler.compile(model, cache=False)(x, w)
+    np.testing.assert_array_equal(got, _onnxruntime(model, inputs))
+    np.testing.assert_array_equal(got.reshape(-1), [np.inf, 1.0, np.inf, 2.0, np.inf, 3.0])
 
 
 def test_conv_transpose_output_shape_beyond_the_natural_one_pads_the_end():
