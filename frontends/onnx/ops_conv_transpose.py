@@ -12,8 +12,10 @@ flipped kernel with (r + k * dilation - pad) divisible by s only; those
 taps are s / gcd(dilation, s) apart, and input element q + offset +
 i * dilation / gcd for the i-th of them. Each phase is one convolution of
 the input with its slice of the kernel (no phase has a tap: zeros), and
-the phases' outputs are interleaved (concatenated along new inner axes and
-merged) and cut to the output's length.
+the phases' outputs are interleaved (stacked, then one transpose puts each
+phase's outputs s apart) and cut to the output's length. Phases that read
+the input alike are one convolution, their kernel slices stacked as its
+output channels.
 """
 
 from __future__ import annotations
@@ -68,15 +70,9 @@ def _conv_transpose(node: Node) -> list:
         for d in range(rank)
     ]  # fmt: skip
     phase_lengths = [math.ceil(n / s) for n, s in zip(lengths, strides, strict=True)]
-    outputs = {
-        phases: _phase_output(node, x, weight, list(taps), groups, phase_lengths)
-        for phases, taps in zip(
-            itertools.product(*[range(s) for s in strides]),
-            itertools.product(*per_dim),
-            strict=True,
-        )
-    }
-    return [_with_bias(node, _interleave(node, outputs, strides, lengths))]
+    phases = [list(taps) for taps in itertools.product(*per_dim)]  # the first dim's slowest
+    stacked = _phase_outputs(node, x, weight, phases, groups, phase_lengths)
+    return [_with_bias(node, _interleave(node, stacked, strides, lengths))]
 
 
 def _pads(node: Node, spatial, kernel, strides, dilations, output_padding):
@@ -118,7 +114,7 @@ def _pads(node: Node, spatial, kernel, strides, dilations, output_padding):
 class _Taps:
     """One phase along one dim: the flipped kernel's taps first, first + step,
     ... (count of them) read input first_input + i * dilation, for outputs
-    0 .. length - 1 of the phase."""
+    0 .. length - 1 of the phase (every phase has the same length)."""
 
     first: int
     step: int
@@ -144,24 +140,52 @@ def _phase(size, kernel, stride, dilation, start, length, phase) -> _Taps | None
     return _Taps(taps[0], step, len(taps), reads, first_input, outputs)
 
 
-def _phase_output(
+def _phase_outputs(
     node: Node,
     x: SSAValue,
     weight: SSAValue,
-    taps: Sequence[_Taps | None],
+    phases: list[list[_Taps | None]],
     groups: int,
     lengths: list[int],
 ) -> SSAValue:
-    """One phase's outputs [N, O, lengths...]: a convolution of x with its
-    slice of the kernel, stride 1 (pads crop where the phase starts inside)."""
+    """Every phase's outputs, [N, phases, O, lengths...]. Phases that read
+    the input alike share one convolution (one group), their slices of the
+    kernel stacked as its output channels: a kernel the size of the stride
+    (UNet's 2x2, stride 2) is one convolution with O x 4 outputs."""
     n, o = x.type.get_shape()[0], weight.type.get_shape()[0]
-    if any(t is None for t in taps):
-        shape = [n, o, *lengths]
-        element = x.type.element_type
-        zeros = np.zeros(shape, compute_dtype(element))
-        return node.importer.constant_value(zeros, element, node.label)
+    alike: dict[object, list[int]] = {}
+    for index, taps in enumerate(phases):
+        key = None if None in taps else tuple((t.count, t.dilation, t.first_input) for t in taps)
+        alike.setdefault(key if groups == 1 and key is not None else index, []).append(index)
+    results: list[SSAValue | None] = [None] * len(phases)
+    for members in alike.values():
+        taps = phases[members[0]]
+        if None in taps:
+            element = x.type.element_type
+            zeros = np.zeros([n, o, *lengths], compute_dtype(element))
+            results[members[0]] = node.importer.constant_value(zeros, element, node.label)
+            continue
+        slices = [_kernel_slice(node, weight, phases[i]) for i in members]
+        kernels = slices[0] if len(slices) == 1 else node.make("concat", slices, axis=0)
+        out = _convolve(node, x, kernels, taps, groups)
+        if len(members) == len(phases):  # one convolution: its channels are phase-major
+            return reshape(node, out, [n, len(phases), o, *lengths])
+        for position, index in enumerate(members):
+            results[index] = _slice_axis(node, out, 1, position * o, o)
+    pieces = [reshape(node, value, [n, 1, o, *lengths]) for value in results]
+    return pieces[0] if len(pieces) == 1 else node.make("concat", pieces, axis=1)
+
+
+def _kernel_slice(node: Node, weight: SSAValue, taps: Sequence[_Taps]) -> SSAValue:
     for d, t in enumerate(taps):
         weight = _slice_axis(node, weight, 2 + d, t.first, t.count, t.step)
+    return weight
+
+
+def _convolve(
+    node: Node, x: SSAValue, kernels: SSAValue, taps: Sequence[_Taps], groups: int
+) -> SSAValue:
+    """A phase's convolution, stride 1: pads crop where it starts inside x."""
     sizes = x.type.get_shape()[2:]
     begins = [-t.first_input for t in taps]
     ends = [
@@ -169,29 +193,21 @@ def _phase_output(
         for t, size in zip(taps, sizes, strict=True)
     ]
     rank = len(taps)
-    return convolution(
-        node, x, weight, [1] * rank, [t.dilation for t in taps], begins + ends, groups
-    )
+    dilations = [t.dilation for t in taps]
+    return convolution(node, x, kernels, [1] * rank, dilations, begins + ends, groups)
 
 
-def _interleave(
-    node: Node, outputs: dict[tuple[int, ...], SSAValue], strides: list[int], lengths: list[int]
-) -> SSAValue:
-    """out[..., q * s + r, ...] = outputs[r][..., q, ...] along each dim, cut
-    to `lengths`."""
+def _interleave(node: Node, stacked: SSAValue, strides: list[int], lengths: list[int]) -> SSAValue:
+    """out[n, o, q * s + r, ...] = stacked[n, phase r, o, q, ...]: one
+    transpose of [N, s..., O, Q...] to [N, O, Q0, s0, Q1, s1, ...], cut to
+    `lengths`."""
     rank = len(strides)
-    n, o, *phase_lengths = next(iter(outputs.values())).type.get_shape()
-    split = [n, o, *[v for q in phase_lengths for v in (q, 1)]]
-    pieces = {phase: reshape(node, value, split) for phase, value in outputs.items()}
-    for d in reversed(range(rank)):
-        merged = {}
-        for prefix in {phase[:d] for phase in pieces}:
-            parts = [pieces[(*prefix, r)] for r in range(strides[d])]
-            axis = 2 + 2 * d + 1
-            merged[prefix] = parts[0] if len(parts) == 1 else node.make("concat", parts, axis=axis)
-        pieces = merged
+    n, _, o, *phase_lengths = stacked.type.get_shape()
+    split = reshape(node, stacked, [n, *strides, o, *phase_lengths])
+    perm = [0, rank + 1, *[v for d in range(rank) for v in (rank + 2 + d, 1 + d)]]
+    moved = node.make("transpose", [split], perm=perm)
     full = [q * s for q, s in zip(phase_lengths, strides, strict=True)]
-    result = reshape(node, pieces[()], [n, o, *full])
+    result = reshape(node, moved, [n, o, *full])
     if full == lengths:
         return result
     return node.make(

@@ -24,7 +24,7 @@ diagnostic: the graph dialect is illegal after this pass.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -74,6 +74,8 @@ class _FunctionLowering:
     counter: list[int]
     target: Target
     reuse: KernelReuse
+    reshaped_in_place: dict[Operation, SSAValue] = field(default_factory=dict)
+    """Returned reshapes whose input was computed into their out-param."""
 
     def kernel_name(self, base: str) -> str:
         self.counter[0] += 1
@@ -152,6 +154,7 @@ class _FunctionLowering:
                     and not isinstance(value.owner, graph.ConstantOp)
                 ):
                     destination[value] = out
+            self._compute_reshaped_in_place(destination)
             for op in block.ops:
                 if op is returned:
                     break
@@ -166,6 +169,33 @@ class _FunctionLowering:
                         [(values[value], value.type)],
                     )
             b.make_return()
+
+    def _compute_reshaped_in_place(self, destination: dict[SSAValue, SSAValue]) -> None:
+        """A returned reshape of a value only it reads: that value is
+        computed into a view of the out-param with its own shape, and the
+        reshape copies nothing (a depth-to-space's transpose writes the
+        output itself)."""
+        pending = list(destination.items())
+        while pending:
+            value, out = pending.pop()
+            op = value.owner
+            if not isinstance(op, graph.ReshapeOp) or len(list(op.operands[0].uses)) != 1:
+                continue
+            source = op.operands[0]
+            types = (source.type, value.type)
+            if (
+                any(isinstance(t.encoding, graph.FormatAttr) for t in types)
+                or not isinstance(source.owner, Operation)
+                or isinstance(source.owner, graph.ConstantOp)
+                or source in destination
+            ):
+                continue
+            shape = tir_tensor_type(source.type).get_shape()
+            view = self.builder.tensor_ptr(out, [0] * len(out.type.get_shape()), shape)
+            view.name_hint = "out_view"
+            destination[source] = view
+            self.reshaped_in_place[op] = out
+            pending.append((source, view))
 
     def lower_op(
         self, op: Operation, values: dict[SSAValue, SSAValue], destination: dict[SSAValue, SSAValue]
@@ -219,8 +249,12 @@ class _FunctionLowering:
         the same order), not a copy; so is a slice that keeps one contiguous
         run of it (a time step of a recurrent layer's inputs, a chunk along
         the first dim). tir-plan-memory keeps the buffer live while the view
-        is used. A returned reshape or slice is still copied into its
-        out-param."""
+        is used. A returned slice is still copied into its out-param, and so
+        is a returned reshape unless its input was computed into that
+        out-param (_compute_reshaped_in_place)."""
+        if op in self.reshaped_in_place:  # its input was computed into its destination
+            values[op.result] = self.reshaped_in_place[op]
+            return True
         if not isinstance(op, graph.ReshapeOp | graph.SliceOp) or op.result in destination:
             return False
         types = (op.operands[0].type, op.result.type)
