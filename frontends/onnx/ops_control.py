@@ -7,7 +7,9 @@ import time:
   graph input bound to its value (optimum's merged decoders take
   `use_cache_branch` so): `graphcompiler.compile` binds such an input from
   the call, as it fixes symbolic dims, and compiles once per value it sees;
-  `import_onnx(..., constants={name: value})` binds it by hand.
+  `import_onnx(..., constants={name: value})` binds it by hand. A
+  condition computed from the inputs' values computes both branches and
+  selects each output (their types must agree).
 - Scan: the scanned inputs' length (their shape) is the number of copies
   of the body, each reading its slice of them and the previous copy's
   states; the scan outputs are stacked.
@@ -22,6 +24,8 @@ a suffix per copy, so that each copy defines new values.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import onnx
@@ -42,6 +46,11 @@ Value = SSAValue | np.ndarray  # a graph value, or one known at import time
 
 @converter("If")
 def _if(node: Node) -> list:
+    name = node.proto.input[0]
+    importer = node.importer
+    if name not in importer.constants and name not in importer.arguments:
+        if importer.small_input_behind(name) is None:  # from values, not from sizes
+            return _both_branches(node)
     condition = node.constant(0, "the condition")
     if condition.size != 1:
         raise node.error(f"the condition must hold one value, got shape {list(condition.shape)}")
@@ -50,6 +59,41 @@ def _if(node: Node) -> list:
         taken, other = other, taken
     node.attr(other)  # read: the branch not taken is left out
     return _inline(node, node.attr(taken), [], "")
+
+
+def _both_branches(node: Node) -> list:
+    """An If whose condition is computed from the inputs' values: both
+    branches are computed and each output selected (the graph has no side
+    effects, so the branch not taken costs time only); their outputs must
+    agree in type and shape."""
+    condition = node.value(0)
+    if math.prod(condition.type.get_shape()) != 1:
+        raise node.error(
+            f"the condition must hold one value, got shape {list(condition.type.get_shape())}"
+        )
+    branches = [
+        [
+            _as_value(node, v)
+            for v in _inline(node, node.attr(branch), [], f"__{node.label}_{branch}")
+        ]
+        for branch in ("then_branch", "else_branch")
+    ]
+    results = []
+    for index, (taken, other) in enumerate(zip(*branches, strict=True)):
+        if taken.type != other.type:
+            raise node.error(
+                f"output #{index} is {taken.type} in then_branch and {other.type} in "
+                "else_branch: with a condition computed at run time both must agree"
+            )
+        flag = reshape(node, condition, [1] * len(taken.type.get_shape()))
+        results.append(node.make("select", [flag, taken, other]))
+    return results
+
+
+def _as_value(node: Node, value: Value) -> SSAValue:
+    if isinstance(value, np.ndarray):
+        return node.importer.constant_value(value, _array_type(node, value), node.label)
+    return value
 
 
 @converter("Scan")

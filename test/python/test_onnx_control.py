@@ -67,6 +67,39 @@ def test_a_condition_input_is_specialized_on_its_value(tmp_path, dims):
         import_onnx(_if_model(dims), input_shapes={"x": [2, 3]})
 
 
+def test_a_condition_computed_at_run_time_selects_between_both_branches():
+    """c = ReduceSum(x) > 0, computed per call from an x too big to
+    specialize on: both branches are computed and each output selected,
+    one compile; branches of different shapes are refused."""
+    then = _branch("then", [helper.make_node("Relu", ["x"], ["t"])], "t", [3, 4])
+    other = _branch("else", [helper.make_node("Neg", ["x"], ["e"])], "e", [3, 4])
+    zero = onnx.numpy_helper.from_array(np.array(0.0, np.float32), "zero")
+    nodes = [
+        helper.make_node("ReduceSum", ["x"], ["total"], keepdims=0),
+        helper.make_node("Greater", ["total", "zero"], ["c"]),
+        helper.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other),
+    ]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", F, [3, 4])],
+        [helper.make_tensor_value_info("y", F, [3, 4])], [zero],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    compiled = graphcompiler.compile(model, cache=False)
+    x = (np.arange(12, dtype=np.float32) - 3.5).reshape(3, 4)
+    np.testing.assert_array_equal(compiled(x), np.maximum(x, 0))
+    np.testing.assert_array_equal(compiled(-x), x)
+    assert "graph.select" in compiled.graph  # one compile, no specialization on x
+    wider = helper.make_node("Concat", ["x", "x"], ["e"], axis=0)
+    nodes[2].attribute[1].g.CopyFrom(_branch("else", [wider], "e", [6, 4]))
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", F, [3, 4])],
+        [helper.make_tensor_value_info("y", F, None)], [zero],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(OnnxImportError, match="If.*output #0.*both must agree"):
+        import_onnx(model)
+
+
 def test_nested_ifs_and_a_shape_from_a_branch():
     """The inner If's condition is the outer branch's constant; the outer
     If's output, a constant shape, feeds a Reshape (folded at import)."""
