@@ -27,6 +27,7 @@ from graphcompiler.frontends.onnx import (  # noqa: F401 - register their conver
     ops_fold,
     ops_grid_sample,
     ops_indexing,
+    ops_linalg,
     ops_math,
     ops_quantize,
     ops_recurrent,
