@@ -52,7 +52,7 @@ def _gather_nd(op: graph.GatherNDOp, x: Array, indices: Array) -> Array:
         return np.zeros([*tuples, *x.shape[batch + depth :]], x.dtype)
     positions, inside = _wrap(indices, np.array(sizes))
     taken = x[(*np.indices(tuples)[:batch], *np.moveaxis(positions, -1, 0))]
-    mask = inside.all(axis=-1).reshape(*tuples, *[1] * (taken.ndim - len(tuples)))
+    mask = inside.all(axis=-1).reshape((*tuples, *[1] * (taken.ndim - len(tuples))))
     return np.where(mask, taken, np.zeros((), x.dtype))
 
 

@@ -483,6 +483,8 @@ class Importer:
             results = evaluator.run(None, {n: self.constants[n] for n in inputs})
         except Exception:  # noqa: BLE001 - onnx's evaluator cannot either
             return False
+        if any(isinstance(result, list) for result in results):
+            return False  # a sequence: no value of the graph holds one
         named = [name for name in proto.output if name]  # the evaluator skips the omitted ones
         for name, array in zip(named, results, strict=False):
             inferred = self.inferred.get(name)

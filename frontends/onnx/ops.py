@@ -409,9 +409,13 @@ def stashed(node: Node, value: SSAValue) -> SSAValue:
     """A normalization's operand in the type of its stage one, `stash_type`:
     1 (f32, the default) keeps it (f16 and bf16 math runs in f32 anyway),
     11 makes it f64; the caller casts the result back."""
-    if node.require_attr("stash_type", [1, 11], 1) == 11:
+    if _stash_type(node) == 11:
         return cast(node, value, Float64Type())
     return value
+
+
+def _stash_type(node: Node) -> int:
+    return node.require_attr("stash_type", [1, 11], 1)
 
 
 @converter("LayerNormalization")
@@ -438,8 +442,8 @@ def _layer_norm(node: Node) -> list:
     result = cast(node, result, element)
     if len(node.proto.output) == 1:
         return [result]
-    # Mean and InvStdDev, computed in f32 (or f64: stash_type), normalized dims kept as 1
-    wide = x if x.type.element_type == Float64Type() else cast(node, x, Float32Type())
+    # Mean and InvStdDev in stash_type's f32 (or f64), normalized dims kept as 1
+    wide = cast(node, x, Float64Type() if _stash_type(node) == 11 else Float32Type())
     axes = list(range(axis, len(x.type.get_shape())))
     mean = node.make("reduce_mean", [wide], axes=axes, keep_dims=True)
     centred = node.make("square", [node.make("sub", [wide, mean])])

@@ -15,12 +15,13 @@ import zlib
 
 import numpy as np
 from onnx import TensorProto, numpy_helper
-from xdsl.dialects.builtin import BFloat16Type, i1, i64
+from xdsl.dialects.builtin import BFloat16Type, IntegerType, i1, i64
 from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import graph
 from graphcompiler.frontends.onnx.importer import Node, array_type, element_type
 from graphcompiler.frontends.onnx.ops import _broadcast, converter, reshape
+from graphcompiler.frontends.onnx.ops_window import _slice_axis
 from graphcompiler.ir.element_types import compute_dtype, round_to_bf16
 
 # --- constants and shapes ---------------------------------------------------------
@@ -338,7 +339,9 @@ def _gather(node: Node) -> list:
 def _tile(node: Node) -> list:
     x = node.value(0)
     for axis, count in enumerate(int(r) for r in node.constant(1, "repeats")):
-        if count != 1:
+        if count == 0:  # an empty axis: a slice that keeps nothing
+            x = _slice_axis(node, x, axis, 0, 0) if x.type.get_shape()[axis] else x
+        elif count != 1:
             x = node.make("concat", [x] * count, axis=axis)
     return [x]
 
@@ -355,8 +358,22 @@ def _pad(node: Node) -> list:
     for index, axis in enumerate(axes):
         axis = _axis(node, axis, rank)
         full[axis], full[rank + axis] = pads[index], pads[len(axes) + index]
-    fill = float(value.reshape(-1)[0]) if value is not None and value.size else 0.0
-    return [node.make("pad", [x], pads=full, mode=mode, value=fill)]
+    fill = value.reshape(-1)[0].item() if value is not None and value.size else 0
+    if float(np.float32(fill)) == fill or mode != "constant":
+        return [node.make("pad", [x], pads=full, mode=mode, value=float(fill))]
+    # an integer f32 cannot hold (2^31 - 1, 2^53 + 1): zeros, then the value where the pads are
+    padded = node.make("pad", [x], pads=full, value=0.0)
+    marks = node.importer.constant_value(
+        np.zeros(x.type.get_shape(), np.int8), IntegerType(8), node.label
+    )
+    border = node.make(
+        "equal", [node.make("pad", [marks], pads=full, value=1.0), node.scalar(1, marks)]
+    )
+    element = x.type.element_type
+    filled = node.importer.constant_value(
+        np.array(fill, compute_dtype(element)), element, node.label
+    )
+    return [node.make("select", [border, filled, padded])]
 
 
 @converter("DepthToSpace", "SpaceToDepth")

@@ -147,8 +147,8 @@ def test_symbolic_dim_names_the_input_and_the_fix():
     "node, message",
     [
         (
-            helper.make_node("Det", ["x"], ["y"], name="s"),
-            "node 's' (Det): operator is not supported",
+            helper.make_node("NonMaxSuppression", ["x", "x"], ["y"], name="s"),
+            "node 's' (NonMaxSuppression): operator is not supported",
         ),
         (
             helper.make_node("LeakyRelu", ["x"], ["y"], name="l", alpha=0.1, bogus=1),
@@ -166,8 +166,9 @@ def test_symbolic_dim_names_the_input_and_the_fix():
 )
 def test_unsupported_constructs_are_one_line_naming_the_node(node, message):
     output_type = TensorProto.FLOAT8E8M0 if node.op_type == "Cast" else F
-    output_shape = [1, 1] if node.op_type == "Det" else [1, 1, 4, 4]
-    model = make_model([node], [("x", F, [1, 1, 4, 4])], [("y", output_type, output_shape)])
+    output_type = TensorProto.INT64 if node.op_type == "NonMaxSuppression" else output_type
+    input_shape = [1, 1, 4] if node.op_type == "NonMaxSuppression" else [1, 1, 4, 4]
+    model = make_model([node], [("x", F, input_shape)], [("y", output_type, None)])
     with pytest.raises(OnnxImportError) as error:
         import_onnx(model)
     assert str(error.value) == message
@@ -238,11 +239,11 @@ def test_compile_and_gc_run_take_onnx_files(tmp_path, capsys):
     np.save(tmp_path / "x.npy", x)
     assert gc_run.main([str(path), "--input", f"x={tmp_path / 'x.npy'}", "--check-reference"]) == 0
     assert "output #0: matches the reference" in capsys.readouterr().out
-    with pytest.raises(ValueError, match="node 'det' \\(Det\\): operator is not supported"):
+    with pytest.raises(ValueError, match="node 'nms' \\(NonMaxSuppression\\): operator is not"):
         model = make_model(
-            [helper.make_node("Det", ["x"], ["y"], name="det")],
-            [("x", F, [2, 3, 3])],
-            [("y", F, [2])],
+            [helper.make_node("NonMaxSuppression", ["x", "x"], ["y"], name="nms")],
+            [("x", F, [1, 1, 4])],
+            [("y", TensorProto.INT64, None)],
         )
         graphcompiler.compile(model)
 
@@ -440,3 +441,74 @@ def test_scatter_reductions_of_booleans(reduction, want):
     got = graphcompiler.compile(model, cache=False)(data, updates)
     np.testing.assert_array_equal(got, np.array(want, bool))
     np.testing.assert_array_equal(got, onnxruntime_outputs(model, {"d": data, "u": updates})[0])
+
+
+# --- found by the third fuzz campaign ----------------------------------------------------
+
+
+def test_tile_by_zero_repeats_is_empty():
+    x = np.array([[1.5, -2.0, 3.0]], np.float32)
+    model = make_model(
+        [helper.make_node("Tile", ["x", "repeats"], ["y"])], [("x", F, [1, 3])],
+        [("y", F, None)], [("repeats", np.array([2, 0], np.int64))],
+    )  # fmt: skip
+    got = graphcompiler.compile(model, cache=False)(x)
+    assert got.shape == (2, 0) == onnxruntime_outputs(model, {"x": x})[0].shape
+
+
+@pytest.mark.parametrize(
+    "dtype, value", [(np.int64, 2**63 - 1), (np.int64, 2**53 + 1), (np.uint64, 2**64 - 1),
+                     (np.int32, 2**31 - 1), (np.float64, 0.1)],
+)  # fmt: skip
+def test_pad_with_a_constant_f32_cannot_hold_is_exact(dtype, value):
+    x = np.array([[1, 2], [3, 4]], dtype)
+    element = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    model = make_model(
+        [helper.make_node("Pad", ["x", "pads", "value"], ["y"])], [("x", element, [2, 2])],
+        [("y", element, None)],
+        [("pads", np.array([1, 0, 0, 2], np.int64)), ("value", np.array(value, dtype))],
+    )  # fmt: skip
+    got = graphcompiler.compile(model, cache=False)(x)
+    np.testing.assert_array_equal(got, np.pad(x, [[1, 0], [0, 2]], constant_values=value))
+
+
+@pytest.mark.parametrize("stash, element", [(1, np.float32), (11, np.float64)])
+def test_layer_norm_statistics_of_f64_take_the_stash_type(stash, element):
+    """Mean and InvStdDev are f32 unless stash_type is 11, as onnx infers
+    and onnxruntime gives, whatever X's type."""
+    x = np.random.default_rng(0).standard_normal((2, 3, 4))
+    stats = helper.np_dtype_to_tensor_dtype(np.dtype(element))
+    node = helper.make_node(
+        "LayerNormalization", ["x", "s", "b"], ["y", "mean", "inv"], stash_type=stash
+    )
+    model = make_model(
+        [node], [("x", TensorProto.DOUBLE, [2, 3, 4])],
+        [("y", TensorProto.DOUBLE, None), ("mean", stats, None), ("inv", stats, None)],
+        [("s", np.ones(4)), ("b", np.zeros(4))],
+    )  # fmt: skip
+    y, mean, inv = graphcompiler.compile(model, cache=False)(x)
+    assert y.dtype == np.float64 and mean.dtype == inv.dtype == element
+    np.testing.assert_allclose(mean[..., 0], x.mean(-1), rtol=1e-6)
+
+
+def test_gather_nd_of_one_element_folds_to_a_scalar():
+    nodes = [helper.make_node("GatherND", ["x", "index"], ["g"]),
+             helper.make_node("Add", ["g", "a"], ["y"])]  # fmt: skip
+    model = make_model(
+        nodes, [("a", F, [])], [("y", F, None)],
+        [("x", np.arange(6, dtype=np.float32).reshape(2, 3)), ("index", np.array([1, 2], np.int64))],
+    )  # fmt: skip
+    assert graphcompiler.compile(model, cache=False)(np.array(0.5, np.float32)) == 5.5
+
+
+def test_a_sequence_of_constants_is_a_clean_refusal():
+    """Folding SplitToSequence gives a list, which no graph value holds: the
+    node is refused (it has no converter), not a numpy error."""
+    nodes = [helper.make_node("SplitToSequence", ["x", "split"], ["seq"]),
+             helper.make_node("ConcatFromSequence", ["seq"], ["y"], axis=0)]  # fmt: skip
+    model = make_model(
+        nodes, [], [("y", F, None)],
+        [("x", np.arange(5, dtype=np.float32)), ("split", np.array([2, 3], np.int64))],
+    )  # fmt: skip
+    with pytest.raises(OnnxImportError, match="SplitToSequence.*not supported"):
+        import_onnx(model)
