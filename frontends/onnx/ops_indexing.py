@@ -139,6 +139,9 @@ def _nonzero(node: Node) -> list:
     (a small graph input is bound to them); otherwise the output's shape
     would depend on data."""
     values = np.asarray(node.constant(0, "the values the output shape depends on"))
+    if values.ndim == 0:  # one element, [1, count], as onnxruntime (onnx infers rank 0's [0, ?])
+        values = values.reshape(1)
+        node.beyond_shape_inference = True
     return [np.array(np.nonzero(values), dtype=np.int64).reshape(values.ndim, -1)]
 
 

@@ -512,3 +512,12 @@ def test_a_sequence_of_constants_is_a_clean_refusal():
     )  # fmt: skip
     with pytest.raises(OnnxImportError, match="SplitToSequence.*not supported"):
         import_onnx(model)
+
+
+@pytest.mark.parametrize("value, count", [(3.0, 1), (0.0, 0)])
+def test_nonzero_of_a_scalar_is_one_row(value, count):
+    """onnxruntime's [1, count] (onnx's shape inference says [0, ?])."""
+    model = make_model([helper.make_node("NonZero", ["x"], ["y"])], [("x", F, [])],
+                       [("y", TensorProto.INT64, None)])  # fmt: skip
+    got = graphcompiler.compile(model, cache=False)(np.array(value, np.float32))
+    assert got.shape == (1, count)
