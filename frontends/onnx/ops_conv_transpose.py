@@ -171,7 +171,7 @@ def _phase_outputs(
         if len(members) == len(phases):  # one convolution: its channels are phase-major
             return reshape(node, out, [n, len(phases), o, *lengths])
         for position, index in enumerate(members):
-            results[index] = _slice_axis(node, out, 1, position * o, o)
+            results[index] = _slice_axis(node, out, 1, position * o, o) if len(members) > 1 else out
     pieces = [reshape(node, value, [n, 1, o, *lengths]) for value in results]
     return pieces[0] if len(pieces) == 1 else node.make("concat", pieces, axis=1)
 
