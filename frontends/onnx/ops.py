@@ -356,6 +356,9 @@ def _reduce(node: Node) -> list:
     keep_dims = bool(node.attr("keepdims", 1))
     if node.op_type == "ReduceLogSumExp" and axes != [] and graph.is_float(x.type.element_type):
         return [_log_sum_exp(node, x, axes or list(range(len(x.type.get_shape()))), keep_dims)]
+    element = x.type.element_type
+    if graph.is_float(element) and element.bitwidth < 32 and (before == "square" or after):
+        x = cast(node, x, Float32Type())  # f16 squares, sums before a log: in f32, as onnxruntime
     if before:  # also with no axes: onnx's reference and onnxruntime take |x| for ReduceL2
         x = node.make(before, [x])
     if axes == []:
@@ -367,7 +370,7 @@ def _reduce(node: Node) -> list:
         result = node.make(reduction, [x], axes=axes or [], keep_dims=keep_dims)
     if after:
         result = node.make(after, [result])
-    return [result]
+    return [cast(node, result, element)]
 
 
 def _log_sum_exp(node: Node, x: SSAValue, axes: list[int], keep_dims: bool) -> SSAValue:

@@ -521,3 +521,16 @@ def test_nonzero_of_a_scalar_is_one_row(value, count):
                        [("y", TensorProto.INT64, None)])  # fmt: skip
     got = graphcompiler.compile(model, cache=False)(np.array(value, np.float32))
     assert got.shape == (1, count)
+
+
+@pytest.mark.parametrize("op", ["ReduceL2", "ReduceSumSquare", "ReduceLogSum"])
+def test_f16_reductions_square_and_sum_in_f32(op):
+    """300^2 overflows f16; the L2 norm of eight of them (848.5) does not,
+    nor the log of a sum past 65504: onnxruntime computes them in f32."""
+    x = np.full(8, 300.0 if op != "ReduceLogSum" else 30000.0, np.float16)
+    model = make_model([helper.make_node(op, ["x"], ["y"], keepdims=0)],
+                       [("x", TensorProto.FLOAT16, [8])], [("y", TensorProto.FLOAT16, None)])  # fmt: skip
+    got = graphcompiler.compile(model, cache=False)(x)
+    want = onnxruntime_outputs(model, {"x": x})[0]
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=1e-3)
