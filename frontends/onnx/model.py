@@ -184,14 +184,31 @@ def _inferred_types(model: onnx.ModelProto) -> dict[str, TensorType]:
     cross-check its own. It runs on a copy of the graph without the bytes
     of the weights: serializing those is most of its time on a real model."""
     types = _types_only(model)
+    propagate = not _huge_slice_steps(types.graph)
     try:
-        inferred = shape_inference.infer_shapes(types, strict_mode=True, data_prop=True)
+        inferred = shape_inference.infer_shapes(types, strict_mode=True, data_prop=propagate)
     except Exception:  # noqa: BLE001 - onnx raises InferenceError and kin
         # onnx's own limits (a size it cannot see, as STFT's frame_length
         # input): what it infers without raising still cross-checks ours
-        inferred = shape_inference.infer_shapes(types, strict_mode=False, data_prop=True)
+        inferred = shape_inference.infer_shapes(types, strict_mode=False, data_prop=propagate)
     infos = [*inferred.graph.value_info, *inferred.graph.output]
     return {info.name: t for info in infos if (t := _static_type(info)) is not None}
+
+
+def _huge_slice_steps(graph_proto: onnx.GraphProto) -> bool:
+    """Does a Slice step by 2^31 or more (a constant)? onnx 1.23's data
+    propagation through it never returns (its index + step overflows)."""
+    known = {t.name: t for t in graph_proto.initializer}
+    for node in graph_proto.node:
+        if node.op_type == "Constant" and node.output and node.attribute:
+            if node.attribute[0].type == onnx.AttributeProto.TENSOR:
+                known[node.output[0]] = node.attribute[0].t
+    for node in graph_proto.node:
+        if node.op_type == "Slice" and len(node.input) > 4 and node.input[4] in known:
+            steps = numpy_helper.to_array(known[node.input[4]])
+            if steps.size and np.abs(steps.astype(np.float64)).max() >= 2**31:
+                return True
+    return False
 
 
 def _types_only(model: onnx.ModelProto) -> onnx.ModelProto:

@@ -359,6 +359,9 @@ def _reduce(node: Node) -> list:
     element = x.type.element_type
     if graph.is_float(element) and element.bitwidth < 32 and (before == "square" or after):
         x = cast(node, x, Float32Type())  # f16 squares, sums before a log: in f32, as onnxruntime
+    elif element != i1 and not graph.is_float(element):
+        if reduction == "reduce_mean" or after or before == "exp":  # in f64, truncated back
+            x = cast(node, x, Float64Type())
     if before:  # also with no axes: onnx's reference and onnxruntime take |x| for ReduceL2
         x = node.make(before, [x])
     if axes == []:

@@ -137,10 +137,12 @@ def _contract(node: Node, a: SSAValue, left: str, b: SSAValue, right: str, keep:
 def _unbroadcast(node: Node, operands: list, letters: list[str]) -> None:
     """A letter of size 1 in one operand and n in another broadcasts: the
     size-1 dim is dropped from its operand (in place)."""
-    largest: dict[str, int] = {}
+    sizes: dict[str, set[int]] = {}
     for x, term in zip(operands, letters, strict=True):
         for c, n in zip(term, x.type.get_shape(), strict=True):
-            largest[c] = max(largest.get(c, 1), n)
+            sizes.setdefault(c, set()).add(n)
+    # a letter's size: the one other than 1 (0 included: an empty dim), else 1
+    largest = {c: min(found - {1}, default=1) for c, found in sizes.items()}
     for index, (x, term) in enumerate(zip(operands, letters, strict=True)):
         shape = x.type.get_shape()
         keep = [i for i, (c, n) in enumerate(zip(term, shape, strict=True)) if n == largest[c]]

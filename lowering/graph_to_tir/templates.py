@@ -115,7 +115,9 @@ UNARY: dict[type, Callable[[Kernel, SSAValue], SSAValue]] = {
     graph.SqrtOp: lambda k, x: k.b.unary(tir.SqrtOp, x),
     graph.RsqrtOp: lambda k, x: k.b.unary(tir.RsqrtOp, x),
     graph.AbsOp: lambda k, x: x if is_unsigned(x) else k.b.unary(tir.AbsOp, x),
-    graph.NegOp: lambda k, x: k.b.sub(k.const(0, x), x),
+    graph.NegOp: lambda k, x: k.b.sub(
+        k.const(-0.0 if tir.is_float(x.type) else 0, x), x
+    ),  # -(+0) = -0
     graph.ErfOp: erf,
     graph.ReciprocalOp: lambda k, x: k.b.div(k.const(1, x), x),
     graph.SquareOp: lambda k, x: k.b.mul(x, x),

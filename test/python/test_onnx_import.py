@@ -534,3 +534,50 @@ def test_f16_reductions_square_and_sum_in_f32(op):
     want = onnxruntime_outputs(model, {"x": x})[0]
     assert got.dtype == np.float16
     np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=1e-3)
+
+
+def test_neg_of_zero_is_negative_zero():
+    """-(+0) = -0, so 1 / Neg(0) is -inf, as numpy and onnxruntime."""
+    nodes = [helper.make_node("Neg", ["x"], ["n"]), helper.make_node("Reciprocal", ["n"], ["y"])]
+    model = make_model(nodes, [("x", F, [3])], [("y", F, None)])
+    x = np.array([0.0, -0.0, 2.0], np.float32)
+    np.testing.assert_array_equal(
+        graphcompiler.compile(model, cache=False)(x), [-np.inf, np.inf, -0.5]
+    )
+
+
+def test_a_slice_step_of_2_to_the_62_imports():
+    """onnx 1.23's data propagation never returns on such a step: the
+    import's shape inference runs without it then."""
+    model = make_model(
+        [helper.make_node("Slice", ["x", "starts", "ends", "axes", "steps"], ["y"])],
+        [("x", F, [3, 2])], [("y", F, None)],
+        [("starts", np.array([-1], np.int64)), ("ends", np.array([-3], np.int64)),
+         ("axes", np.array([1], np.int64)), ("steps", np.array([-(2**62)], np.int64))],
+    )  # fmt: skip
+    x = np.arange(6, dtype=np.float32).reshape(3, 2)
+    np.testing.assert_array_equal(graphcompiler.compile(model, cache=False)(x), x[:, -1:])
+
+
+@pytest.mark.parametrize(
+    "equation, shapes", [("ij->", [(2, 0)]), ("ij->i", [(2, 0)]), ("ij,jk->ik", [(2, 0), (0, 3)])]
+)
+def test_einsum_over_an_empty_dim_is_zeros(equation, shapes):
+    names = [f"x{i}" for i in range(len(shapes))]
+    model = make_model(
+        [helper.make_node("Einsum", names, ["y"], equation=equation)],
+        [(n, F, list(s)) for n, s in zip(names, shapes, strict=True)], [("y", F, None)],
+    )  # fmt: skip
+    arrays = [np.ones(s, np.float32) for s in shapes]
+    got = graphcompiler.compile(model, cache=False)(*arrays)
+    np.testing.assert_array_equal(got, np.einsum(equation, *arrays))
+
+
+@pytest.mark.parametrize("op, want", [("ReduceMean", [0, 1]), ("ReduceL2", [7, 5])])
+def test_integer_mean_and_l2_truncate_as_onnxruntime(op, want):
+    x = np.array([[-7, 2, 3], [5, -1, 0]], np.int32)
+    model = make_model([helper.make_node(op, ["x"], ["y"], axes=[1], keepdims=0)],
+                       [("x", TensorProto.INT32, [2, 3])], [("y", TensorProto.INT32, None)],
+                       opset=17)  # fmt: skip
+    got = graphcompiler.compile(model, cache=False)(x)
+    assert got.dtype == np.int32 and got.tolist() == want
