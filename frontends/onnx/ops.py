@@ -51,6 +51,15 @@ def _is_float(value: SSAValue) -> bool:
     return graph.is_float(value.type.element_type)
 
 
+def in_f32(node: Node, x: SSAValue) -> tuple[SSAValue, Callable[[SSAValue], SSAValue]]:
+    """x in f32 where it is f16 or bf16, whose squares overflow from 256 on
+    (onnxruntime computes these in f32), and what casts a result back."""
+    element = x.type.element_type
+    if graph.is_float(element) and element.bitwidth < 32:
+        return cast(node, x, Float32Type()), lambda value: cast(node, value, element)
+    return x, lambda value: value
+
+
 # --- element-wise ------------------------------------------------------------------
 
 _UNARY = {
@@ -477,9 +486,10 @@ def _rms_norm(node: Node) -> list:
 
 @converter("MeanVarianceNormalization")
 def _mean_variance_normalization(node: Node) -> list:
-    """(x - E[x]) / (sqrt(E[x^2] - E[x]^2) + 1e-9) over `axes`, in x's type:
-    the schema's function body, whose f32 epsilon would not add to f16 or f64."""
-    x = _float_input(node)
+    """(x - E[x]) / (sqrt(E[x^2] - E[x]^2) + 1e-9) over `axes`, in x's type
+    (f16 and bf16 in f32): the schema's function body, whose f32 epsilon
+    would not add to f64."""
+    x, back = in_f32(node, _float_input(node))
     rank = len(x.type.get_shape())
     axes = sorted({a % rank for a in node.attr("axes", [0, 2, 3])})
     mean = node.make("reduce_mean", [x], axes=axes, keep_dims=True)
@@ -488,19 +498,21 @@ def _mean_variance_normalization(node: Node) -> list:
     )
     variance = node.make("sub", [mean_of_squares, node.make("mul", [mean, mean])])
     deviation = node.make("add", [node.make("sqrt", [variance]), node.scalar(1e-9, x)])
-    return [node.make("div", [node.make("sub", [x, mean]), deviation])]
+    return [back(node.make("div", [node.make("sub", [x, mean]), deviation]))]
 
 
 @converter("LpNormalization")
 def _lp_normalization(node: Node) -> list:
-    x = _float_input(node)
+    x, back = in_f32(node, _float_input(node))
     axis = _normalized_shape(node, x)[0]
     p = node.require_attr("p", [1, 2], 2)
     magnitude = node.make("abs" if p == 1 else "square", [x])
     norm = node.make("reduce_sum", [magnitude], axes=[axis], keep_dims=True)
     norm = norm if p == 1 else node.make("sqrt", [norm])
     zero = node.scalar(0.0, x)  # a zero norm gives 0, not 0 / 0
-    return [_select(node, node.make("equal", [norm, zero]), zero, node.make("div", [x, norm]))]
+    return [
+        back(_select(node, node.make("equal", [norm, zero]), zero, node.make("div", [x, norm])))
+    ]
 
 
 @converter("BatchNormalization")

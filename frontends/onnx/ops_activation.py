@@ -19,7 +19,7 @@ import numpy as np
 from xdsl.dialects.builtin import Float32Type, Float64Type, TensorType, i64
 
 from graphcompiler.frontends.onnx.importer import Node
-from graphcompiler.frontends.onnx.ops import _float_input, _is_float, cast, converter
+from graphcompiler.frontends.onnx.ops import _float_input, _is_float, cast, converter, in_f32
 from graphcompiler.frontends.onnx.ops_window import _slice_axis
 
 
@@ -59,7 +59,7 @@ def _shrink(node: Node) -> list:
 
 @converter("LRN")
 def _lrn(node: Node) -> list:
-    x = _float_input(node)
+    x, back = in_f32(node, _float_input(node))
     shape = list(x.type.get_shape())
     if len(shape) < 3:
         raise node.error(f"input of rank {len(shape)} is not supported ([N, C, D1, ...])")
@@ -79,7 +79,7 @@ def _lrn(node: Node) -> list:
         total = window if total is None else node.make("add", [total, window])
     scaled = node.make("mul", [total, node.scalar(alpha / size, x)])
     base = node.make("add", [scaled, node.scalar(bias, x)])
-    return [node.make("div", [x, node.make("pow", [base, node.scalar(beta, x)])])]
+    return [back(node.make("div", [x, node.make("pow", [base, node.scalar(beta, x)])]))]
 
 
 @converter("ReverseSequence")

@@ -30,7 +30,7 @@ from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import graph
 from graphcompiler.frontends.onnx.importer import Node
-from graphcompiler.frontends.onnx.ops import converter, reshape
+from graphcompiler.frontends.onnx.ops import converter, in_f32, reshape
 
 _AUTO_PADS = ["NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"]
 
@@ -315,7 +315,7 @@ def _average_pool(node: Node) -> list:
 def _lp_pool(node: Node) -> list:
     """(sum over the window of |x| ** p) ** (1 / p), the pads zeros; the
     global form's window is all of the spatial dims."""
-    x = node.value(0)
+    x, back = in_f32(node, node.value(0))
     rank = _spatial_rank(node, x)
     p = int(node.attr("p", 2))
     if p <= 0:
@@ -332,10 +332,10 @@ def _lp_pool(node: Node) -> list:
     else:
         total = pool(node, powered, "sum", _kernel(node))
     if p == 1:
-        return [total]
+        return [back(total)]
     if p == 2:
-        return [node.make("sqrt", [total])]
-    return [node.make("pow", [total, node.scalar(1.0 / p, total)])]
+        return [back(node.make("sqrt", [total]))]
+    return [back(node.make("pow", [total, node.scalar(1.0 / p, total)]))]
 
 
 @converter("GlobalAveragePool", "GlobalMaxPool")

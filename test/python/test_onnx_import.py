@@ -581,3 +581,20 @@ def test_integer_mean_and_l2_truncate_as_onnxruntime(op, want):
                        opset=17)  # fmt: skip
     got = graphcompiler.compile(model, cache=False)(x)
     assert got.dtype == np.int32 and got.tolist() == want
+
+
+@pytest.mark.parametrize(
+    "op, attributes",
+    [("LpNormalization", {"axis": -1, "p": 2}), ("MeanVarianceNormalization", {}),
+     ("LRN", {"size": 3}), ("LpPool", {"kernel_shape": [2, 2], "p": 2}), ("GlobalLpPool", {"p": 2})],
+)  # fmt: skip
+def test_f16_norms_and_lp_pools_square_in_f32(op, attributes):
+    """Values near 300 square past f16's 65504: computed in f32 and rounded
+    once, as onnxruntime."""
+    x = (np.random.default_rng(0).standard_normal((1, 2, 4, 4)) * 50 + 300).astype(np.float16)
+    model = make_model([helper.make_node(op, ["x"], ["y"], **attributes)],
+                       [("x", TensorProto.FLOAT16, [1, 2, 4, 4])],
+                       [("y", TensorProto.FLOAT16, None)])  # fmt: skip
+    got = graphcompiler.compile(model, cache=False)(x).astype(np.float32)
+    want = onnxruntime_outputs(model, {"x": x})[0].astype(np.float32)
+    np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3)
