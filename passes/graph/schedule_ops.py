@@ -95,12 +95,20 @@ class HeuristicScheduler:
         self.visited: list[Operation] = []  # in order: heat reads the last two
         self.visited_set: set[Operation] = set()  # membership, asked per score
         self.constants_left = True
+        # each value's users (the order does not change them), and how many
+        # are not visited yet: a score asks both of every operand, and an
+        # unrolled recurrence has as many ready ops as a value has users
+        self._users = {
+            v: frozenset(use.operation for use in v.uses if use.operation in self.order)
+            for v in values
+        }
+        self.unvisited_users = {v: len(users) for v, users in self._users.items()}
 
     def normalized(self, value: SSAValue) -> float:
         return self.size[value] / self.largest
 
-    def users(self, value: SSAValue) -> set[Operation]:
-        return {use.operation for use in value.uses if use.operation in self.order}
+    def users(self, value: SSAValue) -> frozenset[Operation]:
+        return self._users[value]
 
     def heat(self, value: SSAValue) -> float:
         producer = value.owner
@@ -111,9 +119,9 @@ class HeuristicScheduler:
         return HEAT_COLD
 
     def refcount(self, value: SSAValue, op: Operation) -> int:
-        users = self.users(value)
-        unvisited = users - self.visited_set
-        return 1 if unvisited == {op} else len(users)
+        """1 when `op` (a ready user, so not visited) is the value's last
+        unvisited user, else its number of users."""
+        return 1 if self.unvisited_users[value] == 1 else len(self._users[value])
 
     def distance_to_visited(self, op: Operation, candidate: Operation) -> int:
         """Hops from `op` back to the visited ops (the candidate and the graph
@@ -155,14 +163,20 @@ class HeuristicScheduler:
             constant = next((o for o in visitor.to_visit if isinstance(o, graph.ConstantOp)), None)
             if constant is not None:
                 visitor.to_visit.remove(constant)
-                self.visited_set.add(constant)  # not in `visited`: it makes nothing hot
+                self._visit(constant)  # not in `visited`: it makes nothing hot
                 return constant
             self.constants_left = False
         best = max(visitor.to_visit, key=lambda op: (self.score(op), -self.order[op]))
         visitor.to_visit.remove(best)
         self.visited.append(best)
-        self.visited_set.add(best)
+        self._visit(best)
         return best
+
+    def _visit(self, op: Operation) -> None:
+        self.visited_set.add(op)
+        for operand in set(op.operands):
+            if operand in self.unvisited_users:
+                self.unvisited_users[operand] -= 1
 
 
 def schedule(function: func.FuncOp, policy: str) -> list[Operation]:
