@@ -168,6 +168,14 @@ def assembly(llvm_ir: str, microkernels: Sequence[GeneratedKernel] = ()) -> str:
 MAX_PROGRAM_PARTS = 4
 """The most modules a program is split into (lowering/llvm_split.py)."""
 
+BESIDE_LINE_COST = 0.5
+"""LLVM's time for a line of the runtime and microkernels, in lines of
+program: microkernels are straight-line FMA code, which LLVM optimizes
+about twice as fast as the kernels' loop nests (measured per part on
+ResNet-50 and EfficientNet-B0: 0.09-0.10 ms a line against 0.17-0.19).
+Counted at full weight, the part built beside them got too little of the
+program: EfficientNet-B0's two parts took 2.45 s and 1.38 s."""
+
 
 def program_parts() -> int:
     """How many modules a program is built as: one per CPU this process
@@ -193,7 +201,7 @@ def program_and_runtime(
     modules: list[llvm.ModuleRef] = []
     try:
         if program is not None and entry is not None:
-            beside = runtime_text.count("\n") + kernels_text.count("\n")
+            beside = round(BESIDE_LINE_COST * (runtime_text.count("\n") + kernels_text.count("\n")))
             parts = [
                 (part.text, part.exported, part.builds_beside)
                 for part in program.split(entry, program_parts(), beside)
