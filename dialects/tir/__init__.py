@@ -35,6 +35,7 @@ from __future__ import annotations
 from xdsl.dialects.builtin import BoolAttr, DenseIntOrFPElementsAttr, IntegerAttr, NoneType
 from xdsl.ir import Dialect
 
+from graphcompiler.dialects.tir.blob import BLOB_MIN_BYTES, BlobAttr, ConstantBlob, aligned_zeros
 from graphcompiler.dialects.tir.brgemm import (
     MAX_TILE_ACCUMULATORS,
     BrgemmBase,
@@ -172,14 +173,15 @@ TIR_OPS = [
     BrgemmOp, ListBrgemmOp, BrgemmTileOp,
 ]  # fmt: skip
 
-Tir = Dialect("tir", TIR_OPS, [PtrType, TirTensorType, VarType])
+Tir = Dialect("tir", TIR_OPS, [BlobAttr, PtrType, TirTensorType, VarType])
 
 # `tir.X`: the ops, types and helpers of the modules above, and the xDSL
 # attributes that callers build tir ops with.
 __all__ = [
-    "AbsOp", "AddOp", "AddrOfOp", "AndOp", "AssignOp", "BinaryExpression", "BoolAttr",
+    "AbsOp", "AddOp", "AddrOfOp", "AndOp", "AssignOp", "BLOB_MIN_BYTES", "BinaryExpression", "BlobAttr",
+    "BoolAttr",
     "BrgemmBase", "BrgemmOp", "BrgemmSizes", "BrgemmTileOp", "BrgemmTileSizes", "BroadcastOp",
-    "CallIndirectOp", "CallOp", "CastOp", "CeilOp", "ComparisonExpression", "ConstOp", "CosOp",
+    "CallIndirectOp", "CallOp", "CastOp", "CeilOp", "ComparisonExpression", "ConstOp", "ConstantBlob", "CosOp",
     "ConversionExpression", "DefineTensorOp", "DefineVarOp", "DenseIntOrFPElementsAttr", "DivOp",
     "EqOp", "EvaluateOp", "ExpOp", "ExpressionOp", "FLOAT_TYPES", "FModOp", "FloatBinaryExpression",
     "FloatUnaryExpression", "FloorOp", "FmaddOp", "ForOp", "FuncAddrOp", "FuncOp", "GeOp",
@@ -194,5 +196,5 @@ __all__ = [
     "SubOp", "TIR_OPS", "TanhOp", "TensorPtrOp", "Tir", "TirTensorType", "UnaryExpression",
     "UnpackHighOp", "UnpackLowOp", "VarType", "VectorPairExpression", "VectorReduceExpression",
     "bit_width", "byte_size", "common_type", "element_of", "is_bool", "is_float", "is_integer",
-    "is_scalar", "is_value_type", "lanes_of", "parse_access", "print_access", "tensor_bytes", "with_element",
+    "aligned_zeros", "is_scalar", "is_value_type", "lanes_of", "parse_access", "print_access", "tensor_bytes", "with_element",
 ]  # fmt: skip

@@ -36,11 +36,13 @@ from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, NoTerminator, Pure, SymbolOpInterface, SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
+from graphcompiler.dialects.tir.blob import BlobAttr
 from graphcompiler.dialects.tir.types import (
     MAX_LANES,
     TirTensorType,
     VarType,
     _require,
+    bit_width,
     is_integer,
     is_value_type,
     lanes_of,
@@ -153,7 +155,9 @@ def _check_visibility(region: Region) -> None:
 
 @irdl_op_definition
 class GlobalOp(IRDLOperation):
-    """A module-level var or tensor, optionally with an initial value.
+    """A module-level var or tensor, optionally with an initial value. A big
+    packed tensor's value is a blob, `#tir.blob<"blob0">` (blob.py): the
+    packed array itself, which the JIT binds in place.
 
     Example:
 
@@ -177,7 +181,13 @@ class GlobalOp(IRDLOperation):
         )
         if value is None:
             return
-        if isinstance(type_, TirTensorType):
+        if isinstance(type_, TirTensorType) and isinstance(value, BlobAttr):
+            _require(
+                value.array.shape == type_.get_shape()
+                and value.array.itemsize * 8 == bit_width(type_.element_type),
+                f"the blob of a {type_} global must hold an array of its shape and element size",
+            )
+        elif isinstance(type_, TirTensorType):
             _require(
                 isinstance(value, DenseIntOrFPElementsAttr)
                 and tuple(value.type.get_shape()) == type_.get_shape()

@@ -61,10 +61,16 @@ def constant_values(attr: DenseIntOrFPElementsAttr, shape: Sequence[int]) -> np.
 
 def packed_global(builder: TirBuilder, name: str, values: np.ndarray) -> tir.GlobalOp:
     """A module global `name` holding `values`, placed first in the module:
-    i32 for int32 values (integer packed weights), f32 for any other."""
+    i32 for int32 values (integer packed weights), f32 for any other; a
+    blob from BLOB_MIN_BYTES on (held as it is when it is an aligned_zeros
+    array the caller no longer writes)."""
     element, dtype = (i32, "<i4") if values.dtype == np.int32 else (f32, "<f4")
-    data = BytesAttr(np.ascontiguousarray(values, np.dtype(dtype)).tobytes())
-    attr = DenseIntOrFPElementsAttr(TensorType(element, list(values.shape)), data)
+    values = values.astype(dtype, copy=False)
+    if values.nbytes >= tir.BLOB_MIN_BYTES:  # bound in place by the JIT: no bytes copy
+        attr = tir.BlobAttr(tir.ConstantBlob(values))
+    else:
+        data = BytesAttr(np.ascontiguousarray(values).tobytes())
+        attr = DenseIntOrFPElementsAttr(TensorType(element, list(values.shape)), data)
     module_block = builder.module.body.block
     with builder.at_end_of(module_block):
         global_op = builder.make_global(name, tir.TirTensorType(list(values.shape), element), attr)

@@ -300,7 +300,7 @@ class PackedMatmul:
         def pack(values: np.ndarray) -> np.ndarray:
             if transpose_a:
                 values = np.swapaxes(values, -1, -2)
-            packed = np.zeros((*values.shape[:-2], groups, k, mr), np.float32)
+            packed = tir.aligned_zeros((*values.shape[:-2], groups, k, mr), np.float32)
             _fill_panels(np.swapaxes(packed, -3, -2), np.swapaxes(values, -1, -2))
             return packed
 
@@ -313,7 +313,7 @@ class PackedMatmul:
         def pack(values: np.ndarray) -> np.ndarray:
             if transpose_b:
                 values = np.swapaxes(values, -1, -2)
-            packed = np.zeros((*values.shape[:-2], panels, k, nr), np.float32)
+            packed = tir.aligned_zeros((*values.shape[:-2], panels, k, nr), np.float32)
             _fill_panels(np.swapaxes(packed, -3, -2), values)
             return packed
 

@@ -164,7 +164,7 @@ class PackedWordsMatmul(PackedMatmul):
             whole[..., :k_values, :] = self._constant_bits(values)
             grouped = whole.reshape(*batch, -1, per, n).swapaxes(-1, -2).copy()
             words = grouped.view(np.int32)[..., 0]
-            packed = np.zeros((*batch, panels, words.shape[-2], nr), np.int32)
+            packed = tir.aligned_zeros((*batch, panels, words.shape[-2], nr), np.int32)
             _fill_panels(np.swapaxes(packed, -3, -2), words)
             return packed
 

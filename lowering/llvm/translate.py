@@ -29,13 +29,16 @@ from xdsl.backend.llvm.convert_op import _convert_fcmp, _convert_select
 from xdsl.backend.llvm.convert_type import convert_type
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
+    BytesAttr,
     DenseIntOrFPElementsAttr,
     ModuleOp,
     StringAttr,
     SymbolRefAttr,
+    TensorType,
 )
 
 from graphcompiler.dialects.llvm import UIToFPOp, VectorFCmpOp, VectorSelectOp
+from graphcompiler.dialects.tir.blob import BlobAttr
 from graphcompiler.ir.diagnostics import Diagnostic, DiagnosticError, Severity
 from graphcompiler.lowering.llvm.microkernels import declared_kernels
 from graphcompiler.lowering.llvm.split import LlvmProgram
@@ -102,6 +105,8 @@ def _convert_module(module: ModuleOp) -> ir.Module:
     functions = []
     for op in module.ops:
         if isinstance(op, llvm.GlobalOp):
+            if isinstance(op.value, BlobAttr):  # not set aside: printed in the IR text
+                op.value = _dense_of_blob(op)
             xdsl_convert._convert_global(op, llvm_module)
             if op.alignment is not None:  # xDSL's translation drops it
                 llvm_module.get_global(op.sym_name.data).align = op.alignment.value.data
@@ -174,20 +179,35 @@ def set_globals_aside(
     name of each, by old name (globals of equal bytes get one name: keep
     one of them)."""
     big = [
-        op
-        for op in globals_
-        if isinstance(op.value, DenseIntOrFPElementsAttr)
-        and len(op.value.data.data) >= EXTERNAL_DATA_MIN_BYTES
+        (op, data) for op in globals_ if len(data := _initial_bytes(op)) >= EXTERNAL_DATA_MIN_BYTES
     ]
     renamed: dict[str, str] = {}
-    for op, digest in zip(big, content_digests([op.value.data.data for op in big]), strict=True):
+    for (op, data), digest in zip(big, content_digests([data for _, data in big]), strict=True):
         name = content_name(digest)
         renamed[op.sym_name.data] = name
-        external_data.setdefault(name, bytes(op.value.data.data))
+        external_data.setdefault(name, data)
         op.sym_name = StringAttr(name)
         del op.properties["value"]
         op.linkage = llvm.LinkageAttr("external")
     return renamed
+
+
+def _initial_bytes(op: llvm.GlobalOp) -> bytes | memoryview:
+    """The bytes of a tensor global's initial value (a blob's without a
+    copy); empty for any other global."""
+    if isinstance(op.value, BlobAttr):
+        return op.value.data.data
+    if isinstance(op.value, DenseIntOrFPElementsAttr):
+        return op.value.data.data
+    return b""
+
+
+def _dense_of_blob(op: llvm.GlobalOp) -> DenseIntOrFPElementsAttr:
+    """A blob global's value as a dense initializer (its bytes copied)."""
+    global_type = op.global_type
+    assert isinstance(global_type, llvm.LLVMArrayType) and isinstance(op.value, BlobAttr)
+    flat = TensorType(global_type.type, [global_type.size.data])
+    return DenseIntOrFPElementsAttr(flat, BytesAttr(op.value.array.tobytes()))
 
 
 def rename_addresses(module: ModuleOp, renamed: dict[str, str]) -> None:

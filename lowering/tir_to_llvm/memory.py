@@ -101,6 +101,8 @@ def convert_global(op: tir.GlobalOp) -> llvm.GlobalOp:
         global_type = llvm.LLVMArrayType(type_.element_count(), element)
         flat = TensorType(element, [type_.element_count()])
         initial = op.initial_value
+        if isinstance(initial, tir.BlobAttr):  # set aside as external data (llvm/translate.py)
+            return llvm.GlobalOp(global_type, op.sym_name, "external", value=initial, alignment=64)
         if (
             isinstance(initial, DenseIntOrFPElementsAttr)
             and _same_bits(initial.get_element_type(), element)
