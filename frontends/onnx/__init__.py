@@ -25,6 +25,7 @@ from graphcompiler.frontends.onnx import (  # noqa: F401 - register their conver
     ops_conv_transpose,
     ops_deform,
     ops_fold,
+    ops_fused,
     ops_grid_sample,
     ops_indexing,
     ops_linalg,

@@ -6,7 +6,10 @@ output; SimplifiedLayerNormalization over one and two axes; the GELU
 forms with and without bias; QuickGelu; Attention with every mask form,
 causal or not (rows masked whole included), attention_bias and scale;
 MultiHeadAttention, self and cross; RotaryEmbedding in both layouts,
-interleaved or not, partial, with positions or an offset.
+interleaved or not, partial, with positions or an offset; and the
+fusions of its graph optimizer (ops_fused.py): FusedConv with each
+activation and the residual sum, FusedGemm, FusedMatMul / TransposeMatMul
+with every transpose.
 """
 
 import numpy as np
@@ -251,3 +254,79 @@ def test_rotary_embedding(layout, interleaved, rotary, offset):
     )
     opsets = [helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
     _run_both(helper.make_model(graph, opset_imports=opsets), feeds, tolerance=1e-6)
+
+
+# --- the fusions of onnxruntime's graph optimizer (ops_fused.py) --------------------------
+
+
+@pytest.mark.parametrize(
+    "activation, params",
+    [("", []), ("Relu", []), ("Tanh", []), ("Sigmoid", []), ("LeakyRelu", [0.2]),
+     ("Clip", [-0.5, 0.75]), ("HardSigmoid", [0.3, 0.4])],
+)  # fmt: skip
+@pytest.mark.parametrize("with_sum", [False, True])
+def test_fused_conv_with_each_activation_and_the_residual_sum(activation, params, with_sum):
+    inputs = [("x", [1, 4, 9, 9]), ("w", [6, 2, 3, 3]), ("b", [6])]
+    if with_sum:
+        inputs.append(("z", [1, 6, 5, 5]))
+    attributes = {"activation": activation} if activation else {}
+    if params:
+        attributes["activation_params"] = params
+    model = _model(
+        "FusedConv", inputs, [("y", [1, 6, 5, 5])], kernel_shape=[3, 3], strides=[2, 2],
+        pads=[1, 1, 1, 1], group=2, **attributes,
+    )  # fmt: skip
+    _agrees_with_onnxruntime(model, tolerance=1e-5)
+
+
+@pytest.mark.parametrize(
+    "activation, alpha, beta",
+    [("Relu", None, None), ("LeakyRelu", 0.3, None),
+     ("HardSigmoid", 0.25, 0.45), ("Tanh", None, None), ("Sigmoid", None, None)],
+)  # fmt: skip
+def test_fused_gemm_with_its_activation(activation, alpha, beta):
+    attributes = {"activation": activation}
+    if alpha is not None:
+        attributes["activation_alpha"] = alpha
+    if beta is not None:
+        attributes["activation_beta"] = beta
+    model = _model(
+        "FusedGemm", [("a", [7, 5]), ("b", [6, 5]), ("c", [6])], [("y", [7, 6])],
+        alpha=0.5, beta=2.0, transB=1, **attributes,
+    )  # fmt: skip
+    _agrees_with_onnxruntime(model, tolerance=1e-5)
+
+
+@pytest.mark.parametrize(
+    "a_shape, b_shape, attributes",
+    [
+        ([2, 3, 4, 5], [2, 3, 5, 6], {"alpha": 0.125}),
+        ([2, 3, 5, 4], [2, 3, 6, 5], {"transA": 1, "transB": 1}),
+        ([4, 2, 3, 5], [2, 3, 5, 6], {"transBatchA": 1}),
+        ([5, 2, 3, 4], [2, 3, 5, 6], {"transBatchA": 1, "transA": 1}),
+        ([2, 3, 4, 5], [5, 2, 3, 6], {"transBatchB": 1}),
+        ([2, 3, 4, 5], [6, 2, 3, 5], {"transBatchB": 1, "transB": 1, "alpha": -2.0}),
+        ([4, 2, 5], [2, 5, 6], {"transBatchA": 1, "transBatchB": 0}),
+        ([3, 4, 5], [6, 5], {"transB": 1}),
+        ([5], [2, 5, 6], {}),
+        ([2, 4, 5], [5], {"alpha": 3.0}),
+    ],
+)
+@pytest.mark.parametrize("op_type", ["FusedMatMul", "TransposeMatMul"])
+def test_fused_matmul_transposes_and_scales_as_onnxruntime(a_shape, b_shape, attributes, op_type):
+    if op_type == "TransposeMatMul" and {"transBatchA", "transBatchB"} & set(attributes):
+        pytest.skip("TransposeMatMul (FusedMatMul's former name) has no transBatch attributes")
+    model = _model(op_type, [("a", a_shape), ("b", b_shape)], [("y", None)], **attributes)
+    _agrees_with_onnxruntime(model, tolerance=1e-5)
+
+
+def test_fused_ops_name_what_they_do_not_support():
+    conv = _model(
+        "FusedConv", [("x", [1, 2, 5, 5]), ("w", [2, 2, 1, 1])], [("y", [1, 2, 5, 5])],
+        activation="Gelu",
+    )  # fmt: skip
+    with pytest.raises(Exception, match=r"\(FusedConv\): attribute 'activation' = 'Gelu'"):
+        import_onnx(conv)
+    matmul = _model("FusedMatMul", [("a", [5]), ("b", [5, 3])], [("y", [3])], transA=1)
+    with pytest.raises(Exception, match=r"\(FusedMatMul\): input #0 of rank 1 cannot be"):
+        import_onnx(matmul)

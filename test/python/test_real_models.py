@@ -10,7 +10,9 @@ matches the outputs torch computed on the saved inputs within 1e-4 of the
 largest expected magnitude; a dynamic model is compiled the same way (no
 input shapes: it specializes on the call's shapes) and runs both of its
 saved input sets through the one compiled object. onnxruntime, where it is
-installed, is held to the same tolerance. No torch here.
+installed, is held to the same tolerance, and each static TorchScript
+export is also compiled as onnxruntime's graph optimizer saves it (its
+com.microsoft fused ops). No torch here.
 """
 
 from __future__ import annotations
@@ -94,3 +96,24 @@ def test_onnxruntime_matches_torch(file):
     assert names == graph_inputs(path)
     for data in input_sets(file):
         check_outputs(session.run(None, {n: data[n] for n in names}), data, f"{file} onnxruntime")
+
+
+OPTIMIZED_BY_ONNXRUNTIME = [f for f in FILES if f.endswith("_torchscript_static.onnx")]
+
+
+@pytest.mark.parametrize("file", OPTIMIZED_BY_ONNXRUNTIME)
+def test_matches_torch_as_onnxruntime_optimized_and_saved_it(file, tmp_path):
+    """The model as onnxruntime's graph optimizer saves it at its extended
+    level (FusedConv, FusedMatMul, FusedGemm, SkipLayerNormalization, ...:
+    ops_fused.py, ops_contrib.py) still compiles and matches torch."""
+    onnxruntime = pytest.importorskip("onnxruntime")
+    options = onnxruntime.SessionOptions()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    options.optimized_model_filepath = str(tmp_path / file)
+    onnxruntime.InferenceSession(str(MODELS / file), options, providers=["CPUExecutionProvider"])
+    optimized = onnx.load(str(tmp_path / file))
+    assert any(node.domain == "com.microsoft" for node in optimized.graph.node), file
+    names = graph_inputs(tmp_path / file)
+    compiled = graphcompiler.compile(tmp_path / file, cache=False)
+    for data in input_sets(file):
+        check_outputs(compiled(*(data[n] for n in names)), data, f"{file} optimized")
