@@ -1,14 +1,18 @@
 """Converters of the fused transformer ops onnxruntime's transformer
 optimizer (and `optimum-cli ... --optimize O1` and above) writes into
 models: SkipLayerNormalization, SkipSimplifiedLayerNormalization, Gelu,
-BiasGelu, FastGelu, QuickGelu, Attention, MultiHeadAttention and
-RotaryEmbedding (com.microsoft), and SimplifiedLayerNormalization (RMS
-norm, which onnxruntime registers in the default domain).
+BiasGelu, FastGelu, QuickGelu, EmbedLayerNormalization, Attention,
+MultiHeadAttention and RotaryEmbedding (com.microsoft), and
+SimplifiedLayerNormalization (RMS norm, which onnxruntime registers in the
+default domain).
 
 Each is the graph ops it fuses, so the compiler's own fusions apply:
 - the norms: the residual sum (input + skip + bias), then graph.layer_norm
   or graph.rms_norm over the last axis; the statistics outputs (mean,
   inverse standard deviation) in f32 where a model reads them;
+- EmbedLayerNormalization: the word, position and segment rows gathered
+  and summed, then graph.layer_norm; its mask_index output counts each
+  row's ones;
 - the GELUs: graph.gelu's erf or tanh form of input + bias;
 - Attention (BERT's: one projection to q, k and v) and MultiHeadAttention:
   head split, q kᵀ * scale + mask, softmax, x v, head merge, which the
@@ -90,6 +94,50 @@ def _skip_normalization(node: Node) -> list:
     if _wanted(node, 1) or _wanted(node, 2):
         results[1:3] = _statistics(node, total, axis, epsilon, centred=not simplified)
     return results[: max(1, len(node.proto.output))]
+
+
+@converter("EmbedLayerNormalization", domain=MICROSOFT)
+def _embed_layer_normalization(node: Node) -> list:
+    """BERT's embeddings (input 0's word rows + the positions' rows, from
+    position_ids or 0..S-1, + the segments' rows where given), layer-normed
+    over the hidden dim; outputs: the normalized sum, mask_index (each
+    row's count of mask == 1, as onnxruntime counts; 0 without a mask)
+    and the sum itself."""
+    ids, words, positions = node.value(0), node.value(2), node.value(3)
+    batch, length = _shape_of(node, ids, 2, "input_ids")
+    hidden = _shape_of(node, words, 2, "word_embedding")[1]
+    total = node.make("gather", [words, ids], axis=0)
+    if node.has_input(8):
+        total = node.make("add", [total, node.make("gather", [positions, node.value(8)], axis=0)])
+    elif _shape_of(node, positions, 2, "position_embedding")[0] < length:
+        raise node.error(f"position_embedding has fewer rows than the {length} positions")
+    else:
+        total = node.make("add", [total, _slice_axis(node, positions, 0, 0, length)])
+    if node.has_input(1) and node.has_input(4):
+        total = node.make(
+            "add", [total, node.make("gather", [node.value(4), node.value(1)], axis=0)]
+        )
+    if list(total.type.get_shape()) != [batch, length, hidden]:
+        raise node.error(f"the embeddings do not sum to [{batch}, {length}, {hidden}]")
+    gamma, beta = (_broadcast(node, node.value(i), [hidden]) for i in (5, 6))
+    epsilon = float(node.attr("epsilon", SKIP_NORM_EPSILON))
+    node.attr("mask_index_type")  # a type hint: the count is what onnxruntime's CPU kernel gives
+    results = [node.make("layer_norm", [total, gamma, beta], axis=2, epsilon=epsilon), None, total]
+    if _wanted(node, 1):
+        if node.has_input(7):
+            ones = node.make("equal", [node.value(7), node.scalar(1, node.value(7))])
+            counted = node.make("reduce_sum", [cast(node, ones, i32)], axes=[1], keep_dims=False)
+        else:
+            counted = node.importer.constant_value(np.zeros(batch), i32, node.label)
+        results[1] = counted
+    return results[: max(1, len(node.proto.output))]
+
+
+def _shape_of(node: Node, value: SSAValue, rank: int, what: str) -> list[int]:
+    shape = list(value.type.get_shape())
+    if len(shape) != rank:
+        raise node.error(f"{what} must be of rank {rank}, not {len(shape)}")
+    return shape
 
 
 @converter("SimplifiedLayerNormalization")

@@ -3,7 +3,8 @@ its transformer optimizer writes them into models, against onnxruntime
 running the same one-node model: SkipLayerNormalization and
 SkipSimplifiedLayerNormalization with and without bias and beta, every
 output; SimplifiedLayerNormalization over one and two axes; the GELU
-forms with and without bias; QuickGelu; Attention with every mask form,
+forms with and without bias; QuickGelu; EmbedLayerNormalization with
+and without segments, mask and position_ids, every output; Attention with every mask form,
 causal or not (rows masked whole included), attention_bias and scale;
 MultiHeadAttention, self and cross; RotaryEmbedding in both layouts,
 interleaved or not, partial, with positions or an offset; and the
@@ -330,3 +331,79 @@ def test_fused_ops_name_what_they_do_not_support():
     matmul = _model("FusedMatMul", [("a", [5]), ("b", [5, 3])], [("y", [3])], transA=1)
     with pytest.raises(Exception, match=r"\(FusedMatMul\): input #0 of rank 1 cannot be"):
         import_onnx(matmul)
+
+
+EMBED_INPUTS = {  # name: (element type, shape); in EmbedLayerNormalization's input order
+    "input_ids": (TensorProto.INT32, [2, 5]), "segment_ids": (TensorProto.INT32, [2, 5]),
+    "word_embedding": (F, [11, 8]), "position_embedding": (F, [16, 8]),
+    "segment_embedding": (F, [2, 8]), "gamma": (F, [8]), "beta": (F, [8]),
+    "mask": (TensorProto.INT32, [2, 5]), "position_ids": (TensorProto.INT32, [2, 5]),
+}  # fmt: skip
+
+
+def _embed_feeds():
+    feeds = {
+        name: rng.standard_normal(shape).astype(np.float32)
+        for name, (element, shape) in EMBED_INPUTS.items()
+        if element == F
+    }
+    feeds["input_ids"] = rng.integers(0, 11, (2, 5)).astype(np.int32)
+    feeds["segment_ids"] = rng.integers(0, 2, (2, 5)).astype(np.int32)
+    feeds["mask"] = np.array([[1, 1, 1, 0, 0], [1, 0, 1, 1, 0]], np.int32)  # counted, not ended
+    feeds["position_ids"] = np.array([[3, 1, 4, 1, 5], [9, 2, 6, 5, 3]], np.int32)
+    return feeds
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        ["segment_ids", "segment_embedding", "mask"],
+        ["segment_ids", "segment_embedding", "mask", "position_ids"],
+        [],  # RoBERTa-like: no segments, no mask (mask_index 0)
+    ],
+)
+@pytest.mark.parametrize("outputs", [["y", "mask_index"], ["y", "mask_index", "embedding_sum"]])
+def test_embed_layer_normalization_and_its_outputs(given, outputs):
+    required = {"input_ids", "word_embedding", "position_embedding", "gamma", "beta"}
+    names = [n if n in required or n in given else "" for n in EMBED_INPUTS]
+    while not names[-1]:
+        names.pop()
+    node = helper.make_node(
+        "EmbedLayerNormalization", names, outputs, domain="com.microsoft", epsilon=1e-5
+    )
+    types = {"y": F, "mask_index": TensorProto.INT32, "embedding_sum": F}
+    graph = helper.make_graph(
+        [node],
+        "embed",
+        [helper.make_tensor_value_info(n, *EMBED_INPUTS[n]) for n in names if n],
+        [helper.make_tensor_value_info(o, types[o], None) for o in outputs],
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    )
+    feeds = {n: v for n, v in _embed_feeds().items() if n in names}
+    expected = session(model).run(None, feeds)
+    got = graphcompiler.compile(import_onnx(model), cache=False)(**feeds)
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected, strict=True):
+        assert g.dtype == e.dtype
+        np.testing.assert_allclose(g, e, rtol=2e-6, atol=2e-6)
+
+
+def test_embed_layer_normalization_needs_a_position_row_for_each_token():
+    names = ["input_ids", "", "word_embedding", "position_embedding", "", "gamma", "beta"]
+    inputs = {**EMBED_INPUTS, "position_embedding": (F, [3, 8])}
+    node = helper.make_node(
+        "EmbedLayerNormalization", names, ["y", "mask_index"], domain="com.microsoft"
+    )
+    graph = helper.make_graph(
+        [node],
+        "embed",
+        [helper.make_tensor_value_info(n, *inputs[n]) for n in names if n],
+        [helper.make_tensor_value_info("y", F, None)],
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    )
+    with pytest.raises(Exception, match="position_embedding has fewer rows than the 5 positions"):
+        import_onnx(model)
