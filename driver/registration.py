@@ -64,9 +64,11 @@ GRAPH_PASSES = (
 )
 GRAPH_STAGE = ",".join(GRAPH_PASSES)
 TIR_STAGE = "convert-graph-to-tir,tir-plan-memory"
-COMPILE_TIR_STAGE = "convert-graph-to-tir,tir-plan-memory{arena-argument=true}"
-"""compile()'s Tensor IR stage: the entry takes its intermediates' arena as
-an argument (of `tir.arena_bytes`), which the compiled graph allocates once."""
+COMPILE_TIR_STAGE = "convert-graph-to-tir{blob-constants=true},tir-plan-memory{arena-argument=true}"
+"""compile()'s Tensor IR stage: big packed weights are blobs the JIT binds
+in place (dialects/tir/blob.py), and the entry takes its intermediates'
+arena as an argument (of `tir.arena_bytes`), which the compiled graph
+allocates once."""
 LLVM_TIR_PASSES = "tir-outline-parallel,tir-parallel-regions,tir-legalize-types,tir-expand-math"
 """The tir passes of LLVM_STAGE: they see the whole module (parallel
 regions span kernels); the conversion after them may run in workers

@@ -53,6 +53,8 @@ class TirBuilder:
         # parallel body outlined later must not capture an outer constant)
         self._constants: dict[tuple[Block, Attribute], tir.ConstOp] = {}
         self._globals: dict[str, tir.GlobalOp] = {}
+        self.blob_constants = False
+        """Whether big packed constants are made #tir.blob (lowering/graph_to_tir/kernel.py)."""
 
     # --- placement ---------------------------------------------------------
 

@@ -300,11 +300,17 @@ def _buffer_value(
     return DenseIntOrFPElementsAttr.from_list(type_, list(value.get_values()))
 
 
-def convert_graph_to_tir(module: ModuleOp, target: Target | None = None) -> None:
+def convert_graph_to_tir(
+    module: ModuleOp, target: Target | None = None, blob_constants: bool = False
+) -> None:
     """Replace every graph function of `module` by its Tensor IR, with
-    kernels generated for `target` (default: GC_TARGET, else the host)."""
+    kernels generated for `target` (default: GC_TARGET, else the host).
+    `blob_constants`: big packed weights become #tir.blob values, bound in
+    place by the JIT but not printable as parseable text (compile()'s
+    choice; gc-opt keeps dense literals)."""
     functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
     builder = TirBuilder(module)
+    builder.blob_constants = blob_constants
     counter = [0]
     target = target or get_target()
     reuse = KernelReuse(builder)
@@ -373,10 +379,13 @@ class ConvertGraphToTirPass(ModulePass):
         "", "host, avx512, avx2 or generic (default: GC_TARGET, else the host)"
     )
     """host, avx512, avx2 or generic; empty: GC_TARGET, else the host."""
+    blob_constants: bool = pass_option(
+        False, "packed weights from 1 MiB on as #tir.blob (the JIT's buffers; text names them)"
+    )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         try:
             target = get_target(self.target)
         except ValueError as error:
             raise DiagnosticError(Diagnostic(Severity.ERROR, str(error))) from None
-        convert_graph_to_tir(op, target)
+        convert_graph_to_tir(op, target, self.blob_constants)

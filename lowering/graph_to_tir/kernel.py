@@ -62,11 +62,11 @@ def constant_values(attr: DenseIntOrFPElementsAttr, shape: Sequence[int]) -> np.
 def packed_global(builder: TirBuilder, name: str, values: np.ndarray) -> tir.GlobalOp:
     """A module global `name` holding `values`, placed first in the module:
     i32 for int32 values (integer packed weights), f32 for any other; a
-    blob from BLOB_MIN_BYTES on (held as it is when it is an aligned_zeros
-    array the caller no longer writes)."""
+    blob from BLOB_MIN_BYTES on where the builder makes blobs (held as it
+    is when it is an aligned_zeros array the caller no longer writes)."""
     element, dtype = (i32, "<i4") if values.dtype == np.int32 else (f32, "<f4")
     values = values.astype(dtype, copy=False)
-    if values.nbytes >= tir.BLOB_MIN_BYTES:  # bound in place by the JIT: no bytes copy
+    if builder.blob_constants and values.nbytes >= tir.BLOB_MIN_BYTES:  # bound in place
         attr = tir.BlobAttr(tir.ConstantBlob(values))
     else:
         data = BytesAttr(np.ascontiguousarray(values).tobytes())

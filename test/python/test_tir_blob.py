@@ -11,7 +11,8 @@ from xdsl.dialects.builtin import ModuleOp
 
 import graphcompiler
 from graphcompiler.dialects import tir
-from graphcompiler.driver.loading import parse
+from graphcompiler.driver.loading import bind_constants, parse
+from graphcompiler.driver.registration import GRAPH_STAGE, apply_pipeline, default_registry
 from graphcompiler.ir.diagnostics import DiagnosticError
 from graphcompiler.lowering.llvm.translate import translate_to_llvm_ir
 from graphcompiler.lowering.tir_to_llvm.memory import convert_global
@@ -109,3 +110,17 @@ def test_a_blob_translated_without_external_data_is_printed_in_the_ir():
     assert "external global" in translate_to_llvm_ir(module, data)
     (bound,) = data.values()
     assert bytes(bound) == values.tobytes()
+
+
+@pytest.mark.parametrize("option, blobs", [("", False), ("{blob-constants=true}", True)])
+def test_only_compile_asks_for_blobs_so_gc_opt_output_parses_anywhere(option, blobs):
+    registry = default_registry()
+    module = parse(MATMUL, registry=registry)
+    w = np.random.default_rng(1).standard_normal((K, N), np.float32)
+    bind_constants(next(iter(module.ops)), {"w": w})
+    pipeline = f"builtin.module({GRAPH_STAGE},convert-graph-to-tir{option})"
+    apply_pipeline(module, pipeline, registry=registry, verify_each=False)
+    text = str(module)
+    assert ("#tir.blob<" in text) == blobs
+    if not blobs:  # dense literals: the text stands alone
+        assert parse(text, registry=registry).is_structurally_equivalent(module)
