@@ -217,6 +217,8 @@ def dense_values(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
     row = lookup(element)
     if row is None or row.buffer_dtype == np.dtype(object) or row.name == "index":
         return np.asarray(attr.get_values())
+    if element == IntegerType(1):  # xDSL stores true as 0xFF, which views and tobytes keep
+        return np.frombuffer(attr.data.data, np.uint8) != 0
     raw = np.frombuffer(attr.data.data, row.buffer_dtype.newbyteorder("<"))
     if row.decode is not None:
         return row.decode(raw)

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 
 import llvmlite.binding as llvm_binding
 import llvmlite.ir as ir
+import numpy as np
 from xdsl.backend.llvm import convert as xdsl_convert
 from xdsl.backend.llvm.convert_op import _convert_fcmp, _convert_select
 from xdsl.backend.llvm.convert_type import convert_type
@@ -31,6 +32,7 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
     BytesAttr,
     DenseIntOrFPElementsAttr,
+    IntegerType,
     ModuleOp,
     StringAttr,
     SymbolRefAttr,
@@ -193,13 +195,19 @@ def set_globals_aside(
 
 
 def _initial_bytes(op: llvm.GlobalOp) -> bytes | memoryview:
-    """The bytes of a tensor global's initial value (a blob's without a
-    copy); empty for any other global."""
+    """The bytes of a tensor global's initial value as the code reads them
+    from memory (a blob's without a copy); empty for any other global. An
+    i1 is a byte of 0 or 1 in memory, but xDSL stores `true` as 0xFF: code
+    reading 0xFF as i1 went wrong where LLVM combined masks as bytes (a
+    BERT attention mask at 256 tokens, its first external i1 constant)."""
     if isinstance(op.value, BlobAttr):
         return op.value.data.data
-    if isinstance(op.value, DenseIntOrFPElementsAttr):
-        return op.value.data.data
-    return b""
+    if not isinstance(op.value, DenseIntOrFPElementsAttr):
+        return b""
+    data = op.value.data.data
+    if op.value.get_element_type() == IntegerType(1):
+        return (np.frombuffer(data, np.uint8) != 0).astype(np.uint8).tobytes()
+    return data
 
 
 def _dense_of_blob(op: llvm.GlobalOp) -> DenseIntOrFPElementsAttr:

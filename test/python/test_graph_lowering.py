@@ -364,3 +364,28 @@ func.func @main(%x: tensor<2x3x4x5xf32>) -> (tensor<4x30xf32>, tensor<120xf32>, 
     x = np.random.default_rng(0).standard_normal((2, 3, 4, 5), np.float32)
     for got, want in zip(compiled(x), reference.run(text, x), strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("n", [255, 256, 1000])
+@pytest.mark.parametrize("splat", [True, False])
+def test_boolean_constants_kept_outside_the_code_read_as_true(n, splat):
+    """xDSL stores an i1 `true` as the byte 0xFF; from 256 bytes on a
+    constant leaves the LLVM IR as external data, where the code reads
+    each byte as an i1 (0 or 1). Masks combined from such a constant were
+    wrong in 7 of 16 lanes (BERT at 256 tokens) until its bytes were
+    written as 0 and 1."""
+    values = np.ones(n, bool) if splat else np.arange(n) % 3 != 1
+    literal = "true" if splat else "[" + ", ".join(str(v).lower() for v in values) + "]"
+    text = f"""func.func @main(%b: tensor<1x{n}xi1>) -> tensor<{n}x{n}xf32> {{
+  %c = graph.constant dense<{literal}> : tensor<{n}xi1>
+  %column = graph.reshape %c : tensor<{n}xi1> -> tensor<{n}x1xi1>
+  %a = graph.logical_and %column, %b : (tensor<{n}x1xi1>, tensor<1x{n}xi1>) -> tensor<{n}x{n}xi1>
+  %z = graph.constant dense<0.0> : tensor<1xf32>
+  %m = graph.constant dense<-1.0> : tensor<1xf32>
+  %y = graph.select %a, %z, %m : (tensor<{n}x{n}xi1>, tensor<1xf32>, tensor<1xf32>) -> tensor<{n}x{n}xf32>
+  func.return %y : tensor<{n}x{n}xf32>
+}}"""
+    b = np.ones((1, n), bool)
+    b[0, ::5] = False
+    got = graphcompiler.compile(text, cache=False)(b)
+    np.testing.assert_array_equal(got, np.where(values[:, None] & b, 0.0, -1.0))
