@@ -295,7 +295,11 @@ def _softsign(node: Node) -> list:
 
 @converter("MatMul")
 def _matmul(node: Node) -> list:
-    a, b = node.value(0), node.value(1)
+    return [numpy_matmul(node, node.value(0), node.value(1))]
+
+
+def numpy_matmul(node: Node, a: SSAValue, b: SSAValue) -> SSAValue:
+    """a @ b as numpy.matmul (and ONNX's MatMul) takes vectors and batches."""
     a_shape, b_shape = list(a.type.get_shape()), list(b.type.get_shape())
     if len(a_shape) == 1:  # numpy: a vector is a row, dropped afterwards
         a = reshape(node, a, [1, *a_shape])
@@ -307,7 +311,7 @@ def _matmul(node: Node) -> list:
         del shape[-1]
     if len(a_shape) == 1:
         del shape[-1 if len(b_shape) == 1 else -2]
-    return [reshape(node, result, shape)]
+    return reshape(node, result, shape)
 
 
 @converter("Gemm")

@@ -23,7 +23,7 @@ from __future__ import annotations
 from xdsl.ir import SSAValue
 
 from graphcompiler.frontends.onnx.importer import Node
-from graphcompiler.frontends.onnx.ops import CONVERTERS, _linear, converter, reshape
+from graphcompiler.frontends.onnx.ops import CONVERTERS, _linear, converter, numpy_matmul
 from graphcompiler.frontends.onnx.ops_contrib import MICROSOFT
 from graphcompiler.frontends.onnx.ops_recurrent import PARAMETERS, _activation
 
@@ -76,18 +76,7 @@ def _fused_gemm(node: Node) -> list:
 def _fused_matmul(node: Node) -> list:
     a = _operand(node, 0, bool(node.attr("transBatchA", 0)), bool(node.attr("transA", 0)))
     b = _operand(node, 1, bool(node.attr("transBatchB", 0)), bool(node.attr("transB", 0)))
-    a_rank, b_rank = len(node.shape(0)), len(node.shape(1))
-    if a_rank == 1:  # numpy: a vector is a row (a column on the right), dropped afterwards
-        a = reshape(node, a, [1, *a.type.get_shape()])
-    if b_rank == 1:
-        b = reshape(node, b, [*b.type.get_shape(), 1])
-    result = node.make("matmul", [a, b])
-    shape = list(result.type.get_shape())
-    if b_rank == 1:
-        del shape[-1]
-    if a_rank == 1:
-        del shape[-1 if b_rank == 1 else -2]
-    return [_linear(node, reshape(node, result, shape), float(node.attr("alpha", 1.0)))]
+    return [_linear(node, numpy_matmul(node, a, b), float(node.attr("alpha", 1.0)))]
 
 
 def _operand(node: Node, index: int, batch_transposed: bool, transposed: bool) -> SSAValue:
