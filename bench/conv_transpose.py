@@ -14,7 +14,7 @@ import argparse
 import numpy as np
 
 from bench.onnx_models import OPSET, session
-from bench.runner import measure
+from bench.runner import measure_side_by_side, paired_ratio, pause_before_blocks
 
 LAYERS = [
     # name, x shape, weight shape, attributes
@@ -58,12 +58,16 @@ def main() -> int:
             ort = session(onnx_model.SerializeToString(), threads)
             compiled.set_num_threads(threads)
             error = float(np.abs(compiled(x) - ort.run(None, {"x": x})[0]).max())
-            ours = measure(lambda c=compiled, x=x: c(x), args.seconds, 5)
-            theirs = measure(lambda s=ort, x=x: s.run(None, {"x": x}), args.seconds, 5)
+            calls = {
+                "ours": lambda c=compiled, x=x: c(x),
+                "ort": lambda s=ort, x=x: s.run(None, {"x": x}),
+            }
+            timed = measure_side_by_side(calls, args.seconds, 5, pause_before_blocks(threads))
+            ours, theirs = timed["ours"], timed["ort"]
             print(
                 f"| {name} | {threads} | {ours['median_ms']:.3f} ({ours['min_ms']:.3f}) | "
                 f"{theirs['median_ms']:.3f} ({theirs['min_ms']:.3f}) | "
-                f"{ours['median_ms'] / theirs['median_ms']:.2f}x | {error:.1e} |"
+                f"{paired_ratio(ours, theirs):.2f}x | {error:.1e} |"
             )
     return 0
 

@@ -12,7 +12,8 @@ changing the export script). Per model:
 - import s: the .onnx file to the graph dialect (`import_onnx`);
 - compile s: `graphcompiler.compile` of that module, the compile cache off;
 - ours and onnxruntime's median (min) ms per call at each thread count,
-  and ours / ort on the medians of the same run (above 1: ours slower);
+  the two timed in turns, and ours / ort: the median of the turns' ratios
+  (runner.ROUNDS; above 1: ours slower);
 - err vs ort: max |ours - ort| / max |ort| over the outputs and thread
   counts, on the inputs the export saved (onnxruntime's own error against
   torch's outputs is in the JSON file, `ort_vs_torch`).
@@ -31,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from bench import onnx_models, report
-from bench.runner import _failure, measure
+from bench.runner import ROUNDS, _failure, measure_side_by_side, paired_ratio, pause_before_blocks
 
 MODELS = ("bert", "gpt2", "llama", "vit", "resnet", "resnet18", "mobilenet_v2", "efficientnet")
 EXPORT_SCRIPT = Path(__file__).resolve().parents[1] / "test" / "models" / "export_models.py"
@@ -140,51 +141,61 @@ def run_model(
     feeds = dict(zip(names, inputs, strict=True))
     rows = []
     for count in threads:
-        ort_result, ort_outputs = _run_ort(path, count, feeds, expected, seconds, min_runs)
+        ort_result, session, ort_outputs = _checked_ort(path, count, feeds, expected)
+        calls = {}
+        if session is not None:
+            calls["onnxruntime"] = lambda session=session: session.run(None, feeds)
         if compiled is None:
             ours_result = dict(failure or {"status": "failed", "message": "not compiled"})
         else:
             reference = ort_outputs if ort_outputs is not None else expected
-            ours_result = _run_ours(compiled, count, inputs, reference, expected, seconds, min_runs)
+            ours_result = _checked_ours(compiled, count, inputs, reference, expected)
+            if ours_result["status"] != "failed":
+                calls["ours"] = lambda: compiled(*inputs)
         engines = {"ours": ours_result, "onnxruntime": ort_result}
-        ours_ms, ort_ms = ours_result.get("median_ms"), ort_result.get("median_ms")
-        ratio = ours_ms / ort_ms if ours_ms and ort_ms else None
+        try:
+            pause = pause_before_blocks(count)
+            for engine, timing in measure_side_by_side(calls, seconds, min_runs, pause).items():
+                engines[engine].update(timing)
+        except Exception as error:  # a model that fails is a table entry, not a crash
+            engines.update({engine: _failure(error) for engine in calls})
+        ratio = paired_ratio(engines["ours"], engines["onnxruntime"])
         rows.append({**base, "threads": count, "engines": engines, "ours_over_onnxruntime": ratio})
-        progress(f"{name} x{count}: ours {_ms(ours_result)} ms, ort {_ms(ort_result)} ms")
+        progress(
+            f"{name} x{count}: ours {_ms(engines['ours'])} ms, ort {_ms(engines['onnxruntime'])} ms"
+        )
     return rows
 
 
-def _run_ort(path: Path, threads: int, feeds: dict, expected: list, seconds, min_runs):
-    """(result, outputs of the first call or None)."""
+def _checked_ort(path: Path, threads: int, feeds: dict, expected: list):
+    """(result, session, outputs of the first call), or (a failure, None, None)."""
     try:
         session = onnx_models.session(str(path), threads)
         outputs = session.run(None, feeds)
-        result = {"status": "ok", "message": "", "ort_vs_torch": _worst(outputs, expected)}
-        result.update(measure(lambda: session.run(None, feeds), seconds, min_runs))
     except Exception as error:  # an engine's failure is a table entry, not a crash
-        return _failure(error), None
-    return result, outputs
+        return _failure(error), None, None
+    return (
+        {"status": "ok", "message": "", "ort_vs_torch": _worst(outputs, expected)},
+        session,
+        outputs,
+    )
 
 
-def _run_ours(
-    compiled, threads: int, inputs: list, reference: list, expected: list, seconds, min_runs
-):
-    """The result, checked against `reference` (onnxruntime's outputs)."""
+def _checked_ours(compiled, threads: int, inputs: list, reference: list, expected: list) -> dict:
+    """The first call's result against `reference` (onnxruntime's outputs)."""
     try:
         compiled.set_num_threads(threads)
         outputs = _as_tuple(compiled(*inputs))
-        error = _worst(outputs, reference)
-        ok = error <= TOLERANCE
-        result = {
-            "status": "ok" if ok else "mismatch",
-            "error": error,
-            "error_vs_torch": _worst(outputs, expected),
-            "message": "" if ok else f"error {error:.2e} > tolerance {TOLERANCE:.0e}",
-        }
-        result.update(measure(lambda: compiled(*inputs), seconds, min_runs))
     except Exception as error:
         return _failure(error)
-    return result
+    error = _worst(outputs, reference)
+    ok = error <= TOLERANCE
+    return {
+        "status": "ok" if ok else "mismatch",
+        "error": error,
+        "error_vs_torch": _worst(outputs, expected),
+        "message": "" if ok else f"error {error:.2e} > tolerance {TOLERANCE:.0e}",
+    }
 
 
 def _ms(result: dict) -> str:
@@ -272,8 +283,9 @@ def main(args) -> int:
     print("\n".join(report.describe_host(host)))
     print(
         f"full-size models ({args.exporter} exporter, static shapes, batch 1) from {directory}; "
-        f"times in ms: median (min) of runs within {seconds:g} s per engine and thread count; "
-        "ours/ort above 1: graphcompiler slower; err vs ort: max |ours - ort| / max |ort|\n"
+        f"times in ms: median (min) of runs within {seconds:g} s per engine and thread count, "
+        f"the engines taking {ROUNDS} turns; ours/ort: the median of the turns' ratios, above 1 "
+        "graphcompiler slower; err vs ort: max |ours - ort| / max |ort|\n"
     )
     print(table(rows, args.markdown))
     options = {

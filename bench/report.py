@@ -4,7 +4,9 @@ Rates: compute-bound rows give GFLOP/s (matmul and convolution flops over
 the median time) and their % of the FMA peak measured with the same thread
 count at the widest vector width; memory-bound rows give GB/s (inputs +
 output bytes over the median) and their % of the measured copy bandwidth.
-Ratios are ours / other on median times: above 1, graphcompiler is slower.
+Ratios are ours / other, the engines timed side by side in turns
+(runner.ROUNDS): the median over the rounds of the ratio of their block
+medians. Above 1, graphcompiler is slower.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import os
 import platform
 from pathlib import Path
 
-from bench.runner import ENGINES
+from bench.runner import ENGINES, paired_ratio
 
 BLAS_VARIABLES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
@@ -122,10 +124,8 @@ def derive(rows: list[dict], peaks: dict) -> None:
                 rate = work / (result["median_ms"] * 1e-3) / 1e9
                 result["gflops" if compute else "gbs"] = rate
                 result["percent_of_peak"] = 100 * rate / ceiling
-        ours = engines["ours"].get("median_ms")
         for other in ("numpy", "onnxruntime"):
-            theirs = engines[other].get("median_ms")
-            row[f"ours_over_{other}"] = ours / theirs if ours and theirs else None
+            row[f"ours_over_{other}"] = paired_ratio(engines["ours"], engines[other])
 
 
 def _ms(result: dict) -> str:

@@ -1,9 +1,10 @@
 """Running one workload on every engine and thread count.
 
 Each engine's first call is checked against numpy (a mismatch or an error
-is recorded, not raised), then, after one more warm-up call, the engine is
-called until its time box is spent (at least `min_runs` times); median and
-minimum are kept. graphcompiler is compiled once (the cold compile time is
+is recorded, not raised), then, after one more warm-up call, the engines
+are timed side by side: each is called until its time box is spent (at
+least `min_runs` times), in blocks the engines take in turns (ROUNDS);
+median, minimum and each block's median are kept. graphcompiler is compiled once (the cold compile time is
 reported) and re-threaded with `set_num_threads`; onnxruntime gets one
 session per thread count; numpy's BLAS is limited with threadpoolctl.
 """
@@ -36,32 +37,81 @@ class Settings:
 
 
 ENGINE_PAUSE_S = 0.3
-"""Idle time before an engine's runs. onnxruntime's threads spin after a
-run (its default); the next engine's first runs then share the cores with
-them: ResNet-18 on 2 threads ran a median 49 ms right after onnxruntime's
-calls against 24 ms alone, and 19 against 19 with its spinning off."""
+"""Idle time before an engine's block of runs on more than one thread.
+onnxruntime's threads spin after a run (its default), and so do
+OpenBLAS's; the next engine's first runs then share the cores with them:
+ResNet-18 on 2 threads ran a median 49 ms right after onnxruntime's calls
+against 24 ms alone, and 19 against 19 with its spinning off. A single
+thread has no helper threads to spin."""
+
+ROUNDS = 5
+"""Turns the engines take. Each engine's time box is cut into this many
+blocks, and the engines alternate block by block (who goes first rotates),
+so that a burst of load on a shared host falls on every engine instead of
+on whichever ran then: with one block each, one burst moved Llama's
+1-thread ratio from 0.87x (minima) to 1.08x (medians). A ratio of two
+engines is the median over the rounds of their blocks' medians
+(`paired_ratio`): a slow drift of the host's speed cancels in each round."""
 
 
-def measure(call: Callable[[], object], seconds: float, min_runs: int) -> dict:
-    time.sleep(ENGINE_PAUSE_S)  # the previous engine's threads go idle
-    call()  # warm-up (the checked call was the first)
-    times: list[float] = []
+def pause_before_blocks(threads: int) -> float:
+    return ENGINE_PAUSE_S if threads > 1 else 0.0
+
+
+def measure_side_by_side(
+    calls: dict[str, Callable[[], object]],
+    seconds: float,
+    min_runs: int,
+    pause: float = ENGINE_PAUSE_S,
+    rounds: int = ROUNDS,
+) -> dict[str, dict]:
+    """Each engine's `seconds` of runs (at least `min_runs`) in `rounds`
+    blocks taken in turns (see ROUNDS); per engine: median and minimum of
+    all its runs, their count, and each block's median (`round_ms`)."""
+    names = list(calls)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    blocks: dict[str, list[float]] = {name: [] for name in names}
+    runs_per_block = max(1, -(-min_runs // rounds))
+    for call in calls.values():
+        call()  # warm-up (the checked call was the first)
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        deadline = time.perf_counter() + seconds
-        while len(times) < min_runs or time.perf_counter() < deadline:
-            start = time.perf_counter()
-            call()
-            times.append(time.perf_counter() - start)
+        for turn in range(rounds):
+            first = turn % max(1, len(names))
+            for name in names[first:] + names[:first]:
+                time.sleep(pause)  # the previous engine's threads go idle
+                call, block = calls[name], []
+                deadline = time.perf_counter() + seconds / rounds
+                while len(block) < runs_per_block or time.perf_counter() < deadline:
+                    start = time.perf_counter()
+                    call()
+                    block.append(time.perf_counter() - start)
+                times[name] += block
+                blocks[name].append(float(np.median(block)) * 1e3)
     finally:
         if gc_was_enabled:
             gc.enable()
     return {
-        "median_ms": float(np.median(times)) * 1e3,
-        "min_ms": min(times) * 1e3,
-        "runs": len(times),
+        name: {
+            "median_ms": float(np.median(times[name])) * 1e3,
+            "min_ms": min(times[name]) * 1e3,
+            "runs": len(times[name]),
+            "round_ms": blocks[name],
+        }
+        for name in names
     }
+
+
+def paired_ratio(ours: dict, other: dict) -> float | None:
+    """ours / other: the median over the rounds of their blocks' medians
+    (see ROUNDS); the ratio of the medians where the blocks do not pair up."""
+    mine, theirs = ours.get("round_ms"), other.get("round_ms")
+    if mine and theirs and len(mine) == len(theirs):
+        return float(np.median([a / b for a, b in zip(mine, theirs, strict=True)]))
+    if ours.get("median_ms") and other.get("median_ms"):
+        return ours["median_ms"] / other["median_ms"]
+    return None
 
 
 def check(got: object, want: np.ndarray, tolerance: float) -> dict:
@@ -96,15 +146,12 @@ def _failure(error: BaseException) -> dict:
     }
 
 
-def _run_engine(
-    call: Callable[[], object], want: np.ndarray, tolerance: float, settings: Settings
-) -> dict:
+def _checked(call: Callable[[], object], want: np.ndarray, tolerance: float) -> dict:
+    """The engine's first call against numpy (an error is a result, not raised)."""
     try:
-        result = check(call(), want, tolerance)
-        result.update(measure(call, settings.seconds, settings.min_runs))
+        return check(call(), want, tolerance)
     except Exception as error:  # an engine's failure is a table entry, not a crash
         return _failure(error)
-    return result
 
 
 def _blas_limit(threads: int):
@@ -157,7 +204,8 @@ def _ort_sessions(graph: Graph, arrays: list[np.ndarray], settings: Settings):
 def run_workload(
     workload: Workload, threads: list[int], settings: Settings, progress: Callable[[str], None]
 ) -> list[dict]:
-    """One row per thread count: {'engines': {engine: result}, ...}."""
+    """One row per thread count: {'engines': {engine: result}, ...}; the
+    engines that ran are timed side by side (measure_side_by_side)."""
     graph = workload.build()
     arrays = graph.random_inputs()
     want = numpy_ops.evaluate(graph, arrays).astype(np.float64)
@@ -169,25 +217,41 @@ def run_workload(
     rows = []
     for count in threads:
         engines: dict[str, dict] = {}
+        calls: dict[str, Callable[[], object]] = {}
         if compiled is None:
             engines["ours"] = dict(compile_info)
         else:
             compiled.set_num_threads(count)
-            engines["ours"] = _run_engine(
-                lambda: compiled(*inputs), want, workload.tolerance, settings
-            )
-        progress(f"{workload.name} x{count}: ours {_short(engines['ours'])}")
+            calls["ours"] = lambda: compiled(*inputs)
+        calls["numpy"] = lambda: numpy_ops.evaluate(graph, arrays)
+        if ort is None:
+            engines["onnxruntime"] = dict(ort_failure)
+        else:
+            session_s, session = _ort_session(ort[0], count)
+            if session_s is None:
+                engines["onnxruntime"] = session
+            else:
+                feeds = ort[1]
+                calls["onnxruntime"] = lambda s=session, f=feeds: s.run(None, f)[0]
+                engines["onnxruntime"] = {"session_s": session_s}
         with _blas_limit(count):
-            engines["numpy"] = _run_engine(
-                lambda: numpy_ops.evaluate(graph, arrays), want, workload.tolerance, settings
-            )
-        progress(f"{workload.name} x{count}: numpy {_short(engines['numpy'])}")
-        engines["onnxruntime"] = (
-            dict(ort_failure)
-            if ort is None
-            else _run_ort(ort, count, want, workload.tolerance, settings)
-        )
-        progress(f"{workload.name} x{count}: onnxruntime {_short(engines['onnxruntime'])}")
+            for name, call in list(calls.items()):
+                engines[name] = {
+                    **_checked(call, want, workload.tolerance),
+                    **engines.get(name, {}),
+                }
+                if engines[name]["status"] == "failed":
+                    del calls[name]
+            progress(f"{workload.name} x{count}: timing {', '.join(calls)} side by side")
+            pause = pause_before_blocks(count)
+            try:
+                timed = measure_side_by_side(calls, settings.seconds, settings.min_runs, pause)
+            except Exception as error:  # a failure is a table entry, not a crash
+                timed = {name: _failure(error) for name in calls}
+        for name, timing in timed.items():
+            engines[name].update(timing)
+        for name in ENGINES:
+            progress(f"{workload.name} x{count}: {name} {_short(engines[name])}")
         rows.append(
             {
                 "workload": workload.name,
@@ -203,17 +267,14 @@ def run_workload(
     return rows
 
 
-def _run_ort(ort, threads: int, want: np.ndarray, tolerance: float, settings: Settings) -> dict:
-    model, feeds = ort
+def _ort_session(model, threads: int) -> tuple[float | None, object]:
+    """(seconds to create it, the session), or (None, a failure)."""
     start = time.perf_counter()
     try:
         session = onnx_models.session(model, threads)
     except Exception as error:
-        return _failure(error)
-    session_s = time.perf_counter() - start
-    result = _run_engine(lambda: session.run(None, feeds)[0], want, tolerance, settings)
-    result["session_s"] = session_s
-    return result
+        return None, _failure(error)
+    return time.perf_counter() - start, session
 
 
 def _short(result: dict) -> str:

@@ -70,3 +70,26 @@ def test_mismatch_and_nan_are_reported_not_raised():
         "mismatch",
         "shape (3,), expected (2, 2)",
     ]
+
+
+def test_engines_are_timed_in_turns_and_ratios_pair_the_turns():
+    """A burst of load falls on every engine's blocks, not on one engine's
+    whole time box: the engines alternate block by block (who goes first
+    rotates), and a ratio is the median of the rounds' ratios."""
+    code = (
+        "from bench.runner import measure_side_by_side, paired_ratio\n"
+        "order = []\n"
+        "calls = {name: (lambda name=name: order.append(name)) for name in 'ab'}\n"
+        "timed = measure_side_by_side(calls, 0.0, 3, pause=0.0, rounds=3)\n"
+        "print(''.join(order))\n"
+        "print(len(timed['a']['round_ms']), timed['a']['runs'], timed['b']['runs'])\n"
+        "ours = {'round_ms': [1.0, 2.0, 9.0], 'median_ms': 2.0}\n"
+        "other = {'round_ms': [1.0, 1.0, 3.0], 'median_ms': 1.0}\n"
+        "print(paired_ratio(ours, other), paired_ratio({'median_ms': 3.0}, other))\n"
+    )
+    run = _bench(code=code)
+    assert run.returncode == 0, run.stderr
+    order, counts, ratios = run.stdout.splitlines()
+    assert order == "ab" + "ab" + "ba" + "ab"  # warm-ups, then rounds starting a, b, a
+    assert counts == "3 3 3"  # a block per round, min_runs spread over the rounds
+    assert ratios == "2.0 3.0"  # median of 1, 2, 3; without blocks, the medians' ratio
