@@ -48,6 +48,7 @@ PASSES = {
     "convert-graph-to-tir": ("graphcompiler.lowering.graph_to_tir", "ConvertGraphToTirPass"),
     "convert-tir-to-llvm": ("graphcompiler.lowering.tir_to_llvm", "ConvertTirToLlvmPass"),
     "view-op-graph": ("graphcompiler.passes.view_op_graph", "ViewOpGraphPass"),
+    "cse": ("graphcompiler.passes.cse", "CommonSubexpressionElimination"),  # in place of xDSL's
 }
 
 GRAPH_PASSES = (
@@ -105,6 +106,7 @@ def register_builtins(registry: Registry) -> None:
         registry.dialects.pop(name, None)  # ours replace xDSL's of the same name (llvm)
         registry.register_dialect(_loader(module, attribute), name)
     for name, (module, attribute) in PASSES.items():
+        registry.passes.pop(name, None)  # ours replace xDSL's of the same name (cse)
         registry.register_pass(_loader(module, attribute), name)
     for name, (pipeline, description) in PIPELINES.items():
         registry.register_pipeline(name, pipeline, description)
