@@ -52,7 +52,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from graphcompiler.dialects import graph
 from graphcompiler.dialects.graph.builders import create_op
 from graphcompiler.frontends.onnx.graph_walk import all_nodes, names_read
-from graphcompiler.frontends.onnx.weights_in_file import initializer_array
+from graphcompiler.frontends.onnx.weights_in_file import Constants, initializer_array
 from graphcompiler.ir.element_types import compute_dtype, dense_elements
 
 MIN_OPSET = 13
@@ -272,7 +272,7 @@ class Importer:
         self.converters = converters
         self.block = Block()
         self.values: dict[str, SSAValue] = {}
-        self.constants: dict[str, np.ndarray] = {}
+        self.constants = Constants()
         self.constant_types: dict[str, Attribute] = {}
         self.inferred = inferred
         self.arguments: list[str] = []
@@ -318,17 +318,27 @@ class Importer:
         return op.result
 
     def define_constant(self, name: str, array: np.ndarray, type_: Attribute) -> None:
-        # ml_dtypes' float8/int4 arrays held as their values (float32, int8)
-        if graph.is_storage_only(type_):
-            array = array.astype(compute_dtype(type_))
-        self.constants[name] = array
+        self.constants[name] = _held(array, type_)
         self.constant_types[name] = type_
 
     def run(self, entry: str) -> ModuleOp:
+        try:
+            module = self._run(entry)
+        except BaseException:
+            self.constants.close(wait_for_reads=False)
+            raise
+        self.constants.close()
+        return module
+
+    def _run(self, entry: str) -> ModuleOp:
         graph_proto = self.model.graph
         for tensor in graph_proto.initializer:
             type_ = element_type(tensor.data_type, f"initializer '{tensor.name}'")
-            self.define_constant(tensor.name, initializer_array(tensor), type_)
+            if tensor.data_location == onnx.TensorProto.EXTERNAL:  # read while nodes convert
+                self.constants.read_ahead(tensor, lambda array, type_=type_: _held(array, type_))
+                self.constant_types[tensor.name] = type_
+            else:
+                self.define_constant(tensor.name, initializer_array(tensor), type_)
         for info in graph_proto.input:
             if info.name in self.constants:
                 continue
@@ -521,6 +531,12 @@ value it needs is computed from it: a size, a count, pad amounts. Larger
 inputs are data; specializing on their values would compile once per call."""
 _FOLD_LIMIT = 1 << 16
 """Folding reads every input: bigger ones (weights) are left to graph-constant-fold."""
+
+
+def _held(array: np.ndarray, type_: Attribute) -> np.ndarray:
+    """An initializer's array as the importer holds it: ml_dtypes' float8
+    and int4 arrays as their values (float32, int8)."""
+    return array.astype(compute_dtype(type_)) if graph.is_storage_only(type_) else array
 
 
 def _single_node_model(proto: onnx.NodeProto, model: onnx.ModelProto, constants) -> onnx.ModelProto:

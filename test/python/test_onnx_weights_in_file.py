@@ -113,3 +113,41 @@ def test_a_specializing_graph_keeps_the_weights_it_read(tmp_path):
     np.testing.assert_allclose(compiled(_x(2)), _x(2) @ weight + 1, rtol=1e-5, atol=1e-4)
     _write_model(path, _weight(3), batch="batch")
     np.testing.assert_allclose(compiled(_x(3)), _x(3) @ weight + 1, rtol=1e-5, atol=1e-4)
+
+
+def _reading_threads() -> list:
+    import threading
+
+    return [t for t in threading.enumerate() if t.name.startswith("gc-read-weights")]
+
+
+def test_weights_are_read_while_nodes_convert_and_the_reader_ends(tmp_path, monkeypatch):
+    """The in-file weights are read on the reading thread, in file order,
+    the values exactly the file's; the thread has ended when the import
+    returns, and after a failed import too."""
+    import threading
+
+    from graphcompiler.frontends.onnx import import_onnx
+
+    path, weight = tmp_path / "dense.onnx", _weight(3)
+    _write_model(path, weight)
+    readers = []
+    read = weights_in_file.initializer_array
+
+    def recording(tensor):
+        readers.append((tensor.name, threading.current_thread().name))
+        return read(tensor)
+
+    monkeypatch.setattr(weights_in_file, "initializer_array", recording)
+    module = import_onnx(path)
+    assert [(name, thread.split("_")[0]) for name, thread in readers] == [("w", "gc-read-weights")]
+    assert not _reading_threads()
+    compiled = graphcompiler.compile(module, cache=False)
+    np.testing.assert_allclose(compiled(_x(2)), _x(2) @ weight + 1, rtol=1e-5)
+
+    model = onnx.load(path)
+    model.graph.node[1].op_type = "NoSuchOp"  # the import fails after the weights' reads began
+    path.write_bytes(model.SerializeToString())
+    with pytest.raises(Exception, match="NoSuchOp"):
+        import_onnx(path)
+    assert not _reading_threads()
