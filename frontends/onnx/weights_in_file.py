@@ -72,8 +72,15 @@ def read_weights_in(model: onnx.ModelProto) -> None:
 
 
 def initializer_array(tensor: onnx.TensorProto) -> np.ndarray:
-    """numpy_helper.to_array, external data read from the tensor's `basepath`."""
-    return numpy_helper.to_array(tensor, _basepath(tensor))
+    """numpy_helper.to_array, external data read from the tensor's
+    `basepath`; external data that is missing or short is an import error
+    naming the initializer (onnx's own message)."""
+    try:
+        return numpy_helper.to_array(tensor, _basepath(tensor))
+    except (OSError, ValueError, onnx.checker.ValidationError) as error:
+        from graphcompiler.frontends.onnx.importer import OnnxImportError
+
+        raise OnnxImportError(f"initializer '{tensor.name}': {error}") from None
 
 
 class Constants(MutableMapping[str, np.ndarray]):

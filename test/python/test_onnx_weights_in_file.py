@@ -151,3 +151,39 @@ def test_weights_are_read_while_nodes_convert_and_the_reader_ends(tmp_path, monk
     with pytest.raises(Exception, match="NoSuchOp"):
         import_onnx(path)
     assert not _reading_threads()
+
+
+@pytest.mark.parametrize("damage", ["truncated", "missing"])
+def test_external_data_short_or_missing_is_an_import_error(tmp_path, damage):
+    """A weights file cut short or gone is an import error naming the
+    initializer (onnx's reason), from the reading thread too; gc-run says
+    `error:`, not `internal error:`."""
+    import subprocess
+    import sys
+
+    from graphcompiler.frontends.onnx import OnnxImportError, import_onnx
+
+    weight = _weight(4)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"])],
+        "dense",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, ROWS])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 512])],
+        [numpy_helper.from_array(weight, "w")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    path = tmp_path / "dense.onnx"
+    onnx.save(model, path, save_as_external_data=True, location="w.bin", size_threshold=0)
+    if damage == "truncated":
+        (tmp_path / "w.bin").write_bytes(b"\0" * 1000)
+    else:
+        (tmp_path / "w.bin").unlink()
+    with pytest.raises(OnnxImportError, match="initializer 'w': "):
+        import_onnx(path)
+    assert not _reading_threads()
+    run = subprocess.run(
+        [sys.executable, "-m", "graphcompiler.tools.gc_run", str(path), "--random-inputs"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert run.returncode != 0 and "error: " in run.stderr and "internal" not in run.stderr
+    assert "Traceback" not in run.stderr
