@@ -4,9 +4,10 @@ Each engine's first call is checked against numpy (a mismatch or an error
 is recorded, not raised), then, after one more warm-up call, the engines
 are timed side by side: each is called until its time box is spent (at
 least `min_runs` times), in blocks the engines take in turns (ROUNDS);
-median, minimum and each block's median are kept. graphcompiler is compiled once (the cold compile time is
-reported) and re-threaded with `set_num_threads`; onnxruntime gets one
-session per thread count; numpy's BLAS is limited with threadpoolctl.
+median, minimum and each block's median are kept. graphcompiler is
+compiled once (the cold compile time is reported) and re-threaded with
+`set_num_threads`; onnxruntime gets one session per thread count; numpy's
+BLAS is limited with threadpoolctl.
 """
 
 from __future__ import annotations

@@ -29,7 +29,8 @@ WEIGHT_KEY_MIN_BYTES = 1 << 16
 WEIGHT_KEY_SAMPLES = 64
 """64-byte lines sampled, evenly spaced, first and last included."""
 
-_full_hash = xdsl_cse.OperationInfo.__hash__
+_full_hash = vars(xdsl_cse.OperationInfo).get("full_hash", xdsl_cse.OperationInfo.__hash__)
+xdsl_cse.OperationInfo.full_hash = _full_hash  # xDSL's own, kept should this module load again
 
 
 def _sampled(data: bytes) -> tuple[int, bytes]:

@@ -110,12 +110,13 @@ class Constants(MutableMapping[str, np.ndarray]):
     def close(self, wait_for_reads: bool = True) -> None:
         """Wait for every read (or, after a failed import, drop those not
         begun) and end the reading thread."""
-        if wait_for_reads:
-            for name in list(self._pending):
+        try:
+            for name in list(self._pending) if wait_for_reads else ():
                 self[name]
-        if self._reader is not None:
-            self._reader.shutdown(wait=True, cancel_futures=not wait_for_reads)
-            self._reader = None
+        finally:
+            if self._reader is not None:
+                self._reader.shutdown(wait=True, cancel_futures=not wait_for_reads)
+                self._reader = None
 
     def __getitem__(self, name: str) -> np.ndarray:
         pending = self._pending.pop(name, None)
