@@ -51,6 +51,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from graphcompiler.dialects import graph
 from graphcompiler.dialects.graph.builders import create_op
+from graphcompiler.frontends.onnx.errors import NeedsConstantInput, OnnxImportError
 from graphcompiler.frontends.onnx.graph_walk import all_nodes, names_read
 from graphcompiler.frontends.onnx.weights_in_file import Constants, initializer_array
 from graphcompiler.ir.element_types import compute_dtype, dense_elements
@@ -84,19 +85,6 @@ _ONNX_TYPES: dict[int, Callable[[], Attribute]] = {
 }
 """ONNX element types that have a graph counterpart (when the graph dialect
 accepts it: `graph.is_element_type` decides, so new types are picked up)."""
-
-
-class OnnxImportError(ValueError):
-    """An ONNX construct the graph dialect cannot express (one line)."""
-
-
-class NeedsConstantInput(OnnxImportError):
-    """A graph input that a node needs at import time (reduction axes, a
-    shape): binding it with `constants={name: array}` makes it importable."""
-
-    def __init__(self, message: str, input_name: str):
-        super().__init__(message)
-        self.input_name = input_name
 
 
 def element_type(onnx_type: int, where: str) -> Attribute:

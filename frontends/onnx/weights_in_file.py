@@ -24,6 +24,8 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from graphcompiler.frontends.onnx.errors import OnnxImportError
+
 IN_FILE_MIN_BYTES = 1 << 20
 """Initializers from this size on stay in the file; smaller ones (biases,
 shapes) are parsed as usual. Shape inference reads the values of those up
@@ -78,8 +80,6 @@ def initializer_array(tensor: onnx.TensorProto) -> np.ndarray:
     try:
         return numpy_helper.to_array(tensor, _basepath(tensor))
     except (OSError, ValueError, onnx.checker.ValidationError) as error:
-        from graphcompiler.frontends.onnx.importer import OnnxImportError
-
         raise OnnxImportError(f"initializer '{tensor.name}': {error}") from None
 
 
