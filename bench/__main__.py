@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(report.describe_host(host) + report.describe_peaks(peaks)))
     print(
         f"times in ms: median (min) of runs within {seconds:g} s per engine and thread count, "
-        f"the engines taking {runner.ROUNDS} turns; ratios: ours / other, the median of the turns' "
+        f"the engines taking {runner.rounds_for(seconds)} turns; ratios: ours / other, the median of the turns' "
         "ratios (above 1: graphcompiler slower)\n"
     )
     print(report.table(rows, args.markdown))

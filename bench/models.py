@@ -13,7 +13,7 @@ changing the export script). Per model:
 - compile s: `graphcompiler.compile` of that module, the compile cache off;
 - ours and onnxruntime's median (min) ms per call at each thread count,
   the two timed in turns, and ours / ort: the median of the turns' ratios
-  (runner.ROUNDS; above 1: ours slower);
+  (runner.BLOCK_SECONDS; above 1: ours slower);
 - err vs ort: max |ours - ort| / max |ort| over the outputs and thread
   counts, on the inputs the export saved (onnxruntime's own error against
   torch's outputs is in the JSON file, `ort_vs_torch`).
@@ -32,7 +32,13 @@ from pathlib import Path
 import numpy as np
 
 from bench import onnx_models, report
-from bench.runner import ROUNDS, _failure, measure_side_by_side, paired_ratio, pause_before_blocks
+from bench.runner import (
+    _failure,
+    measure_side_by_side,
+    paired_ratio,
+    pause_before_blocks,
+    rounds_for,
+)
 
 MODELS = ("bert", "gpt2", "llama", "vit", "resnet", "resnet18", "mobilenet_v2", "efficientnet")
 EXPORT_SCRIPT = Path(__file__).resolve().parents[1] / "test" / "models" / "export_models.py"
@@ -284,7 +290,7 @@ def main(args) -> int:
     print(
         f"full-size models ({args.exporter} exporter, static shapes, batch 1) from {directory}; "
         f"times in ms: median (min) of runs within {seconds:g} s per engine and thread count, "
-        f"the engines taking {ROUNDS} turns; ours/ort: the median of the turns' ratios, above 1 "
+        f"the engines taking {rounds_for(seconds)} turns; ours/ort: the median of the turns' ratios, above 1 "
         "graphcompiler slower; err vs ort: max |ours - ort| / max |ort|\n"
     )
     print(table(rows, args.markdown))

@@ -5,7 +5,7 @@ the median time) and their % of the FMA peak measured with the same thread
 count at the widest vector width; memory-bound rows give GB/s (inputs +
 output bytes over the median) and their % of the measured copy bandwidth.
 Ratios are ours / other, the engines timed side by side in turns
-(runner.ROUNDS): the median over the rounds of the ratio of their block
+(runner.BLOCK_SECONDS): the median over the rounds of the ratio of their block
 medians. Above 1, graphcompiler is slower.
 """
 

@@ -3,11 +3,11 @@
 Each engine's first call is checked against numpy (a mismatch or an error
 is recorded, not raised), then, after one more warm-up call, the engines
 are timed side by side: each is called until its time box is spent (at
-least `min_runs` times), in blocks the engines take in turns (ROUNDS);
-median, minimum and each block's median are kept. graphcompiler is
-compiled once (the cold compile time is reported) and re-threaded with
-`set_num_threads`; onnxruntime gets one session per thread count; numpy's
-BLAS is limited with threadpoolctl.
+least `min_runs` times), in blocks the engines take in turns
+(BLOCK_SECONDS); median, minimum and each block's median are kept.
+graphcompiler is compiled once (the cold compile time is reported) and
+re-threaded with `set_num_threads`; onnxruntime gets one session per
+thread count; numpy's BLAS is limited with threadpoolctl.
 """
 
 from __future__ import annotations
@@ -45,14 +45,21 @@ ResNet-18 on 2 threads ran a median 49 ms right after onnxruntime's calls
 against 24 ms alone, and 19 against 19 with its spinning off. A single
 thread has no helper threads to spin."""
 
-ROUNDS = 5
-"""Turns the engines take. Each engine's time box is cut into this many
-blocks, and the engines alternate block by block (who goes first rotates),
-so that a burst of load on a shared host falls on every engine instead of
-on whichever ran then: with one block each, one burst moved Llama's
-1-thread ratio from 0.87x (minima) to 1.08x (medians). A ratio of two
-engines is the median over the rounds of their blocks' medians
-(`paired_ratio`): a slow drift of the host's speed cancels in each round."""
+MIN_ROUNDS = 5
+BLOCK_SECONDS = 0.25
+"""Turns the engines take: each engine's time box is cut into blocks of
+about BLOCK_SECONDS (MIN_ROUNDS at least), and the engines alternate block
+by block (who goes first rotates), so that a burst of load on a shared
+host falls on every engine instead of on whichever ran then. With one
+block each, one burst moved Llama's 1-thread ratio from 0.87x (minima) to
+1.08x (medians); with 0.8 s blocks this 2-core VM's speed still changed
+by 40% between one block and the next. A ratio of two engines is the
+median over the rounds of their blocks' medians (`paired_ratio`): each
+round's two blocks run within half a second of each other."""
+
+
+def rounds_for(seconds: float) -> int:
+    return max(MIN_ROUNDS, round(seconds / BLOCK_SECONDS))
 
 
 def pause_before_blocks(threads: int) -> float:
@@ -64,11 +71,13 @@ def measure_side_by_side(
     seconds: float,
     min_runs: int,
     pause: float = ENGINE_PAUSE_S,
-    rounds: int = ROUNDS,
+    rounds: int | None = None,
 ) -> dict[str, dict]:
     """Each engine's `seconds` of runs (at least `min_runs`) in `rounds`
-    blocks taken in turns (see ROUNDS); per engine: median and minimum of
+    blocks (rounds_for(seconds) by default) taken in turns (see
+    BLOCK_SECONDS); per engine: median and minimum of
     all its runs, their count, and each block's median (`round_ms`)."""
+    rounds = rounds or rounds_for(seconds)
     names = list(calls)
     times: dict[str, list[float]] = {name: [] for name in names}
     blocks: dict[str, list[float]] = {name: [] for name in names}
@@ -106,7 +115,8 @@ def measure_side_by_side(
 
 def paired_ratio(ours: dict, other: dict) -> float | None:
     """ours / other: the median over the rounds of their blocks' medians
-    (see ROUNDS); the ratio of the medians where the blocks do not pair up."""
+    (see BLOCK_SECONDS); the ratio of the medians where the blocks do not pair
+    up."""
     mine, theirs = ours.get("round_ms"), other.get("round_ms")
     if mine and theirs and len(mine) == len(theirs):
         return float(np.median([a / b for a, b in zip(mine, theirs, strict=True)]))

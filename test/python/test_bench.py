@@ -86,10 +86,13 @@ def test_engines_are_timed_in_turns_and_ratios_pair_the_turns():
         "ours = {'round_ms': [1.0, 2.0, 9.0], 'median_ms': 2.0}\n"
         "other = {'round_ms': [1.0, 1.0, 3.0], 'median_ms': 1.0}\n"
         "print(paired_ratio(ours, other), paired_ratio({'median_ms': 3.0}, other))\n"
+        "from bench.runner import rounds_for\n"
+        "print(rounds_for(0.2), rounds_for(4.0))\n"
     )
     run = _bench(code=code)
     assert run.returncode == 0, run.stderr
-    order, counts, ratios = run.stdout.splitlines()
+    order, counts, ratios, rounds = run.stdout.splitlines()
     assert order == "ab" + "ab" + "ba" + "ab"  # warm-ups, then rounds starting a, b, a
     assert counts == "3 3 3"  # a block per round, min_runs spread over the rounds
     assert ratios == "2.0 3.0"  # median of 1, 2, 3; without blocks, the medians' ratio
+    assert rounds == "5 16"  # blocks of 0.25 s, 5 at least
