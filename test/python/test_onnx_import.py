@@ -404,7 +404,7 @@ def test_a_node_on_constants_is_evaluated_with_the_compiled_semantics():
                   B=np.zeros((1, 6), np.float32), L=np.array([1, 3], np.int32))  # fmt: skip
     rnn = helper.make_node("RNN", ["X", "W", "R", "B", "L"], ["Y"], hidden_size=3)
     folded, ran = _constant_and_runtime(rnn, arrays, [("Y", F, [3, 1, 2, 3])], ["X"])
-    np.testing.assert_allclose(folded, ran, rtol=1e-6)
+    np.testing.assert_allclose(folded, ran, rtol=1e-5, atol=1e-6)  # tanh: an ulp off on 4 lanes
     assert not folded[1:, 0, 0].any()  # batch 0's steps past its length are 0
     x = np.array([[0.0, -200.0, -50.0, 1.0]], np.float32)
     softmax = helper.make_node("LogSoftmax", ["x"], ["y"], axis=1)

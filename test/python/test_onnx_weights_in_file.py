@@ -143,7 +143,8 @@ def test_weights_are_read_while_nodes_convert_and_the_reader_ends(tmp_path, monk
     assert [(name, thread.split("_")[0]) for name, thread in readers] == [("w", "gc-read-weights")]
     assert not _reading_threads()
     compiled = graphcompiler.compile(module, cache=False)
-    np.testing.assert_allclose(compiled(_x(2)), _x(2) @ weight + 1, rtol=1e-5)
+    want = _x(2) @ weight + 1  # 640-term sums, in an order of the target's lanes
+    np.testing.assert_allclose(compiled(_x(2)), want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
 
     model = onnx.load(path)
     model.graph.node[1].op_type = "NoSuchOp"  # the import fails after the weights' reads began
