@@ -290,8 +290,8 @@ def main(args) -> int:
     print(
         f"full-size models ({args.exporter} exporter, static shapes, batch 1) from {directory}; "
         f"times in ms: median (min) of runs within {seconds:g} s per engine and thread count, "
-        f"the engines taking {rounds_for(seconds)} turns; ours/ort: the median of the turns' ratios, above 1 "
-        "graphcompiler slower; err vs ort: max |ours - ort| / max |ort|\n"
+        f"the engines taking {rounds_for(seconds)} turns; ours/ort: the median of the turns' "
+        "ratios, above 1 graphcompiler slower; err vs ort: max |ours - ort| / max |ort|\n"
     )
     print(table(rows, args.markdown))
     options = {
