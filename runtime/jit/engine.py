@@ -168,13 +168,14 @@ def assembly(llvm_ir: str, microkernels: Sequence[GeneratedKernel] = ()) -> str:
 MAX_PROGRAM_PARTS = 4
 """The most modules a program is split into (lowering/llvm_split.py)."""
 
-BESIDE_LINE_COST = 0.5
+BESIDE_LINE_COST = 0.33
 """LLVM's time for a line of the runtime and microkernels, in lines of
-program: microkernels are straight-line FMA code, which LLVM optimizes
-about twice as fast as the kernels' loop nests (measured per part on
-ResNet-50 and EfficientNet-B0: 0.09-0.10 ms a line against 0.17-0.19).
-Counted at full weight, the part built beside them got too little of the
-program: EfficientNet-B0's two parts took 2.45 s and 1.38 s."""
+program: microkernels are straight-line FMA code in loops LLVM does not
+unroll (microkernels.NOT_UNROLLED), which it builds about three times as
+fast as the kernels' loop nests. Counted at full weight, the part built
+beside them got too little of the program: EfficientNet-B0's two parts
+took 2.45 s and 1.38 s; at 0.33 ResNet-50's and EfficientNet-B0's parts
+take within 10% of each other's time."""
 
 
 def program_parts() -> int:
