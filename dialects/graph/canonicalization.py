@@ -293,7 +293,7 @@ class ElementwiseBeforeReshape(_GraphPattern):
                 if isinstance(owner, Operation)
                 else InsertPoint.at_start(owner)
             )
-            rewriter.insert_op(merged, where)
+            rewriter.insert(merged, where)
         back = graph.ReshapeOp.build_from([merged_op.results[0]], result.type)
         rewriter.replace(op, [merged_op, back])
 

@@ -1,6 +1,9 @@
 """Small real models (BERT, GPT-2, Llama, ViT, ResNet, MobileNet-v2,
 EfficientNet) exported to ONNX by both torch exporters, for
-test/python/test_real_models.py and `python -m bench --models`.
+test/python/test_real_models.py and `python -m bench --models`; and
+seven more architectures (`WIDER`) by the TorchScript exporter only:
+
+    python test/models/export_models.py --only deberta_v2,bloom,phi,swin,convnext,mobilevit,segformer --exporter torchscript
 
     python test/models/export_models.py [--only NAMES] [--exporter E] [--static-only]
     python test/models/export_models.py --full --out DIR [--only NAMES] ...
@@ -199,6 +202,57 @@ def _efficientnet(full: bool):
     return EfficientNetModel(config), config
 
 
+def _small(config_class: str, model_class: str, **sizes):
+    """A builder of a small `transformers` configuration only (`main`
+    skips it with --full): architectures kept as import tests of what the
+    seven above do not have, exported by the TorchScript exporter
+    (`--exporter torchscript`)."""
+
+    def build(full: bool):
+        import transformers
+
+        config = getattr(transformers, config_class)(**sizes)
+        if hasattr(config, "use_cache"):
+            config.use_cache = False
+        return getattr(transformers, model_class)(config), config
+
+    return build
+
+
+_TEXT = dict(vocab_size=128, num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=64)
+WIDER = [  # relative-position attention; ALiBi; partial rotary with parallel attention and MLP
+    Arch("deberta_v2", "text",
+         _small("DebertaV2Config", "DebertaV2Model", hidden_size=32, intermediate_size=64, **_TEXT),
+         ("last_hidden_state",), pad_row=True),
+    Arch("bloom", "text",
+         _small("BloomConfig", "BloomForCausalLM", vocab_size=128, hidden_size=32, n_layer=2, n_head=4),
+         ("logits",), pad_row=True),
+    Arch("phi", "text",
+         _small("PhiConfig", "PhiForCausalLM", hidden_size=32, intermediate_size=64,
+                partial_rotary_factor=0.5, **_TEXT),
+         ("logits",)),
+    # shifted windows; 7x7 depthwise with channels-last layer norm; unfold/fold around
+    # attention; reduced-resolution attention after overlapping patch convolutions
+    Arch("swin", "image",
+         _small("SwinConfig", "SwinModel", image_size=32, patch_size=2, embed_dim=16,
+                depths=[1, 2], num_heads=[2, 4], window_size=4),
+         ("last_hidden_state", "pooler_output")),
+    Arch("convnext", "image",
+         _small("ConvNextConfig", "ConvNextModel", hidden_sizes=[8, 16, 24, 32],
+                depths=[1, 1, 2, 1]),
+         ("last_hidden_state", "pooler_output")),
+    Arch("mobilevit", "image",
+         _small("MobileViTConfig", "MobileViTModel", image_size=32, hidden_sizes=[16, 24, 32],
+                neck_hidden_sizes=[8, 8, 16, 16, 24, 24, 32], num_attention_heads=2),
+         ("last_hidden_state", "pooler_output")),
+    Arch("segformer", "image",
+         _small("SegformerConfig", "SegformerModel", num_encoder_blocks=2, depths=[1, 1],
+                sr_ratios=[2, 1], hidden_sizes=[16, 32], num_attention_heads=[1, 2],
+                patch_sizes=[7, 3], strides=[4, 2], mlp_ratios=[2, 2]),
+         ("last_hidden_state",)),
+]  # fmt: skip
+
+
 ARCHS = [
     Arch("bert", "text", _bert, ("last_hidden_state", "pooler_output"), pad_row=True),
     Arch("gpt2", "text", _gpt2, ("logits",)),
@@ -208,6 +262,7 @@ ARCHS = [
     Arch("resnet18", "image", _resnet18, ("last_hidden_state", "pooler_output")),
     Arch("mobilenet_v2", "image", _mobilenet_v2, ("last_hidden_state", "pooler_output")),
     Arch("efficientnet", "image", _efficientnet, ("last_hidden_state", "pooler_output")),
+    *WIDER,
 ]
 
 
@@ -498,8 +553,14 @@ def main(argv: list[str] | None = None) -> int:
     def log(message: str) -> None:
         print(f"[{time.perf_counter() - began:6.1f}s] {message}", file=sys.stderr, flush=True)
 
+    archs = select(args.only)
+    if args.full:  # the WIDER architectures have small configurations only
+        small = [a.name for a in archs if a in WIDER]
+        if small and args.only:
+            raise SystemExit(f"error: no full-size configuration of {', '.join(small)}")
+        archs = [a for a in archs if a not in WIDER]
     manifest_path = out / "manifest.json"
-    for arch in select(args.only):
+    for arch in archs:
         entries = export_arch(arch, out, args.full, exporters, dynamic_variants, log)
         write_manifest(manifest_path, entries, args.full)
     log(f"wrote {manifest_path}")

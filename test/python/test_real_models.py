@@ -2,8 +2,12 @@
 attention, rotary embeddings, RMSNorm, SiLU gating), ViT, ResNet,
 MobileNet-v2 and EfficientNet in small random-weight configurations, each
 written by both torch exporters (TorchScript, opset 17; dynamo) with static
-and with dynamic batch/sequence dims (test/models/export_models.py made
-them; test/models/manifest.json says what each is).
+and with dynamic batch/sequence dims; and DeBERTa-v2, BLOOM, Phi, Swin,
+ConvNeXt, MobileViT and SegFormer by the TorchScript exporter, for what
+those seven do not have (relative-position attention, ALiBi, partial
+rotary, shifted windows, unfold/fold, reduced-resolution attention)
+(test/models/export_models.py made them; test/models/manifest.json says
+what each is).
 
 Each compiles from its .onnx file with `graphcompiler.compile(path)` and
 matches the outputs torch computed on the saved inputs within 1e-4 of the
