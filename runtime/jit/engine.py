@@ -170,9 +170,9 @@ MAX_PROGRAM_PARTS = 4
 
 BESIDE_LINE_COST = 0.33
 """LLVM's time for a line of the runtime and microkernels, in lines of
-program: microkernels are straight-line FMA code in loops LLVM does not
-unroll (microkernels.NOT_UNROLLED), which it builds about three times as
-fast as the kernels' loop nests. Counted at full weight, the part built
+program: microkernels are straight-line FMA code whose tap loops LLVM does
+not unroll (microkernels.NOT_UNROLLED), which it builds about three times
+as fast as the kernels' loop nests. Counted at full weight, the part built
 beside them got too little of the program: EfficientNet-B0's two parts
 took 2.45 s and 1.38 s; at 0.33 ResNet-50's and EfficientNet-B0's parts
 take within 10% of each other's time."""

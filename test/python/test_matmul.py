@@ -288,23 +288,25 @@ def test_microkernel_code_does_not_grow_with_the_filter():
     assert len(kernel(32).llvm_ir()) - len(kernel(3).llvm_ir()) < 100  # digits of the sizes
 
 
-def test_llvm_keeps_one_copy_of_a_microkernels_k_loop():
-    """LLVM unrolls neither the tap loops nor the K loop (NOT_UNROLLED): a
-    3x3 filter's kernel keeps m x v FMAs after O2, not 9 copies of them or
-    more (which had made ResNet-50's microkernels 60% slower to build)."""
+def test_llvm_does_not_unroll_a_microkernels_tap_loops():
+    """NOT_UNROLLED: after O2, a 3x3 filter's kernel has as many FMAs as the
+    same tile without taps (LLVM may unroll the K loop in both), not 9
+    times as many (which made ResNet-50's microkernels 25% slower to build)."""
     import llvmlite.binding as llvm
 
     from graphcompiler.runtime.jit.engine import _target_machine, initialize_llvm
     from graphcompiler.runtime.jit.optimizer import optimize_here
     from graphcompiler.runtime.microkernels import microkernel_module
 
-    kernel = Microkernel(m=4, n=16, lanes=8, a_row=1, a_k=4, ldb=64, ldc=256,
-                         taps=((3, 96, 640), (3, 32, 4096)))  # fmt: skip
+    def fmas_after_o2(kernel: Microkernel) -> int:
+        module = llvm.parse_assembly(microkernel_module([kernel]))
+        optimize_here(module, _target_machine())
+        return str(module.get_function(kernel.name)).count("call <8 x float> @llvm.fmuladd.v8f32(")
+
     initialize_llvm()
-    module = llvm.parse_assembly(microkernel_module([kernel]))
-    optimize_here(module, _target_machine())
-    body = str(module.get_function(kernel.name))
-    assert body.count("call <8 x float> @llvm.fmuladd.v8f32(") == kernel.m * kernel.vectors
+    tile = Microkernel(m=4, n=16, lanes=8, a_row=1, a_k=4, ldb=64, ldc=256)
+    filtered = replace(tile, taps=((3, 96, 640), (3, 32, 4096)))
+    assert fmas_after_o2(filtered) == fmas_after_o2(tile) >= tile.m * tile.vectors
 
 
 MLP = """func.func @main(%x: tensor<33x200xf32>, %w: tensor<200x96xf32>, %b: tensor<96xf32>) -> tensor<33x96xf32> {
