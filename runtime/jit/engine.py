@@ -175,7 +175,7 @@ not unroll (microkernels.NOT_UNROLLED), which it builds about three times
 as fast as the kernels' loop nests. Counted at full weight, the part built
 beside them got too little of the program: EfficientNet-B0's two parts
 took 2.45 s and 1.38 s; at 0.33 ResNet-50's and EfficientNet-B0's parts
-take within 10% of each other's time."""
+take within about 15% of each other's time."""
 
 
 def program_parts() -> int:
