@@ -31,7 +31,7 @@ from onnx import numpy_helper
 
 from graphcompiler.frontends.onnx.importer import OnnxImportError
 
-LAYOUT = 2
+LAYOUT = 3
 """Bumped when what generate() writes changes (the cache is then rebuilt)."""
 
 
@@ -54,42 +54,63 @@ class NodeCase:
     def model(self) -> onnx.ModelProto:
         return onnx.load(str(self.directory / "model.onnx"))
 
-    def data_sets(self) -> list[tuple[list[np.ndarray], list[np.ndarray]]]:
-        sets = []
-        for directory in sorted(self.directory.glob("test_data_set_*")):
-            sets.append(tuple(_read_arrays(directory, kind) for kind in ("input", "output")))
-        return sets
+    def data_sets(self) -> list[tuple[list, list]]:
+        """(inputs, expected outputs) per data set: arrays, and lists of
+        arrays or None for sequences and optionals."""
+        graph = self.model().graph
+        return [
+            (_read_values(d, "input", graph.input), _read_values(d, "output", graph.output))
+            for d in sorted(self.directory.glob("test_data_set_*"))
+        ]
 
 
-def _read_arrays(directory: Path, kind: str) -> list[np.ndarray]:
+_PROTOS = {  # a value's type: the proto its file holds, and how it becomes numpy's
+    "tensor_type": (onnx.TensorProto, numpy_helper.to_array),
+    "sequence_type": (onnx.SequenceProto, numpy_helper.to_list),
+    "optional_type": (onnx.OptionalProto, numpy_helper.to_optional),
+}
+
+
+def _read_values(directory: Path, kind: str, infos) -> list:
     count = len(list(directory.glob(f"{kind}_*.pb")))
-    arrays = []
-    for index in range(count):
-        tensor = onnx.TensorProto()
-        tensor.ParseFromString((directory / f"{kind}_{index}.pb").read_bytes())
-        arrays.append(numpy_helper.to_array(tensor))
-    return arrays
+    values = []
+    for index, info in zip(range(count), infos, strict=False):
+        proto_type, to_numpy = _PROTOS[info.type.WhichOneof("value")]
+        proto = proto_type()
+        proto.ParseFromString((directory / f"{kind}_{index}.pb").read_bytes())
+        values.append(to_numpy(proto))
+    return values
+
+
+def _serialized(value, type_: onnx.TypeProto) -> bytes:
+    if isinstance(value, onnx.TensorProto | onnx.SequenceProto | onnx.OptionalProto):
+        return value.SerializeToString()
+    kind = type_.WhichOneof("value")
+    if kind == "sequence_type":
+        return numpy_helper.from_list([np.asarray(v) for v in value]).SerializeToString()
+    if kind == "optional_type":
+        return numpy_helper.from_optional(value).SerializeToString()
+    return numpy_helper.from_array(np.asarray(value)).SerializeToString()
 
 
 def _write_case(case, directory: Path) -> str | None:
-    """One case in onnx's layout; the reason if it holds non-tensor values
-    (then only its model is written: importing it must fail cleanly)."""
+    """One case in onnx's layout; the reason if it holds values that are
+    neither tensors, sequences nor optionals (then only its model is
+    written: importing it must fail cleanly)."""
     graph = case.model.graph
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "model.onnx").write_bytes(case.model.SerializeToString())
-    if any(not v.type.HasField("tensor_type") for v in [*graph.input, *graph.output]):
-        return "inputs or outputs that are not tensors (sequences, maps, optionals)"
+    if any(v.type.WhichOneof("value") not in _PROTOS for v in [*graph.input, *graph.output]):
+        return "inputs or outputs that are maps or sparse tensors"
     for number, (inputs, outputs) in enumerate(case.data_sets):
         data_dir = directory / f"test_data_set_{number}"
         data_dir.mkdir(exist_ok=True)
-        for kind, arrays in (("input", inputs), ("output", outputs)):
-            for index, array in enumerate(arrays):
-                tensor = (
-                    array
-                    if isinstance(array, onnx.TensorProto)
-                    else numpy_helper.from_array(np.asarray(array))
-                )
-                (data_dir / f"{kind}_{index}.pb").write_bytes(tensor.SerializeToString())
+        for kind, values, infos in (
+            ("input", inputs, graph.input),
+            ("output", outputs, graph.output),
+        ):
+            for index, (value, info) in enumerate(zip(values, infos, strict=False)):
+                (data_dir / f"{kind}_{index}.pb").write_bytes(_serialized(value, info.type))
     return None
 
 
@@ -140,18 +161,16 @@ class Outcome:
 def run_case(case: NodeCase, compiled: bool) -> Outcome:
     """Import and run one case; a Python exception other than an import
     error is a failure (the importer must never raise one)."""
-    from onnx.backend.test.runner import Runner
-
     from graphcompiler.driver.onnx_backend import CompiledBackend, ReferenceBackend
 
-    if case.skip:  # sequences, maps, optionals: whatever else the case needs comes after
+    if case.skip:  # maps, sparse tensors: whatever else the case needs comes after
         return Outcome("skip", case.skip)
     backend = CompiledBackend if compiled else ReferenceBackend
     try:
         rep = backend.prepare(case.model())
         for inputs, expected in case.data_sets():
             outputs = rep.run(inputs)
-            Runner.assert_similar_outputs(expected, outputs, rtol=case.rtol, atol=case.atol)
+            _assert_similar(expected, list(outputs), case.rtol, case.atol)
     except OnnxImportError as error:  # at prepare, or at the first run (NeedsConstantInput)
         return Outcome("skip", str(error))
     except AssertionError as error:
@@ -159,6 +178,22 @@ def run_case(case: NodeCase, compiled: bool) -> Outcome:
     except Exception as error:  # noqa: BLE001 - reported, never raised
         return Outcome("fail", f"{type(error).__name__}: {_first_line(str(error))}")
     return Outcome("pass")
+
+
+def _assert_similar(expected: list, outputs: list, rtol: float, atol: float) -> None:
+    """onnx's runner's comparison, value by value: into sequences (its own
+    recursion takes a sequence's rank-0 tensors for lists) and optionals."""
+    from onnx.backend.test.runner import Runner
+
+    assert len(outputs) == len(expected), f"{len(outputs)} outputs, expected {len(expected)}"
+    for want, got in zip(expected, outputs, strict=True):
+        if want is None or got is None:
+            assert want is None and got is None, f"got {got!r} where {want!r} was expected"
+        elif isinstance(want, list):
+            assert isinstance(got, list), f"got {type(got).__name__} where a sequence was expected"
+            _assert_similar(want, got, rtol, atol)
+        else:
+            Runner.assert_similar_outputs([want], [got], rtol=rtol, atol=atol)
 
 
 def _first_line(text: str) -> str:
@@ -181,8 +216,8 @@ SKIP_KINDS = (
     ("opset", "opset older than 13, or no default-domain opset"),
     ("imports no version", "opset older than 13, or no default-domain opset"),
     ("must be a constant", "a value the static import needs is computed at run time"),
-    ("not a tensor", "sequence or optional values"),
-    ("not tensors", "sequence or optional values"),
+    ("not a tensor", "sequence or optional values where a tensor is wanted"),
+    ("maps or sparse", "map or sparse tensor values"),
     ("attribute", "an attribute value not supported (training mode, saturating casts, ...)"),
 )
 

@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import ModuleOp
 from graphcompiler.frontends.onnx import (  # noqa: F401 - register their converters
     ops_activation,
     ops_compose,
+    ops_containers,
     ops_contrib,
     ops_control,
     ops_conv_transpose,
@@ -60,16 +61,19 @@ def import_onnx(
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     constants: Mapping[str, np.ndarray] | None = None,
     private: bool = False,
+    output_layout: list | None = None,
 ) -> ModuleOp:
     """The graph function `entry` computing ONNX model `model` (a proto or a
     path). `input_shapes` fixes inputs with symbolic dims; `constants` binds
     graph inputs to arrays known ahead (they become initializers). Raises
     OnnxImportError (one line naming the node) for what cannot be expressed.
     `private`: a proto only the caller holds, which the import may edit
-    (else it works on a copy)."""
+    (else it works on a copy). `output_layout`: a list to fill with each
+    output's layout, sequence and optional outputs then returned as the
+    tensors they hold (containers.rebuilt puts them back together)."""
     return import_model(
         model, CONVERTERS, entry=entry, input_shapes=input_shapes, constants=constants,
-        private=private,
+        private=private, output_layout=output_layout,
     )  # fmt: skip
 
 

@@ -30,20 +30,9 @@ import numpy as np
 import onnx
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
-    BFloat16Type,
-    Float4E2M1FNType,
-    Float8E4M3FNType,
-    Float8E4M3FNUZType,
-    Float8E5M2FNUZType,
-    Float8E5M2Type,
-    Float16Type,
-    Float32Type,
-    Float64Type,
-    IntegerType,
     ModuleOp,
     NameLoc,
     NoneAttr,
-    Signedness,
     StringAttr,
     TensorType,
 )
@@ -51,6 +40,13 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from graphcompiler.dialects import graph
 from graphcompiler.dialects.graph.builders import create_op
+from graphcompiler.frontends.onnx.containers import (
+    Container,
+    OptionalValue,
+    TensorSequence,
+    flattened,
+)
+from graphcompiler.frontends.onnx.element_types import array_type, element_type, input_type
 from graphcompiler.frontends.onnx.errors import NeedsConstantInput, OnnxImportError
 from graphcompiler.frontends.onnx.graph_walk import all_nodes, names_read
 from graphcompiler.frontends.onnx.weights_in_file import Constants, initializer_array
@@ -58,49 +54,6 @@ from graphcompiler.ir.element_types import compute_dtype, dense_elements
 
 MIN_OPSET = 13
 DEFAULT_DOMAINS = ("", "ai.onnx")
-
-_ONNX_TYPES: dict[int, Callable[[], Attribute]] = {
-    onnx.TensorProto.FLOAT: Float32Type,
-    onnx.TensorProto.FLOAT16: Float16Type,
-    onnx.TensorProto.BFLOAT16: BFloat16Type,
-    onnx.TensorProto.DOUBLE: Float64Type,
-    onnx.TensorProto.INT64: lambda: IntegerType(64),
-    onnx.TensorProto.INT32: lambda: IntegerType(32),
-    onnx.TensorProto.INT16: lambda: IntegerType(16),
-    onnx.TensorProto.INT8: lambda: IntegerType(8),
-    onnx.TensorProto.UINT8: lambda: IntegerType(8, Signedness.UNSIGNED),
-    onnx.TensorProto.UINT16: lambda: IntegerType(16, Signedness.UNSIGNED),
-    onnx.TensorProto.UINT32: lambda: IntegerType(32, Signedness.UNSIGNED),
-    onnx.TensorProto.UINT64: lambda: IntegerType(64, Signedness.UNSIGNED),
-    onnx.TensorProto.BOOL: lambda: IntegerType(1),
-    onnx.TensorProto.FLOAT8E4M3FN: Float8E4M3FNType,
-    onnx.TensorProto.FLOAT8E4M3FNUZ: Float8E4M3FNUZType,
-    onnx.TensorProto.FLOAT8E5M2: Float8E5M2Type,
-    onnx.TensorProto.FLOAT8E5M2FNUZ: Float8E5M2FNUZType,
-    onnx.TensorProto.FLOAT4E2M1: Float4E2M1FNType,
-    onnx.TensorProto.INT4: lambda: IntegerType(4),
-    onnx.TensorProto.UINT4: lambda: IntegerType(4, Signedness.UNSIGNED),
-    onnx.TensorProto.INT2: lambda: IntegerType(2),
-    onnx.TensorProto.UINT2: lambda: IntegerType(2, Signedness.UNSIGNED),
-}
-"""ONNX element types that have a graph counterpart (when the graph dialect
-accepts it: `graph.is_element_type` decides, so new types are picked up)."""
-
-
-def element_type(onnx_type: int, where: str) -> Attribute:
-    """The graph element type of ONNX tensor element type `onnx_type`."""
-    make = _ONNX_TYPES.get(onnx_type)
-    type_ = make() if make else None
-    if type_ is None or not graph.is_element_type(type_):
-        name = onnx.TensorProto.DataType.Name(onnx_type)
-        raise OnnxImportError(f"{where}: element type {name} is not supported")
-    return type_
-
-
-def array_type(array: np.ndarray, where: str) -> Attribute:
-    """The graph element type of a numpy array's dtype."""
-    return element_type(onnx.helper.np_dtype_to_tensor_dtype(array.dtype), where)
-
 
 _SSA_NAME = re.compile(r"[A-Za-z_$.-][\w$.-]*")
 
@@ -260,6 +213,7 @@ class Importer:
         self.converters = converters
         self.block = Block()
         self.values: dict[str, SSAValue] = {}
+        self.containers: dict[str, Container] = {}  # sequences and optionals (containers.py)
         self.constants = Constants()
         self.constant_types: dict[str, Attribute] = {}
         self.inferred = inferred
@@ -274,7 +228,12 @@ class Importer:
             value.name_hint = name_hint(name)
             self.values[name] = value
             return value
+        if name in self.containers:
+            raise OnnxImportError(f"value '{name}' is {self._container_kind(name)}, not a tensor")
         raise OnnxImportError(f"value '{name}' is used before it is defined")
+
+    def _container_kind(self, name: str) -> str:
+        return "an optional" if isinstance(self.containers[name], OptionalValue) else "a sequence"
 
     def small_input_behind(self, name: str) -> str | None:
         """A graph input of at most SMALL_INPUT_ELEMENTS elements that value
@@ -309,16 +268,19 @@ class Importer:
         self.constants[name] = _held(array, type_)
         self.constant_types[name] = type_
 
-    def run(self, entry: str) -> ModuleOp:
+    def run(self, entry: str, output_layout: list | None = None) -> ModuleOp:
+        """The module; with `output_layout` (a list it fills, one layout per
+        graph output), a sequence or optional output is returned as the
+        tensors it holds (containers.flattened), not refused."""
         try:
-            module = self._run(entry)
+            module = self._run(entry, output_layout)
         except BaseException:
             self.constants.close(wait_for_reads=False)
             raise
         self.constants.close()
         return module
 
-    def _run(self, entry: str) -> ModuleOp:
+    def _run(self, entry: str, output_layout: list | None) -> ModuleOp:
         graph_proto = self.model.graph
         for tensor in graph_proto.initializer:
             type_ = element_type(tensor.data_type, f"initializer '{tensor.name}'")
@@ -330,13 +292,34 @@ class Importer:
         for info in graph_proto.input:
             if info.name in self.constants:
                 continue
-            argument = self.block.insert_arg(_input_type(info), len(self.block.args))
+            argument = self.block.insert_arg(input_type(info), len(self.block.args))
             argument.name_hint = name_hint(info.name)
             self.values[info.name] = argument
             self.arguments.append(info.name)
         for proto in graph_proto.node:
             self.convert(proto)
-        outputs = [self.tensor(info.name) for info in graph_proto.output]
+        outputs = []
+        for info in graph_proto.output:
+            held = self.containers.get(info.name)
+            if held is None:
+                outputs.append(self.tensor(info.name))
+                if output_layout is not None:
+                    output_layout.append("tensor")
+                continue
+            if output_layout is None:
+                raise OnnxImportError(
+                    f"output '{info.name}': {self._container_kind(info.name)}, not a tensor "
+                    "(graph outputs are tensors only)"
+                )
+            layout, items = flattened(held)
+            output_layout.append(layout)
+            type_ = held.element_type if isinstance(held, TensorSequence) else None
+            for item in items:
+                if isinstance(item, np.ndarray):
+                    item = self.constant_value(
+                        item, type_ or array_type(item, info.name), info.name
+                    )
+                outputs.append(item)
         self.block.add_op(func.ReturnOp(*outputs))
         arguments = [a.type for a in self.block.args]
         function = func.FuncOp(entry, (arguments, [v.type for v in outputs]), Region(self.block))
@@ -363,7 +346,8 @@ class Importer:
                 return
             raise
         known = results
-        if self._all_inputs_constant(node):  # the converted ops evaluated: the compiled semantics
+        held = any(isinstance(r, Container) for r in results)  # resolved already
+        if not held and self._all_inputs_constant(node):  # evaluated: the compiled semantics
             known = self._evaluated(node, results, last)
             if all(isinstance(v, np.ndarray) for v in known):
                 if not symbolic:  # the results are constants: the ops are never read
@@ -380,6 +364,9 @@ class Importer:
             raise node.error(f"output '{missing}' is not supported")
         for name, result, value in zip(proto.output, results, known, strict=False):
             if not name:
+                continue
+            if isinstance(result, Container):
+                self.containers[name] = result
                 continue
             if isinstance(value, np.ndarray):  # the op's own type (bf16 arrays are f32's)
                 type_ = result.type.element_type if isinstance(result, SSAValue) else None
@@ -540,34 +527,6 @@ def _single_node_model(proto: onnx.NodeProto, model: onnx.ModelProto, constants)
     return onnx.helper.make_model(
         graph_proto, opset_imports=list(model.opset_import), ir_version=model.ir_version
     )
-
-
-def _static_type(info: onnx.ValueInfoProto) -> TensorType | None:
-    """The static tensor type of a value, or None if shape inference left it open."""
-    if not info.type.HasField("tensor_type"):
-        return None
-    tensor = info.type.tensor_type
-    if not tensor.HasField("shape") or any(not d.HasField("dim_value") for d in tensor.shape.dim):
-        return None
-    make = _ONNX_TYPES.get(tensor.elem_type)
-    type_ = make() if make else None
-    if type_ is None or not graph.is_element_type(type_):
-        return None
-    return TensorType(type_, [d.dim_value for d in tensor.shape.dim])
-
-
-def _input_type(info: onnx.ValueInfoProto) -> TensorType:
-    where = f"input '{info.name}'"
-    if not info.type.HasField("tensor_type"):
-        kind = info.type.WhichOneof("value").removesuffix("_type")
-        raise OnnxImportError(f"{where} is a {kind}, not a tensor (tensors only)")
-    tensor = info.type.tensor_type
-    type_ = element_type(tensor.elem_type, where)
-    if not tensor.HasField("shape"):
-        raise OnnxImportError(
-            f"{where} has no shape; give one, e.g. --input-shape {info.name}=1x3x224x224"
-        )
-    return TensorType(type_, [d.dim_value for d in tensor.shape.dim])
 
 
 def _default_opset(model: onnx.ModelProto) -> int:

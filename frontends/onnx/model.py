@@ -18,6 +18,7 @@ import onnx
 from onnx import numpy_helper, shape_inference
 from xdsl.dialects.builtin import ModuleOp, TensorType
 
+from graphcompiler.frontends.onnx.element_types import static_type
 from graphcompiler.frontends.onnx.functions import expand_function_ops
 from graphcompiler.frontends.onnx.importer import (
     MIN_OPSET,
@@ -25,7 +26,6 @@ from graphcompiler.frontends.onnx.importer import (
     OnnxImportError,
     _default_opset,
     _opset,
-    _static_type,
 )
 from graphcompiler.frontends.onnx.weights_in_file import load_weights_in_file
 
@@ -38,6 +38,8 @@ def _upgraded(model: onnx.ModelProto) -> onnx.ModelProto:
         raise OnnxImportError(  # onnx's converter keeps its batch dim, which opset 9 dropped
             f"opset {version}'s Scan (with a batch dim and sequence_lens) is not supported"
         )
+    if version < 7:
+        _per_channel_slopes(model)
     if version < MIN_OPSET:
         try:
             model = onnx.version_converter.convert_version(model, MIN_OPSET)
@@ -49,6 +51,40 @@ def _upgraded(model: onnx.ModelProto) -> onnx.ModelProto:
             ) from None
     _opset(model)
     return model
+
+
+def _per_channel_slopes(model: onnx.ModelProto) -> None:
+    """Before opset 7, PRelu's 1-D slope of C values applied along axis 1
+    (PyTorch's PReLU(C)); from 7 on it broadcasts as numpy's, which onnx's
+    version converter leaves to the model. Such a slope initializer that
+    PRelu alone reads is reshaped to [C, 1, ...] here, in place (the
+    model is a copy, or the caller's to edit)."""
+    readers: dict[str, list[onnx.NodeProto]] = {}
+    for node in model.graph.node:
+        for name in node.input:
+            readers.setdefault(name, []).append(node)
+    ranks = None
+    for slope in model.graph.initializer:
+        nodes = readers.get(slope.name, [])
+        if len(slope.dims) != 1 or slope.dims[0] == 1 or not nodes:
+            continue
+        if any(n.op_type != "PRelu" or list(n.input[1:]) != [slope.name] for n in nodes):
+            continue
+        if ranks is None:
+            inferred = shape_inference.infer_shapes(model).graph
+            ranks = {
+                i.name: len(i.type.tensor_type.shape.dim)
+                for i in [*inferred.input, *inferred.value_info]
+            }
+        rank = {ranks.get(n.input[0], 0) for n in nodes}
+        if len(rank) == 1 and (rank := rank.pop()) > 2:
+            shape = [slope.dims[0]] + [1] * (rank - 2)
+            slope.dims[:] = shape
+            for info in model.graph.input:
+                if info.name == slope.name:
+                    info.type.tensor_type.shape.CopyFrom(
+                        onnx.helper.make_tensor_type_proto(slope.data_type, shape).tensor_type.shape
+                    )
 
 
 def _bind_inputs(model: onnx.ModelProto, constants: Mapping[str, np.ndarray]) -> None:
@@ -160,10 +196,11 @@ def import_model(
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     constants: Mapping[str, np.ndarray] | None = None,
     private: bool = False,
+    output_layout: list | None = None,
 ) -> ModuleOp:
     """`private`: `model` is a proto no one else holds (just read from a
     file), edited in place instead of copied (a copy of a model's weights
-    took a second)."""
+    took a second). `output_layout`: see Importer.run."""
     private = private and isinstance(model, onnx.ModelProto)
     proto = _upgraded(model if private else load_model(model))
     if proto.functions:
@@ -171,7 +208,7 @@ def import_model(
     _bind_inputs(proto, constants or {})
     _fix_input_shapes(proto, input_shapes or {})
     proto = expand_function_ops(proto, converters.__contains__, _types_only)
-    return Importer(proto, converters, _inferred_types(proto)).run(entry)
+    return Importer(proto, converters, _inferred_types(proto)).run(entry, output_layout)
 
 
 SHAPE_CHECK_MAX_ELEMENTS = 1024
@@ -192,7 +229,7 @@ def _inferred_types(model: onnx.ModelProto) -> dict[str, TensorType]:
         # input): what it infers without raising still cross-checks ours
         inferred = shape_inference.infer_shapes(types, strict_mode=False, data_prop=propagate)
     infos = [*inferred.graph.value_info, *inferred.graph.output]
-    return {info.name: t for info in infos if (t := _static_type(info)) is not None}
+    return {info.name: t for info in infos if (t := static_type(info)) is not None}
 
 
 def _huge_slice_steps(graph_proto: onnx.GraphProto) -> bool:

@@ -17,7 +17,8 @@ from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType, Signedn
 from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import graph
-from graphcompiler.frontends.onnx.importer import Node, element_type
+from graphcompiler.frontends.onnx.element_types import element_type
+from graphcompiler.frontends.onnx.importer import Node
 from graphcompiler.ir.narrow_floats import FORMATS
 
 Converter = Callable[[Node], list]
@@ -136,6 +137,9 @@ def saturated(node: Node, x: SSAValue, limit: float) -> SSAValue:
 
 @converter("Identity", "Dropout")
 def _identity(node: Node) -> list:
+    held = node.importer.containers.get(node.proto.input[0])
+    if held is not None and node.op_type == "Identity":  # a sequence or an optional: itself
+        return [held]
     x = node.value(0)
     if node.op_type != "Dropout":
         return [x]

@@ -32,7 +32,9 @@ import onnx
 from xdsl.dialects.builtin import i1, i64
 from xdsl.ir import SSAValue
 
-from graphcompiler.frontends.onnx.importer import Node, element_type
+from graphcompiler.frontends.onnx.containers import Container
+from graphcompiler.frontends.onnx.element_types import element_type
+from graphcompiler.frontends.onnx.importer import Node
 from graphcompiler.frontends.onnx.ops import converter, reshape
 from graphcompiler.frontends.onnx.ops_window import _slice_axis
 from graphcompiler.frontends.onnx.weights_in_file import initializer_array
@@ -41,7 +43,8 @@ MAX_LOOP_COPIES = 4096
 """The most copies of a Loop's body written out (a guard against a
 condition that never turns false)."""
 
-Value = SSAValue | np.ndarray  # a graph value, or one known at import time
+Value = SSAValue | np.ndarray | Container
+"""A graph value, one known at import time, or a sequence or optional (containers.py)."""
 
 
 @converter("If")
@@ -58,7 +61,7 @@ def _if(node: Node) -> list:
     if not bool(condition.reshape(-1)[0]):
         taken, other = other, taken
     node.attr(other)  # read: the branch not taken is left out
-    return _inline(node, node.attr(taken), [], "")
+    return inline(node, node.attr(taken), [], "")
 
 
 def _both_branches(node: Node) -> list:
@@ -74,7 +77,7 @@ def _both_branches(node: Node) -> list:
     branches = [
         [
             _as_value(node, v)
-            for v in _inline(node, node.attr(branch), [], f"__{node.label}_{branch}")
+            for v in inline(node, node.attr(branch), [], f"__{node.label}_{branch}")
         ]
         for branch in ("then_branch", "else_branch")
     ]
@@ -91,6 +94,10 @@ def _both_branches(node: Node) -> list:
 
 
 def _as_value(node: Node, value: Value) -> SSAValue:
+    if isinstance(value, Container):
+        raise node.error(
+            "a branch gives a sequence or an optional: the condition must be known at import time"
+        )
     if isinstance(value, np.ndarray):
         return node.importer.constant_value(value, _array_type(node, value), node.label)
     return value
@@ -118,12 +125,12 @@ def _scan(node: Node) -> list:
             shape = list(source.type.get_shape())
             piece = _slice_axis(node, source, axis, at, 1)
             sliced.append(reshape(node, piece, shape[:axis] + shape[axis + 1 :]))
-        results = _inline(node, body, [*carried, *sliced], f"__{node.label}_{step}")
+        results = inline(node, body, [*carried, *sliced], f"__{node.label}_{step}")
         carried = results[:states]
         stacks.append(results[states:])
     outputs = len(body.output) - states
     out_axes = _axes(node, "scan_output_axes", "scan_output_directions", [None] * outputs)
-    return [*carried, *(_stack(node, [s[k] for s in stacks], *out_axes[k]) for k in range(outputs))]
+    return [*carried, *(stack(node, [s[k] for s in stacks], *out_axes[k]) for k in range(outputs))]
 
 
 @converter("Loop")
@@ -140,7 +147,7 @@ def _loop(node: Node) -> list:
         if step == MAX_LOOP_COPIES:
             raise node.error(f"the loop runs past {MAX_LOOP_COPIES} iterations")
         index, flag = np.array(step, np.int64), np.array(True)
-        results = _inline(node, body, [index, flag, *carried], f"__{node.label}_{step}")
+        results = inline(node, body, [index, flag, *carried], f"__{node.label}_{step}")
         if not isinstance(results[0], np.ndarray):
             raise node.error("the loop's condition is computed at run time (a static loop only)")
         going = bool(results[0].reshape(-1)[0])
@@ -150,7 +157,7 @@ def _loop(node: Node) -> list:
     scans = body.output[1 + len(carried) :]
     if not stacks:
         return [*carried, *(_no_steps(node, output) for output in scans)]
-    return [*carried, *(_stack(node, [s[k] for s in stacks], 0, False) for k in range(len(scans)))]
+    return [*carried, *(stack(node, [s[k] for s in stacks], 0, False) for k in range(len(scans)))]
 
 
 def _no_steps(node: Node, output: onnx.ValueInfoProto) -> SSAValue:
@@ -168,10 +175,13 @@ def _no_steps(node: Node, output: onnx.ValueInfoProto) -> SSAValue:
 
 
 def _input(node: Node, index: int) -> Value:
-    """Input `index`, its array where it is known at import time."""
+    """Input `index`: its array where it is known at import time, its
+    sequence or optional where it is one."""
     name = node.proto.input[index]
-    constants = node.importer.constants
-    return constants[name] if name in constants else node.value(index)
+    importer = node.importer
+    if name in importer.containers:
+        return importer.containers[name]
+    return importer.constants[name] if name in importer.constants else node.value(index)
 
 
 def _axes(node: Node, axes_name: str, directions_name: str, values: list) -> list[tuple[int, bool]]:
@@ -185,7 +195,7 @@ def _axes(node: Node, axes_name: str, directions_name: str, values: list) -> lis
     return result
 
 
-def _stack(node: Node, values: list[Value], axis: int, backward: bool) -> SSAValue:
+def stack(node: Node, values: list[Value], axis: int, backward: bool) -> SSAValue:
     """The per-step values stacked along a new `axis` (last step first if backward)."""
     tensors = []
     for value in reversed(values) if backward else values:
@@ -205,14 +215,16 @@ def _array_type(node: Node, array: np.ndarray):
     return element_type(onnx.helper.np_dtype_to_tensor_dtype(array.dtype), node.where)
 
 
-def _inline(node: Node, graph: onnx.GraphProto, bindings: list[Value], suffix: str) -> list[Value]:
+def inline(node: Node, graph: onnx.GraphProto, bindings: list[Value], suffix: str) -> list[Value]:
     """Convert `graph`'s nodes where `node` stands, its inputs bound to
     `bindings`, its own names given `suffix`; its outputs (arrays where known)."""
     importer = node.importer
     if suffix:
         graph = _renamed(graph, suffix)
     for info, value in zip(graph.input, bindings, strict=True):
-        if isinstance(value, np.ndarray):
+        if isinstance(value, Container):
+            importer.containers[info.name] = value
+        elif isinstance(value, np.ndarray):
             type_ = (
                 importer.inferred[info.name].element_type
                 if info.name in importer.inferred
@@ -228,7 +240,8 @@ def _inline(node: Node, graph: onnx.GraphProto, bindings: list[Value], suffix: s
     for proto in graph.node:
         importer.convert(proto)
     return [
-        importer.constants[o.name] if o.name in importer.constants else importer.tensor(o.name)
+        importer.containers.get(o.name)
+        or (importer.constants[o.name] if o.name in importer.constants else importer.tensor(o.name))
         for o in graph.output
     ]
 

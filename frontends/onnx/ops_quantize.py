@@ -29,7 +29,8 @@ from xdsl.dialects.builtin import Float32Type, IntegerType, Signedness, TensorTy
 from xdsl.ir import Attribute, SSAValue
 
 from graphcompiler.dialects import graph
-from graphcompiler.frontends.onnx.importer import Node, element_type
+from graphcompiler.frontends.onnx.element_types import element_type
+from graphcompiler.frontends.onnx.importer import Node
 from graphcompiler.frontends.onnx.ops import converter, reshape, saturated
 from graphcompiler.frontends.onnx.ops_window import (
     _kernel,

@@ -19,7 +19,8 @@ from xdsl.dialects.builtin import BFloat16Type, IntegerType, i1, i64
 from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import graph
-from graphcompiler.frontends.onnx.importer import Node, array_type, element_type
+from graphcompiler.frontends.onnx.element_types import array_type, element_type
+from graphcompiler.frontends.onnx.importer import Node
 from graphcompiler.frontends.onnx.ops import _broadcast, converter, reshape
 from graphcompiler.frontends.onnx.ops_window import _slice_axis
 from graphcompiler.ir.element_types import compute_dtype, round_to_bf16

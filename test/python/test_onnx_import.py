@@ -501,17 +501,18 @@ def test_gather_nd_of_one_element_folds_to_a_scalar():
     assert graphcompiler.compile(model, cache=False)(np.array(0.5, np.float32)) == 5.5
 
 
-def test_a_sequence_of_constants_is_a_clean_refusal():
-    """Folding SplitToSequence gives a list, which no graph value holds: the
-    node is refused (it has no converter), not a numpy error."""
+def test_a_sequence_of_constants_folds():
+    """SplitToSequence of a constant holds its slices as arrays: the
+    concatenation is a constant again (test_onnx_containers.py has the rest)."""
     nodes = [helper.make_node("SplitToSequence", ["x", "split"], ["seq"]),
              helper.make_node("ConcatFromSequence", ["seq"], ["y"], axis=0)]  # fmt: skip
     model = make_model(
         nodes, [], [("y", F, None)],
         [("x", np.arange(5, dtype=np.float32)), ("split", np.array([2, 3], np.int64))],
     )  # fmt: skip
-    with pytest.raises(OnnxImportError, match="SplitToSequence.*not supported"):
-        import_onnx(model)
+    text = str(import_onnx(model))
+    assert "graph.concat" not in text and "graph.slice" not in text
+    np.testing.assert_array_equal(graphcompiler.compile(model, cache=False)(), np.arange(5))
 
 
 @pytest.mark.parametrize("value, count", [(3.0, 1), (0.0, 0)])
