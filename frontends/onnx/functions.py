@@ -29,6 +29,9 @@ MAX_ROUNDS = 4
 """Expansions of expansions: a body may hold function ops of its own."""
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
+_FUNCTION_DOMAINS = (*_DEFAULT_DOMAINS, "ai.onnx.preview")
+"""Domains whose ops onnx may define by a function body (the preview
+domain's FlexAttention has one; com.microsoft's ops are converted)."""
 
 
 def expand_function_ops(
@@ -36,17 +39,19 @@ def expand_function_ops(
     converted: Callable[[str], bool],
     types_only: Callable[[onnx.ModelProto], onnx.ModelProto],
 ) -> onnx.ModelProto:
-    """`model` with every default-domain node whose op type `converted`
-    rejects and whose schema has a function body replaced by that body.
+    """`model` with every node of onnx's own domains whose op type
+    `converted` rejects (`domain:op_type` outside the default domain) and
+    whose schema has a function body replaced by that body.
     `types_only(model)` is the model without its weights' bytes (what
     shape inference needs, fast)."""
     version = next((o.version for o in model.opset_import if o.domain in _DEFAULT_DOMAINS), None)
+    versions = {o.domain: o.version for o in model.opset_import}
     for round_ in range(MAX_ROUNDS):
         wanted = [
             (node, schema)
             for node in model.graph.node
-            if node.domain in _DEFAULT_DOMAINS and not converted(node.op_type)
-            if (schema := _function_schema(node.op_type, version)) is not None
+            if node.domain in _FUNCTION_DOMAINS and not converted(_key(node))
+            if (schema := _function_schema(node, version, versions)) is not None
         ]
         if not wanted:
             break
@@ -57,7 +62,8 @@ def expand_function_ops(
         )
         expanded = 0
         for index, (node, schema) in enumerate(wanted):
-            body = _body(node, schema, version, types)
+            own = version if node.domain in _DEFAULT_DOMAINS else versions.get(node.domain)
+            body = _body(node, schema, own, version, types)
             if body is None:
                 continue
             expanded += 1
@@ -79,10 +85,22 @@ def expand_function_ops(
     return model
 
 
-def _function_schema(op_type: str, version: int | None) -> onnx.defs.OpSchema | None:
-    """The schema of `op_type` at opset `version`, if it defines a body."""
+def _key(node: onnx.NodeProto) -> str:
+    """The node's key among the converters (ops.CONVERTERS)."""
+    return node.op_type if node.domain in _DEFAULT_DOMAINS else f"{node.domain}:{node.op_type}"
+
+
+def _function_schema(
+    node: onnx.NodeProto, version: int | None, versions: dict[str, int]
+) -> onnx.defs.OpSchema | None:
+    """The schema of `node`'s op at the model's opset of its domain (the
+    default one's `version`), if it defines a body."""
+    default = node.domain in _DEFAULT_DOMAINS
+    at = version if default else versions.get(node.domain)
     try:
-        schema = onnx.defs.get_schema(op_type, version or onnx.defs.onnx_opset_version(), "")
+        schema = onnx.defs.get_schema(
+            node.op_type, at or onnx.defs.onnx_opset_version(), "" if default else node.domain
+        )
     except onnx.defs.SchemaError:
         return None
     return schema if schema.has_function or schema.has_context_dependent_function else None
@@ -91,11 +109,14 @@ def _function_schema(op_type: str, version: int | None) -> onnx.defs.OpSchema | 
 def _body(
     node: onnx.NodeProto,
     schema: onnx.defs.OpSchema,
+    own_version: int | None,
     version: int | None,
     types: dict[str, onnx.TypeProto],
 ) -> onnx.FunctionProto | None:
-    """The function body of `node` for the model's opset (None if every
-    body is written for a newer one), its omitted attributes given their
+    """The function body of `node` for the model's opset of its domain,
+    `own_version` (None if every body is written for a newer one; the
+    body's default-domain ops are read at `version`, the model's), its
+    omitted attributes given their
     schema defaults first (a body refers to the caller's attributes, and an
     omitted one would fall back to the inner op's default instead)."""
     dependent = schema.has_context_dependent_function
@@ -104,7 +125,7 @@ def _body(
         if dependent
         else schema.function_opset_versions
     )
-    versions = [v for v in listed if version is None or v <= version]
+    versions = [v for v in listed if own_version is None or v <= own_version]
     if not versions:
         return None
     given = {a.name for a in node.attribute}

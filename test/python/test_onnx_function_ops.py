@@ -144,3 +144,35 @@ def test_an_op_with_neither_converter_nor_body_is_one_error_line():
     with pytest.raises(OnnxImportError) as error:
         import_onnx(_model(node, {"x": np.zeros(16, np.uint8)}, 23))
     assert str(error.value) == "node 'h' (ImageDecoder): operator is not supported"
+
+
+def test_flex_attention_of_the_preview_domain_imports_as_its_body():
+    """ai.onnx.preview's FlexAttention: grouped K/V heads, a score_mod
+    subgraph (a soft cap) and a prob_mod one (a scale), by onnx's body."""
+    cap = helper.make_graph(
+        [helper.make_node("Constant", [], ["c"], value_float=4.0),
+         helper.make_node("Div", ["s", "c"], ["d"]), helper.make_node("Tanh", ["d"], ["t"]),
+         helper.make_node("Mul", ["t", "c"], ["out"])],
+        "score_mod", [helper.make_tensor_value_info("s", F, None)],
+        [helper.make_tensor_value_info("out", F, None)],
+    )  # fmt: skip
+    half = helper.make_graph(
+        [helper.make_node("Constant", [], ["h"], value_float=0.5),
+         helper.make_node("Mul", ["p", "h"], ["out"])],
+        "prob_mod", [helper.make_tensor_value_info("p", F, None)],
+        [helper.make_tensor_value_info("out", F, None)],
+    )  # fmt: skip
+    node = helper.make_node(
+        "FlexAttention", ["q", "k", "v"], ["y"], domain="ai.onnx.preview",
+        score_mod=cap, prob_mod=half, scale=0.3,
+    )  # fmt: skip
+    inputs = {"q": _floats(2, 4, 5, 8), "k": _floats(2, 2, 6, 8), "v": _floats(2, 2, 6, 3)}
+    model = _model(node, inputs, 24)
+    model.opset_import.append(helper.make_opsetid("ai.onnx.preview", 1))
+    q, k, v = inputs.values()
+    k, v = np.repeat(k, 2, axis=1), np.repeat(v, 2, axis=1)  # query head h reads K/V head h // 2
+    scores = 4.0 * np.tanh(q @ k.transpose(0, 1, 3, 2) * 0.3 / 4.0)
+    probs = np.exp(scores - scores.max(-1, keepdims=True))
+    expected = 0.5 * probs / probs.sum(-1, keepdims=True) @ v
+    got = graphcompiler.compile(model, cache=False)(*inputs.values())
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
