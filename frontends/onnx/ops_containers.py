@@ -155,7 +155,7 @@ def _concat_from_sequence(node: Node) -> list:
 def _split_to_sequence(node: Node) -> list:
     """Slices along the axis: of the sizes given, of one size (a scalar
     `split`, the last slice smaller), or (no `split`) of size 1, with the
-    axis dropped unless keepdims."""
+    axis dropped unless keepdims (which a `split` overrides)."""
     x = _item(node, 0)
     shape = list(_item_shape(x))
     rank = len(shape)
@@ -163,9 +163,9 @@ def _split_to_sequence(node: Node) -> list:
     if not -rank <= axis < rank:
         raise node.error(f"axis {axis} is out of range for rank {rank}")
     axis %= rank
-    keep = bool(node.attr("keepdims", 1))
     length = shape[axis]
     split = node.optional_constant(1, "the split sizes")
+    keep = bool(node.attr("keepdims", 1)) or split is not None
     if split is None:
         sizes = [1] * length
     elif split.ndim == 0:
@@ -174,7 +174,6 @@ def _split_to_sequence(node: Node) -> list:
         sizes = [min(int(split), length - start) for start in range(0, length, int(split))]
     else:
         sizes = [int(s) for s in split.reshape(-1)]
-        keep = True  # keepdims applies only without `split`
         if min(sizes, default=0) < 0 or sum(sizes) != length:
             raise node.error(f"split sizes {sizes} do not cut axis {axis} of size {length}")
     items, start = [], 0
