@@ -36,6 +36,7 @@ from graphcompiler.frontends.onnx import (  # noqa: F401 - register their conver
     ops_resize,
     ops_signal,
     ops_tensor,
+    ops_text,
     ops_trig,
     ops_window,
 )
