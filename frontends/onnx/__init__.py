@@ -31,6 +31,7 @@ from graphcompiler.frontends.onnx import (  # noqa: F401 - register their conver
     ops_indexing,
     ops_linalg,
     ops_math,
+    ops_ml,
     ops_quantize,
     ops_recurrent,
     ops_resize,

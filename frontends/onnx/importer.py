@@ -530,10 +530,14 @@ def _single_node_model(proto: onnx.NodeProto, model: onnx.ModelProto, constants)
 
 
 def _default_opset(model: onnx.ModelProto) -> int:
+    """The default operator set's version; the newest onnx knows for a
+    model of other domains' ops only (ai.onnx.ml's, as scikit-learn's)."""
     versions = [o.version for o in model.opset_import if o.domain in DEFAULT_DOMAINS]
-    if not versions:
+    if versions:
+        return max(versions)
+    if any(node.domain in DEFAULT_DOMAINS for node in all_nodes(model.graph)):
         raise OnnxImportError("the model imports no version of the default ONNX operator set")
-    return max(versions)
+    return onnx.defs.onnx_opset_version()
 
 
 def _opset(model: onnx.ModelProto) -> int:
