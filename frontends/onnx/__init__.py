@@ -38,6 +38,7 @@ from graphcompiler.frontends.onnx import (  # noqa: F401 - register their conver
     ops_signal,
     ops_tensor,
     ops_text,
+    ops_training,
     ops_trig,
     ops_window,
 )
