@@ -1,20 +1,22 @@
 """TfIdfVectorizer on integer tokens (registered in `ops.CONVERTERS`),
 written out in graph ops.
 
-The pool is known at import time, so each of its n-grams is a product of
-token matches: for a skip distance d, the n-gram (t1, ..., tn) occurs at
-position i when x[i] == t1, x[i + d] == t2, ... Each token's match mask is
-computed once; an n-gram's count sums, over the distances 1 .. max_skip_count
-+ 1 (a unigram once), the product of its tokens' masks shifted by k d. The
-counts of all n-grams, one column each, meet their output columns through a
-0/1 matrix (n-grams may share a column), and the mode weighs them, as onnx's
-reference does. String tokens are not supported (the element type).
+The pool is known at import time. For a skip distance d, the n-gram (t1,
+..., tn) occurs at position i when x[i] == t1, x[i + d] == t2, ...: the
+n-grams of one length are compared at once, the window of x starting at k d
+against a row of every n-gram's k-th token ([batch, positions, n-grams]),
+the matches of the n tokens combined and summed over the positions, and
+over the distances 1 .. max_skip_count + 1 (unigrams once). So the ops grow
+with the lengths and distances, not with the pool. The counts are gathered
+into their output columns (summed through a 0/1 matrix where n-grams share
+a column), and the mode weighs them, as onnx's reference does. String tokens are not
+supported (the element type).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import Float32Type, IntegerType
+from xdsl.dialects.builtin import Float32Type, IntegerType, i64
 from xdsl.ir import SSAValue
 
 from graphcompiler.frontends.onnx.importer import Node
@@ -23,21 +25,29 @@ from graphcompiler.frontends.onnx.ops import cast, converter, reshape
 
 def _pool_ngrams(node: Node, pool: list[int]) -> list[tuple[int, tuple[int, ...]]]:
     """(the n-gram's index in the pool, its tokens) for the n-grams of
-    counted lengths; ngram_counts[k] is where the (k + 1)-grams start."""
+    counted lengths, in pool order; ngram_counts[k] is where the (k +
+    1)-grams start. An n-gram listed twice is an error (onnxruntime's;
+    onnx's reference counts it for its last index only)."""
     starts = [int(s) for s in node.attr("ngram_counts")]
     low, high = int(node.attr("min_gram_length")), int(node.attr("max_gram_length"))
     if not 1 <= low <= high:
         raise node.error(f"gram lengths [{low}, {high}] are not a range of positive lengths")
-    ngrams, index = [], 0
+    counted: dict[tuple[int, ...], int] = {}
+    seen: set[tuple[int, ...]] = set()
+    index = 0
     for size, start in enumerate(starts, 1):
         end = starts[size] if size < len(starts) else len(pool)
         if end < start or (end - start) % size:
             raise node.error(f"the pool's {size}-grams ({start} to {end}) are not whole")
         for offset in range(start, end, size):
+            tokens = tuple(pool[offset : offset + size])
+            if tokens in seen:
+                raise node.error(f"the pool lists the n-gram {list(tokens)} twice")
+            seen.add(tokens)
             if low <= size <= high:
-                ngrams.append((index, tuple(pool[offset : offset + size])))
+                counted[tokens] = index
             index += 1
-    return ngrams
+    return sorted((index, tokens) for tokens, index in counted.items())
 
 
 @converter("TfIdfVectorizer")
@@ -57,38 +67,45 @@ def _tfidf_vectorizer(node: Node) -> list:
     rows = reshape(node, x, [1, shape[0]] if len(shape) == 1 else shape)
     batch, length = rows.type.get_shape()
     f32 = Float32Type()
-    masks: dict[int, SSAValue] = {}
-
-    def mask(token: int) -> SSAValue:
-        if token not in masks:
-            masks[token] = cast(node, node.make("equal", [rows, node.scalar(token, rows)]), f32)
-        return masks[token]
-
-    def shifted(token: int, start: int, size: int) -> SSAValue:
-        return node.make("slice", [mask(token)], starts=[0, start], ends=[batch, start + size])
-
-    counts = []
-    for _, tokens in ngrams:
+    sizes = sorted({len(tokens) for _, tokens in ngrams})
+    counts = []  # per n-gram length, [batch, that many n-grams]: in pool order, as `ngrams`
+    for size in sizes:
+        table = np.array([tokens for _, tokens in ngrams if len(tokens) == size], np.int64)
         total = None
-        for distance in range(1, (skips + 1 if len(tokens) > 1 else 1) + 1):
-            span = length - (len(tokens) - 1) * distance  # positions the n-gram can start at
+        for distance in range(1, (skips + 1 if size > 1 else 1) + 1):
+            span = length - (size - 1) * distance  # positions an n-gram can start at
             if span <= 0:
                 break
-            both = shifted(tokens[0], 0, span)
-            for k, token in enumerate(tokens[1:], 1):
-                both = node.make("mul", [both, shifted(token, k * distance, span)])
-            found = node.make("reduce_sum", [both], axes=[1], keep_dims=True)
-            total = found if total is None else node.make("add", [total, found])
-        counts.append(total if total is not None else _zeros(node, batch))
+            found = None  # [batch, span, n-grams]: each n-gram's tokens all match there
+            for k in range(size):
+                window = node.make("slice", [rows], starts=[0, k * distance],
+                                   ends=[batch, k * distance + span])  # fmt: skip
+                tokens = node.importer.constant_value(
+                    table[:, k].reshape(1, 1, -1), rows.type.element_type, node.label
+                )
+                match = node.make("equal", [reshape(node, window, [batch, span, 1]), tokens])
+                found = match if found is None else node.make("logical_and", [found, match])
+            summed = node.make("reduce_sum", [cast(node, found, f32)], axes=[1], keep_dims=False)
+            total = summed if total is None else node.make("add", [total, summed])
+        counts.append(total if total is not None else _zeros(node, batch, len(table)))
     width = max(columns) + 1
-    routing = np.zeros([max(len(ngrams), 1), width], np.float32)
-    for row, (index, _) in enumerate(ngrams):
+    targets = []
+    for index, _ in ngrams:
         if index >= len(columns):
             raise node.error(f"ngram_indexes has no column for the pool's n-gram #{index}")
-        routing[row, columns[index]] = 1.0
-    counts = counts or [_zeros(node, batch)]
-    stacked = counts[0] if len(counts) == 1 else node.make("concat", counts, axis=1)
-    y = node.make("matmul", [stacked, node.importer.constant_value(routing, f32, node.label)])
+        targets.append(columns[index])
+    counts = [*counts, _zeros(node, batch, 1)]  # the last column: 0, for a column no n-gram has
+    stacked = node.make("concat", counts, axis=1)
+    if len(set(targets)) == len(targets):  # one n-gram per column: a gather
+        source = np.full(width, len(targets), np.int64)
+        source[targets] = np.arange(len(targets))
+        y = node.make(
+            "gather", [stacked, node.importer.constant_value(source, i64, node.label)], axis=1
+        )
+    else:  # columns that sum several n-grams: a 0/1 matrix
+        routing = np.zeros([len(targets) + 1, width], np.float32)
+        routing[np.arange(len(targets)), targets] = 1.0
+        y = node.make("matmul", [stacked, node.importer.constant_value(routing, f32, node.label)])
     if mode != "TF":
         given = np.asarray(weights if weights else [1.0] * width, np.float32)
         if given.size != width:
@@ -102,5 +119,7 @@ def _tfidf_vectorizer(node: Node) -> list:
     return [reshape(node, y, [width] if len(shape) == 1 else [batch, width])]
 
 
-def _zeros(node: Node, batch: int) -> SSAValue:
-    return node.importer.constant_value(np.zeros([batch, 1], np.float32), Float32Type(), node.label)
+def _zeros(node: Node, batch: int, width: int) -> SSAValue:
+    return node.importer.constant_value(
+        np.zeros([batch, width], np.float32), Float32Type(), node.label
+    )

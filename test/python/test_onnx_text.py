@@ -13,11 +13,11 @@ from graphcompiler.frontends.onnx import OnnxImportError, import_onnx
 POOL = [2, 3, 5, 4, 5, 6, 7, 8, 6, 7]  # unigrams 2, 3, 5, 4; bigrams (5, 6), (7, 8), (6, 7)
 
 
-def _model(shape, element=TensorProto.INT32, **attributes):
+def _model(shape, element=TensorProto.INT32, columns=(0, 1, 2, 3, 4, 5, 1), **attributes):
+    """The last bigram shares column 1 with a unigram (unless `columns` says otherwise)."""
     node = helper.make_node(
         "TfIdfVectorizer", ["x"], ["y"],
-        ngram_counts=[0, 4], ngram_indexes=[0, 1, 2, 3, 4, 5, 1], pool_int64s=POOL,
-        **attributes,
+        ngram_counts=[0, 4], ngram_indexes=list(columns), pool_int64s=POOL, **attributes,
     )  # fmt: skip
     graph = helper.make_graph(
         [node], "g", [helper.make_tensor_value_info("x", element, shape)],
@@ -46,6 +46,18 @@ def test_tfidf_vectorizer_matches_onnx_reference(mode, weights, grams, skips, sh
     assert counts.any() and counts.max() > 1
 
 
+def test_one_ngram_per_column_in_any_order():
+    """Columns permuted, one left empty: the counts are gathered, not summed."""
+    columns = (6, 0, 3, 1, 7, 2, 5)
+    model = _model([2, 8], columns=columns, mode="TF", min_gram_length=1, max_gram_length=2,
+                   max_skip_count=1)  # fmt: skip
+    x = np.array([[5, 6, 7, 6, 7, 8, 2, 3], [2, 2, 5, 4, 6, 7, 8, 8]], np.int32)
+    (expected,) = ReferenceEvaluator(model).run(None, {"x": x})
+    got = graphcompiler.compile(import_onnx(model), cache=False)(x)
+    np.testing.assert_array_equal(got, expected)
+    assert expected.shape == (2, 8) and not expected[:, 4].any()
+
+
 def test_string_tokens_are_one_error_line():
     node = helper.make_node(
         "TfIdfVectorizer", ["x"], ["y"], mode="TF", min_gram_length=1, max_gram_length=1,
@@ -59,3 +71,18 @@ def test_string_tokens_are_one_error_line():
     with pytest.raises(OnnxImportError, match="pool_strings.*string tokens") as error:
         import_onnx(model)
     assert "\n" not in str(error.value)
+
+
+def test_an_ngram_listed_twice_is_one_error_line():
+    """As onnxruntime refuses it (onnx's reference counts the last one only)."""
+    node = helper.make_node(
+        "TfIdfVectorizer", ["x"], ["y"], mode="TF", min_gram_length=1, max_gram_length=1,
+        max_skip_count=0, ngram_counts=[0], ngram_indexes=[0, 1], pool_int64s=[7, 7],
+    )  # fmt: skip
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", TensorProto.INT64, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)])
+    with pytest.raises(OnnxImportError, match=r"n-gram \[7\] twice"):
+        import_onnx(model)
