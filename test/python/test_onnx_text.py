@@ -58,31 +58,23 @@ def test_one_ngram_per_column_in_any_order():
     assert expected.shape == (2, 8) and not expected[:, 4].any()
 
 
-def test_string_tokens_are_one_error_line():
+@pytest.mark.parametrize(
+    ("pool", "columns", "message"),
+    [
+        (dict(pool_strings=["a"]), [0], "pool_strings.*string tokens"),
+        (dict(pool_int64s=[7, 7]), [0, 1], r"n-gram \[7\] twice"),  # as onnxruntime refuses it
+    ],
+)
+def test_bad_pools_are_one_error_line(pool, columns, message):
     node = helper.make_node(
         "TfIdfVectorizer", ["x"], ["y"], mode="TF", min_gram_length=1, max_gram_length=1,
-        max_skip_count=0, ngram_counts=[0], ngram_indexes=[0], pool_strings=["a"],
+        max_skip_count=0, ngram_counts=[0], ngram_indexes=columns, **pool,
     )  # fmt: skip
     graph = helper.make_graph(
         [node], "g", [helper.make_tensor_value_info("x", TensorProto.INT64, [4])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
     )  # fmt: skip
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)])
-    with pytest.raises(OnnxImportError, match="pool_strings.*string tokens") as error:
+    with pytest.raises(OnnxImportError, match=message) as error:
         import_onnx(model)
     assert "\n" not in str(error.value)
-
-
-def test_an_ngram_listed_twice_is_one_error_line():
-    """As onnxruntime refuses it (onnx's reference counts the last one only)."""
-    node = helper.make_node(
-        "TfIdfVectorizer", ["x"], ["y"], mode="TF", min_gram_length=1, max_gram_length=1,
-        max_skip_count=0, ngram_counts=[0], ngram_indexes=[0, 1], pool_int64s=[7, 7],
-    )  # fmt: skip
-    graph = helper.make_graph(
-        [node], "g", [helper.make_tensor_value_info("x", TensorProto.INT64, [4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-    )  # fmt: skip
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)])
-    with pytest.raises(OnnxImportError, match=r"n-gram \[7\] twice"):
-        import_onnx(model)
