@@ -186,3 +186,63 @@ def _compress(node: Node) -> list:
     kept = np.flatnonzero(condition[: x.type.get_shape()[axis % rank]])
     where = node.importer.constant_value(kept.astype(np.int64), i64, node.label)
     return [node.make("gather", [x, where], axis=axis % rank)]
+
+
+@converter("NonMaxSuppression")
+def _non_max_suppression(node: Node) -> list:
+    """[selected, 3] (batch, class, box) of known boxes and scores, as
+    onnx's reference selects them: per batch and class, the boxes above
+    score_threshold from the best score down (the lower index first on a
+    tie), each kept unless its IoU with a kept one exceeds iou_threshold,
+    at most max_output_boxes_per_class (0 when absent). The output's
+    length depends on the values, so boxes computed at run time are
+    refused (a graph input is bound to its value)."""
+    boxes = np.asarray(node.constant(0, "the boxes (the output's length depends on them)"))
+    scores = np.asarray(node.constant(1, "the scores (the output's length depends on them)"))
+    limit, iou_limit, score_limit = (
+        node.optional_constant(i, what) for i, what in ((2, "max_output_boxes_per_class"),
+                                                        (3, "iou_threshold"), (4, "score_threshold"))
+    )  # fmt: skip
+    if boxes.ndim != 3 or boxes.shape[2] != 4 or scores.ndim != 3:
+        raise node.error(f"boxes {list(boxes.shape)} must be [B, N, 4] and scores [B, C, N]")
+    if scores.shape[0] != boxes.shape[0] or scores.shape[2] != boxes.shape[1]:
+        raise node.error(f"scores {list(scores.shape)} do not match boxes {list(boxes.shape)}")
+    keep_most = max(int(limit.reshape(-1)[0]), 0) if limit is not None and limit.size else 0
+    iou_limit = float(iou_limit.reshape(-1)[0]) if iou_limit is not None and iou_limit.size else 0.0
+    lows, highs = _box_corners(boxes.astype(np.float64), node.require_attr("center_point_box", (0, 1), 0))
+    selected = []
+    for batch, classes in enumerate(scores):
+        areas = np.prod(highs[batch] - lows[batch], axis=-1)
+        for klass, class_scores in enumerate(classes):
+            order = np.argsort(-class_scores, kind="stable")
+            if score_limit is not None and score_limit.size:
+                order = order[class_scores[order] > float(score_limit.reshape(-1)[0])]
+            kept: list[int] = []
+            for box in order:
+                if len(kept) == keep_most:
+                    break
+                if kept:
+                    inner = np.minimum(highs[batch, kept], highs[batch, box]) - np.maximum(
+                        lows[batch, kept], lows[batch, box]
+                    )
+                    overlap = np.where((inner > 0).all(-1), np.prod(inner, axis=-1), 0.0)
+                    union = areas[kept] + areas[box] - overlap
+                    valid = (overlap > 0) & (areas[kept] > 0) & (areas[box] > 0) & (union > 0)
+                    iou = np.divide(overlap, union, out=np.zeros_like(overlap), where=valid)
+                    if (valid & (iou > iou_limit)).any():
+                        continue
+                kept.append(int(box))
+                selected.append((batch, klass, int(box)))
+    return [np.array(selected, np.int64).reshape(-1, 3)]
+
+
+def _box_corners(boxes: np.ndarray, center_point_box: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each box's (x, y) low and high corners: from [y1, x1, y2, x2] in
+    any order, or (center_point_box=1) [x_center, y_center, width, height]."""
+    if center_point_box == 1:
+        half = boxes[..., 2:] / 2
+        return boxes[..., :2] - half, boxes[..., :2] + half
+    xs, ys = boxes[..., [1, 3]], boxes[..., [0, 2]]
+    lows = np.stack([xs.min(-1), ys.min(-1)], axis=-1)
+    highs = np.stack([xs.max(-1), ys.max(-1)], axis=-1)
+    return lows, highs

@@ -480,3 +480,46 @@ def test_onnx_compress_of_a_known_condition_and_nonzero_of_a_bound_input(tmp_pat
         y, z = compiled(x, c)
         np.testing.assert_array_equal(y, np.compress(c, x, axis=axis))
         np.testing.assert_array_equal(z, np.array(np.nonzero(c)))
+
+
+@pytest.mark.parametrize("center_point_box", [0, 1])
+@pytest.mark.parametrize("thresholds", [(3, 0.3, None), (2, 0.0, 0.4), (10, 0.6, 0.1)])
+def test_onnx_non_max_suppression_of_known_boxes(center_point_box, thresholds):
+    """Random boxes (corners in any order), tied scores, every threshold,
+    against onnx's reference; boxes computed at run time are one error line."""
+    pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+    from onnx.reference import ReferenceEvaluator
+
+    from graphcompiler.frontends.onnx import OnnxImportError, import_onnx
+
+    generator = np.random.default_rng(center_point_box * 7 + thresholds[0])
+    boxes = generator.uniform(0, 4, size=(2, 12, 4)).astype(np.float32)
+    scores = generator.choice([0.2, 0.5, 0.5, 0.9], size=(2, 3, 12)).astype(np.float32)
+    limit, iou, score = thresholds
+    known = {"boxes": boxes, "scores": scores, "limit": np.array([limit], np.int64),
+             "iou": np.array([iou], np.float32)}  # fmt: skip
+    if score is not None:
+        known["score"] = np.array([score], np.float32)
+    node = helper.make_node(
+        "NonMaxSuppression", list(known), ["selected"], center_point_box=center_point_box
+    )
+    output = [helper.make_tensor_value_info("selected", TensorProto.INT64, None)]
+    initializers = [numpy_helper.from_array(v, k) for k, v in known.items()]
+    model = helper.make_model(
+        helper.make_graph([node], "g", [], output, initializers),
+        opset_imports=[helper.make_opsetid("", 18)],
+    )
+    (expected,) = ReferenceEvaluator(model).run(None, {})
+    got = graphcompiler.compile(import_onnx(model), cache=False)()
+    np.testing.assert_array_equal(got, expected)
+    assert 0 < len(expected) < 2 * 3 * 12
+    computed = helper.make_node("Relu", ["x"], ["boxes"])
+    rows = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 12, 4])]
+    model = helper.make_model(
+        helper.make_graph([computed, node], "g", rows, output, initializers[1:]),
+        opset_imports=[helper.make_opsetid("", 18)],
+    )
+    with pytest.raises(OnnxImportError, match="the boxes.*computed at run time") as error:
+        import_onnx(model)
+    assert "\n" not in str(error.value)
