@@ -147,8 +147,8 @@ def test_symbolic_dim_names_the_input_and_the_fix():
     "node, message",
     [
         (
-            helper.make_node("NonMaxSuppression", ["x", "x"], ["y"], name="s"),
-            "node 's' (NonMaxSuppression): operator is not supported",
+            helper.make_node("ImageDecoder", ["x"], ["y"], name="s"),
+            "node 's' (ImageDecoder): operator is not supported",
         ),
         (
             helper.make_node("LeakyRelu", ["x"], ["y"], name="l", alpha=0.1, bogus=1),
@@ -166,9 +166,9 @@ def test_symbolic_dim_names_the_input_and_the_fix():
 )
 def test_unsupported_constructs_are_one_line_naming_the_node(node, message):
     output_type = TensorProto.FLOAT8E8M0 if node.op_type == "Cast" else F
-    output_type = TensorProto.INT64 if node.op_type == "NonMaxSuppression" else output_type
-    input_shape = [1, 1, 4] if node.op_type == "NonMaxSuppression" else [1, 1, 4, 4]
-    model = make_model([node], [("x", F, input_shape)], [("y", output_type, None)])
+    x = ("x", TensorProto.UINT8, [16]) if node.op_type == "ImageDecoder" else ("x", F, [1, 1, 4, 4])
+    output_type = TensorProto.UINT8 if node.op_type == "ImageDecoder" else output_type
+    model = make_model([node], [x], [("y", output_type, None)])
     with pytest.raises(OnnxImportError) as error:
         import_onnx(model)
     assert str(error.value) == message
@@ -239,11 +239,11 @@ def test_compile_and_gc_run_take_onnx_files(tmp_path, capsys):
     np.save(tmp_path / "x.npy", x)
     assert gc_run.main([str(path), "--input", f"x={tmp_path / 'x.npy'}", "--check-reference"]) == 0
     assert "output #0: matches the reference" in capsys.readouterr().out
-    with pytest.raises(ValueError, match="node 'nms' \\(NonMaxSuppression\\): operator is not"):
+    with pytest.raises(ValueError, match="node 'dec' \\(ImageDecoder\\): operator is not"):
         model = make_model(
-            [helper.make_node("NonMaxSuppression", ["x", "x"], ["y"], name="nms")],
-            [("x", F, [1, 1, 4])],
-            [("y", TensorProto.INT64, None)],
+            [helper.make_node("ImageDecoder", ["x"], ["y"], name="dec")],
+            [("x", TensorProto.UINT8, [16])],
+            [("y", TensorProto.UINT8, None)],
         )
         graphcompiler.compile(model)
 

@@ -25,7 +25,7 @@
 
 // RUN: %python %S/Inputs/onnx_text.py %S/Inputs/unsupported.onnxtxt %t.unsupported.onnx
 // RUN: not gc-translate --import-onnx %t.unsupported.onnx 2>&1 | filecheck %s --check-prefix=NODE-ERROR
-// NODE-ERROR: gc-translate: error: {{.*}}.onnx: node 'nms' (NonMaxSuppression): operator is not supported
+// NODE-ERROR: gc-translate: error: {{.*}}.onnx: node 'decode' (ImageDecoder): operator is not supported
 // NODE-ERROR-NOT: Traceback
 
 // gc-run reads .onnx files directly.
