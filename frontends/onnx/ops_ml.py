@@ -31,8 +31,8 @@ _COMPARISONS = {
     LEQ: "less_equal", LT: "less", GTE: "greater_equal", GT: "greater", EQ: "equal",
     NEQ: "not_equal",
 }  # fmt: skip
-SUM_AGGREGATES = {0: "average", 1: "sum"}
-EXTREME_AGGREGATES = {2: "reduce_min", 3: "reduce_max"}
+AVERAGE, SUM = 0, 1
+EXTREME_AGGREGATES = {2: "reduce_min", 3: "reduce_max"}  # MIN, MAX
 
 
 @converter("Binarizer", domain=ML)
@@ -89,7 +89,7 @@ def _tree_ensemble(node: Node) -> list:
     n_targets = int(node.attr("n_targets"))
     aggregate = int(node.attr("aggregate_function", 1))
     transform = node.require_attr("post_transform", (0, 1, 2), 0)  # none, softmax, logistic
-    if aggregate not in (*SUM_AGGREGATES, *EXTREME_AGGREGATES):
+    if aggregate not in (AVERAGE, SUM, *EXTREME_AGGREGATES):
         raise node.unsupported_attribute("aggregate_function")
     nodes, leaves = len(modes), len(weights)
     if missing is None:
@@ -134,6 +134,8 @@ def _tree_ensemble(node: Node) -> list:
     true_of = table(np.asarray(on_true + itself, np.int64), i64)
     false_of = table(np.asarray(on_false + itself, np.int64), i64)
     member_sets = _member_sets(node, modes, members, nodes + leaves)
+    if MEMBER in modes:
+        member_sets = table(member_sets, x.type.element_type)
     for _ in range(depth):
         value = node.make(
             "gather_elements", [x, node.make("gather", [feature_of, state], axis=0)], axis=1
@@ -142,7 +144,7 @@ def _tree_ensemble(node: Node) -> list:
         taken = None
         for mode in sorted(set(modes.tolist())):
             if mode == MEMBER:
-                sets = node.make("gather", [table(member_sets, x.type.element_type), state], axis=0)
+                sets = node.make("gather", [member_sets, state], axis=0)
                 shape = [*value.type.get_shape(), 1]
                 hits = node.make("equal", [sets, reshape(node, value, shape)])
                 result = cast(
@@ -185,7 +187,7 @@ def _tree_ensemble(node: Node) -> list:
         ],
     )
     per_target = reshape(node, weight, [samples, trees, 1])
-    if aggregate in SUM_AGGREGATES:
+    if aggregate in (AVERAGE, SUM):
         summed = node.make(
             "reduce_sum",
             [node.make("select", [hit, per_target, node.scalar(0.0, weight)])],
@@ -194,7 +196,7 @@ def _tree_ensemble(node: Node) -> list:
         )
         y = (
             summed
-            if aggregate == 1
+            if aggregate == SUM
             else node.make("div", [summed, node.scalar(float(trees), summed)])
         )
     else:
