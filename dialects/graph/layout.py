@@ -119,7 +119,9 @@ class FromBlockedOp(GraphOp):
 class BlockedConv2dOp(ConvolutionOp):
     """graph.conv2d on channel-blocked tensors: input [N, ceil(C / b), H, W, b],
     weight OIHW [O, C / groups, KH, KW] (plain: it gives C and O), result
-    [N, ceil(O / b), OH, OW, b]; `groups` is 1 or C = O (depthwise). Equal to
+    [N, ceil(O / b), OH, OW, b]; `groups` is 1, C = O (depthwise), or
+    divides C and O into whole blocks (RegNet's and ResNeXt's grouped
+    layers: each group's input and output blocks its own). Equal to
     to_blocked(conv2d(from_blocked(input), weight)) with the same
     properties, but for the result's padding lanes, which it leaves
     unspecified (the input's are never read). The input may also be plain
@@ -130,6 +132,7 @@ class BlockedConv2dOp(ConvolutionOp):
 
         %y = graph.blocked_conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x8x8x16xf32>, tensor<32x32x3x3xf32>) -> tensor<1x2x8x8x16xf32>
         %z = graph.blocked_conv2d %x, %v : (tensor<1x2x8x8x16xf32>, tensor<24x20x1x1xf32>) -> tensor<1x2x8x8x16xf32>
+        %g = graph.blocked_conv2d %x, %u {groups = 2 : i64, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x8x8x16xf32>, tensor<32x16x3x3xf32>) -> tensor<1x2x8x8x16xf32>
         %q = graph.blocked_conv2d %u, %w8 {pad_value = 3 : i64} : (tensor<1x1x8x8x16xui8>, tensor<16x16x3x3xi8>) -> tensor<1x1x6x6x16xi32>
         %s = graph.blocked_conv2d %rgb, %w7 {strides = array<i64: 2, 2>, padding = array<i64: 3, 3, 3, 3>} : (tensor<1x3x32x32xf32>, tensor<64x3x7x7xf32>) -> tensor<1x4x16x16x16xf32>
     """
@@ -146,9 +149,12 @@ class BlockedConv2dOp(ConvolutionOp):
         (n, blocks, h, w, block), (o, i, kh, kw) = map(_shape, operand_types)
         groups = int_value(properties, "groups")
         c = i * groups
-        if groups != 1 and (groups != o or i != 1):
+        depthwise = groups == o and i == 1
+        whole_blocks = c % (groups * block) == 0 and o % (groups * block) == 0
+        if groups != 1 and not depthwise and not whole_blocks:
             raise VerifyException(
-                f"groups {groups} must be 1 or the {c} channels (depthwise, as many outputs)"
+                f"groups {groups} must be 1, the {c} channels (depthwise, as many outputs), "
+                f"or split the {c} input and {o} output channels into whole blocks of {block}"
             )
         if not _channels_fit(c, blocks, block):
             raise VerifyException(

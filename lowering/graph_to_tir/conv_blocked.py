@@ -2,7 +2,9 @@
 
 What: out[n, o // b, y, x, o % b] = sum over c, ky, kx of w[o, c, ky, kx] *
 in[n, c // b, y * sh - pt + ky * dh, x * sw - pl + kx * dw, c % b] (zero
-outside the input); depthwise (groups = C = O) sums over the taps only.
+outside the input); depthwise (groups = C = O) sums over the taps only;
+groups of whole blocks (RegNet's) give each group's output blocks a
+reduction over its own input blocks, as oneDNN's grouped nChw16c ones do.
 How (oneDNN's direct convolution on nChw16c, as brgemm tiles):
 - a padded input is copied once per call into [N, C / b, Hp, Wp, b] with its
   zero border, so that no tap is bounds-checked (unpadded inputs are read in
@@ -146,17 +148,22 @@ class BlockedConv:
         # RGB image): K runs over the filter columns, which lie in a row
         self.columns_in_k = self.in_block == 1 and op.group_count == 1
         self.o, _, self.kh, self.kw = w.shape
-        self.depthwise = op.group_count > 1
+        self.depthwise = op.group_count > 1 and op.group_count == self.o and w.shape[1] == 1
+        # groups of whole blocks: each reduces over its own input blocks
+        self.conv_groups = 1 if self.depthwise else op.group_count
+        self.in_blocks = self.blocks // self.conv_groups  # of one group
         self.quads = takes_byte_quads(op, x, w, out)
         # what the tiles' A and B elements hold: one channel, or a word of four
         self.per = QUAD if self.quads else 1
         self.k_block = self.in_block // self.per
         self.pad_value = op.padding_value
-        # the input blocks whose lanes are all channels, and the channels of
-        # a padded last one (blocked_shape): its padding lanes are never read
-        self.channels = w.shape[1] * op.group_count
+        # the input blocks (of a group) whose lanes are all channels, and the
+        # channels of a padded last one (blocked_shape): its padding lanes
+        # are never read
+        self.channels = w.shape[1] * (op.group_count if self.depthwise else 1)
         self.whole_blocks, self.last_channels = divmod(self.channels, self.in_block)
         _, self.out_blocks, self.oh, self.ow, _ = out.shape
+        self.group_out_blocks = self.out_blocks // self.conv_groups
         (self.sh, self.sw), self.pads = op.window_strides, op.window_padding
         self.dh, self.dw = op.window_dilations
         # the rows and columns of the padded input that the outputs read
@@ -180,7 +187,7 @@ class BlockedConv:
             self.pixels, self.vectors, self.tile_rows = min(self.ow, DEPTHWISE_COLUMNS), 1, 1
         else:
             self.pixels, self.vectors, self.tile_rows = conv_register_tile(
-                target, self.ow, self.oh, self.out_blocks
+                target, self.ow, self.oh, self.group_out_blocks
             )
         self._choose_blocks(target)
 
@@ -285,10 +292,10 @@ class BlockedConv:
         return copy, rows, columns
 
     def _packed_weights(self) -> SSAValue:
-        """[groups, C / b, KH, KW, b, v b] panels ([C / b, KH, KW, b] depthwise),
-        zero past the weights' channels (in and out)."""
+        """[groups, C / b, KH, KW, b, v b] panels ([C / b, KH, KW, b] depthwise;
+        C a group's channels), zero past the weights' channels (in and out)."""
         b, kh, kw, ib = self.block, self.kh, self.kw, self.in_block  # ib = b but for plain inputs
-        channels, outputs = self.blocks * ib, self.out_blocks * b
+        channels, outputs = self.in_blocks * ib, self.out_blocks * b
         if self.depthwise:
             shape = [self.blocks, kh, kw, b]
 
@@ -301,10 +308,10 @@ class BlockedConv:
                 return self.b.binary(tir.LtOp, o, self.o), [o, 0, ky, kx]
         else:
             width, groups = self.vectors * b, self.out_blocks // self.vectors
-            shape = [groups, self.blocks, kh, kw, ib, width]
+            shape = [groups, self.in_blocks, kh, kw, ib, width]
 
             def pack(weights: np.ndarray) -> np.ndarray:
-                split = weights.reshape(groups, width, self.blocks, ib, kh, kw)
+                split = weights.reshape(groups, width, self.in_blocks, ib, kh, kw)
                 return split.transpose(0, 2, 4, 5, 3, 1)
 
             def source(index: list) -> tuple[SSAValue, list]:
@@ -439,6 +446,10 @@ class BlockedConv:
         span = last_b + k_rows * width  # the weights of this reduction's input blocks
         b_view = b.tensor_ptr(weights, [group, channels, 0, 0, 0, 0], [span])
         next_weights = self._next_weights(weights, group, channels, span)
+        input_block = channels
+        if self.conv_groups > 1:  # the first input block of the tiles' group
+            conv_group = b.div(first_block, self.group_out_blocks)
+            input_block = b.add(b.mul(conv_group, self.in_blocks), channels)
 
         def tile(y, x0, m: int, slot) -> None:
             """m pixels from (y, x0), running on into the next rows when
@@ -452,7 +463,7 @@ class BlockedConv:
                 last = m - 1
                 farthest = last // self.ow * runs[1] + last % self.ow * sw * k_block
             a_view = b.tensor_ptr(
-                source, [image, channels, b.mul(y, sh), b.mul(x0, sw), 0],
+                source, [image, input_block, b.mul(y, sh), b.mul(x0, sw), 0],
                 [last_a + farthest + (k_rows - 1) * a_k + 1],
             )  # fmt: skip
             c_view = b.tensor_ptr(
@@ -504,7 +515,7 @@ class BlockedConv:
         lines = -(-self.vectors * self.block // FLOATS_PER_LINE)  # f32 or i32 words
         last_column = (lines - 1) * FLOATS_PER_LINE
         flat = b.tensor_ptr(weights, [0] * len(weights.type.get_shape()), [total])
-        here = b.mul(b.add(b.mul(group, self.blocks), channels), panel)
+        here = b.mul(b.add(b.mul(group, self.in_blocks), channels), panel)
         start = b.binary(tir.MinOp, b.add(here, span), total - span)
 
         def at(slot) -> SSAValue:

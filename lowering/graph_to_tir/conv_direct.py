@@ -92,7 +92,7 @@ def direct_blocked_conv2d(kernel: Kernel, op, x: Operand, w: Operand, out: Opera
     outputs, c_per_group, kh, kw = w.shape
     (sh, sw), (top, left) = op.window_strides, op.window_padding[:2]
     dh, dw = op.window_dilations
-    depthwise = op.group_count > 1
+    outputs_per_group = outputs // op.group_count
     with kernel.loop_nest(out.shape) as (image, blocks, y, x_, lane):
         o = b.add(b.mul(blocks, block), lane)
         total = kernel.var(compute_type(out.element), 0)
@@ -101,7 +101,10 @@ def direct_blocked_conv2d(kernel: Kernel, op, x: Operand, w: Operand, out: Opera
             with kernel.loop_nest([c_per_group, kh, kw], parallel=False) as (c, ky, kx):
                 row = b.add(b.sub(b.mul(y, sh), top), b.mul(ky, dh))
                 column = b.add(b.sub(b.mul(x_, sw), left), b.mul(kx, dw))
-                channel = o if depthwise else c
+                channel = c  # of the output channel's group
+                if op.group_count > 1:
+                    first = b.mul(b.div(o, outputs_per_group), c_per_group)
+                    channel = b.add(first, c)
                 at = [image, b.div(channel, in_block), row, column, b.mod(channel, in_block)]
                 add_tap_product(kernel, total, inside(kernel, [row, column], [h, width]), lambda at=at: kernel.load(x, at),
                                 lambda: kernel.load(w, [o, c, ky, kx]), op.padding_value)  # fmt: skip

@@ -11,8 +11,8 @@ in block order:
 - where every convolution of the function qualifies (else none is
   blocked: islands of blocked layers would pay a reorder at each end), an
   f32 conv2d with constant weights, at least b channels in and out, and
-  one group or depthwise (or a u8 x s8 one with one group, any channels:
-  graph-integer-matmul's), becomes from_blocked(blocked_conv2d(to_blocked(input)));
+  one group, depthwise or groups of whole blocks (or a u8 x s8 one with
+  one group, any channels: graph-integer-matmul's), becomes from_blocked(blocked_conv2d(to_blocked(input)));
   channels that b does not divide leave padding lanes in the last block
   (dialects/graph/layout.py), which no op reads; a convolution from fewer
   channels than a block (an RGB stem) reads its plain input (narrow_input);
@@ -102,17 +102,21 @@ def wide_enough(op: graph.Conv2dOp, block: int) -> bool:
 
 
 def convertible(op: graph.Conv2dOp, block: int) -> bool:
-    """f32, constant weights, wide enough, one group or depthwise; or
-    byte quads or bf16 pairs (takes_byte_quads, takes_bf16_pairs). The
-    channels need not fill whole blocks (MobileNet-v2's 24, EfficientNet's
-    40 with 16-channel blocks): the padding lanes cost a quarter more
-    memory on those layers, a plain island would cost reorders."""
+    """f32, constant weights, wide enough, and one group, depthwise, or
+    groups of whole blocks in and out (RegNet's 64-channel groups:
+    plain, its grouped layers ran 1.3x onnxruntime's time and kept the
+    whole network plain); or byte quads or bf16 pairs (takes_byte_quads,
+    takes_bf16_pairs). The channels of one group need not fill whole
+    blocks (MobileNet-v2's 24, EfficientNet's 40 with 16-channel blocks):
+    the padding lanes cost a quarter more memory on those layers, a plain
+    island would cost reorders."""
     c, o = op.input.type.get_shape()[1], op.weight.type.get_shape()[0]
     groups = op.group_count
+    whole_group_blocks = c % (groups * block) == 0 and o % (groups * block) == 0
     f32_layer = (
         all(v.type.element_type == Float32Type() for v in (op.input, op.weight, op.result))
         and isinstance(op.weight.owner, graph.ConstantOp)
-        and (groups == 1 or groups == c == o)
+        and (groups == 1 or groups == c == o or whole_group_blocks)
     )
     tiles = takes_byte_quads(op, block) or takes_bf16_pairs(op, block)
     return (f32_layer or tiles) and wide_enough(op, block)
@@ -137,10 +141,10 @@ def narrow_input(op: graph.Conv2dOp, block: int) -> bool:
 
 def blocks_whole_network(function: func.FuncOp, block: int) -> bool:
     """Whether every convolution of `function` wide enough to block can
-    be. Where some cannot (grouped, or weights given at run time), the
-    blocked form would be cut into islands with reorders between them,
-    each moving a whole tensor through memory (as much as an element-wise
-    op): such networks ran 10-20% slower blocked than plain."""
+    be. Where some cannot (groups of part blocks, or weights given at run
+    time), the blocked form would be cut into islands with reorders
+    between them, each moving a whole tensor through memory (as much as an
+    element-wise op): such networks ran 10-20% slower blocked than plain."""
     return all(
         convertible(op, block)
         for op in function.body.block.ops

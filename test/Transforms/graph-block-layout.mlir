@@ -75,7 +75,8 @@ func.func @stem(%x: tensor<1x3x16x16xf32>) -> tensor<1x32x4x4xf32> {
 // -----
 
 // Left plain: networks with weights that are not constants, grouped
-// convolutions that are not depthwise, or integer convolutions (then
+// convolutions whose groups are not whole blocks (4 channels a group), or
+// integer convolutions (then
 // an RGB stem too, and narrow convolutions always: 3 channels in and out).
 // CHECK-LABEL: func.func @plain
 // CHECK-NOT:     blocked
@@ -87,11 +88,11 @@ func.func @stem(%x: tensor<1x3x16x16xf32>) -> tensor<1x32x4x4xf32> {
 // CHECK-NOT:     blocked
 func.func @plain(%x: tensor<1x3x8x8xf32>, %y: tensor<1x32x8x8xf32>, %v: tensor<32x32x1x1xf32>, %i: tensor<1x32x8x8xi32>) -> (tensor<1x32x8x8xf32>, tensor<1x32x8x8xf32>, tensor<1x32x8x8xf32>, tensor<1x32x8x8xi32>) {
   %w = graph.constant dense<0.1> : tensor<32x3x1x1xf32>
-  %g = graph.constant dense<0.1> : tensor<32x16x1x1xf32>
+  %g = graph.constant dense<0.1> : tensor<32x4x1x1xf32>
   %k = graph.constant dense<1> : tensor<32x32x1x1xi32>
   %0 = graph.conv2d %x, %w : (tensor<1x3x8x8xf32>, tensor<32x3x1x1xf32>) -> tensor<1x32x8x8xf32>
   %1 = graph.conv2d %y, %v : (tensor<1x32x8x8xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x8x8xf32>
-  %2 = graph.conv2d %y, %g {groups = 2 : i64} : (tensor<1x32x8x8xf32>, tensor<32x16x1x1xf32>) -> tensor<1x32x8x8xf32>
+  %2 = graph.conv2d %y, %g {groups = 8 : i64} : (tensor<1x32x8x8xf32>, tensor<32x4x1x1xf32>) -> tensor<1x32x8x8xf32>
   %3 = graph.conv2d %i, %k : (tensor<1x32x8x8xi32>, tensor<32x32x1x1xi32>) -> tensor<1x32x8x8xi32>
   func.return %0, %1, %2, %3 : tensor<1x32x8x8xf32>, tensor<1x32x8x8xf32>, tensor<1x32x8x8xf32>, tensor<1x32x8x8xi32>
 }
@@ -148,7 +149,7 @@ func.func @padded(%x: tensor<1x32x8x8xf32>) -> tensor<1x24x8x8xf32> {
 
 // -----
 
-// One layer that cannot be blocked (a grouped convolution) keeps the whole
+// One layer that cannot be blocked (groups of 4 channels) keeps the whole
 // function plain: islands of blocked layers would pay a reorder at each end.
 // CHECK-LABEL: func.func @islands
 // CHECK-NOT:     blocked
@@ -156,11 +157,38 @@ func.func @padded(%x: tensor<1x32x8x8xf32>) -> tensor<1x24x8x8xf32> {
 // BLOCK8-NOT:     blocked
 func.func @islands(%x: tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32> {
   %w = graph.constant dense<0.01> : tensor<32x32x1x1xf32>
-  %g = graph.constant dense<0.02> : tensor<32x16x1x1xf32>
+  %g = graph.constant dense<0.02> : tensor<32x4x1x1xf32>
   %0 = graph.conv2d %x, %w : (tensor<1x32x8x8xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x8x8xf32>
   %1 = graph.relu %0 : tensor<1x32x8x8xf32>
-  %2 = graph.conv2d %1, %g {groups = 2 : i64} : (tensor<1x32x8x8xf32>, tensor<32x16x1x1xf32>) -> tensor<1x32x8x8xf32>
+  %2 = graph.conv2d %1, %g {groups = 8 : i64} : (tensor<1x32x8x8xf32>, tensor<32x4x1x1xf32>) -> tensor<1x32x8x8xf32>
   func.return %2 : tensor<1x32x8x8xf32>
+}
+
+// -----
+
+// Groups of whole blocks (RegNet's, ResNeXt's wide ones) are blocked, each
+// group reducing over its own blocks: 2 groups of 16 channels with 16
+// lanes and with 8; 4 groups of 8 only with 8 lanes, which then blocks the
+// whole chain (with 16 none of it).
+// CHECK-LABEL: func.func @grouped
+// CHECK:         graph.blocked_conv2d %{{.*}}, %w {padding = array<i64: 1, 1, 1, 1>, groups = 2 : i64} : (tensor<1x2x8x8x16xf32>, tensor<32x16x3x3xf32>) -> tensor<1x2x8x8x16xf32>
+// CHECK-LABEL: func.func @grouped_in_eights
+// CHECK-NOT:     blocked
+// BLOCK8-LABEL: func.func @grouped
+// BLOCK8:         graph.blocked_conv2d %{{.*}}, %w {padding = array<i64: 1, 1, 1, 1>, groups = 2 : i64} : (tensor<1x4x8x8x8xf32>, tensor<32x16x3x3xf32>) -> tensor<1x4x8x8x8xf32>
+// BLOCK8-LABEL: func.func @grouped_in_eights
+// BLOCK8:         graph.blocked_conv2d %{{.*}}, %v {groups = 4 : i64} : (tensor<1x4x8x8x8xf32>, tensor<32x8x1x1xf32>) -> tensor<1x4x8x8x8xf32>
+func.func @grouped(%x: tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32> {
+  %w = graph.constant dense<0.02> : tensor<32x16x3x3xf32>
+  %0 = graph.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, groups = 2 : i64} : (tensor<1x32x8x8xf32>, tensor<32x16x3x3xf32>) -> tensor<1x32x8x8xf32>
+  %1 = graph.relu %0 : tensor<1x32x8x8xf32>
+  func.return %1 : tensor<1x32x8x8xf32>
+}
+
+func.func @grouped_in_eights(%x: tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32> {
+  %v = graph.constant dense<0.02> : tensor<32x8x1x1xf32>
+  %0 = graph.conv2d %x, %v {groups = 4 : i64} : (tensor<1x32x8x8xf32>, tensor<32x8x1x1xf32>) -> tensor<1x32x8x8xf32>
+  func.return %0 : tensor<1x32x8x8xf32>
 }
 
 // -----

@@ -1,9 +1,9 @@
 """Small real models (BERT, GPT-2, Llama, ViT, ResNet, MobileNet-v2,
 EfficientNet) exported to ONNX by both torch exporters, for
 test/python/test_real_models.py and `python -m bench --models`; and
-seven more architectures (`WIDER`) by the TorchScript exporter only:
+eight more architectures (`WIDER`) by the TorchScript exporter only:
 
-    python test/models/export_models.py --only deberta_v2,bloom,phi,swin,convnext,mobilevit,segformer --exporter torchscript
+    python test/models/export_models.py --only deberta_v2,bloom,phi,swin,convnext,mobilevit,regnet,segformer --exporter torchscript
 
     python test/models/export_models.py [--only NAMES] [--exporter E] [--static-only]
     python test/models/export_models.py --full --out DIR [--only NAMES] ...
@@ -244,6 +244,11 @@ WIDER = [  # relative-position attention; ALiBi; partial rotary with parallel at
     Arch("mobilevit", "image",
          _small("MobileViTConfig", "MobileViTModel", image_size=32, hidden_sizes=[16, 24, 32],
                 neck_hidden_sizes=[8, 8, 16, 16, 24, 24, 32], num_attention_heads=2),
+         ("last_hidden_state", "pooler_output")),
+    # grouped 3x3 convolutions (groups of 16 channels) with squeeze-and-excitation
+    Arch("regnet", "image",
+         _small("RegNetConfig", "RegNetModel", embedding_size=16, hidden_sizes=[32, 64],
+                depths=[1, 2], groups_width=16, layer_type="y"),
          ("last_hidden_state", "pooler_output")),
     Arch("segformer", "image",
          _small("SegformerConfig", "SegformerModel", num_encoder_blocks=2, depths=[1, 1],

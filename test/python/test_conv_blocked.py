@@ -70,6 +70,12 @@ BLOCKED_CASES = [
     (140, 28, (7, 7), (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),  # chunks, then the rest
     (36, 20, (10, 10), (1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),  # gathered, padded
     (20, 20, (10, 13), (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 20),  # depthwise, padded
+    # groups of whole blocks (16 and 8 lanes): each reduces over its own input blocks
+    (64, 64, (9, 10), (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2),
+    (96, 64, (8, 8), (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 2),  # 3 blocks in, 2 out a group
+    (64, 128, (7, 9), (1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 4),  # gathered
+    (256, 256, (5, 6), (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2),  # chunks within a group
+    (32, 32, (10, 11), (3, 3), (1, 1), (2, 2, 2, 2), (2, 2), 2),  # dilated
 ]
 
 
@@ -109,8 +115,9 @@ def test_blocked_conv2d_matches_the_reference(
     x[:, -1, ..., c - (x_shape[1] - 1) * block :] = np.nan  # padding lanes: never read
     atol = 1e-5 * w_shape[1] * kernel[0] * kernel[1]
     compiled = _check(text, [x], atol, constants=[w], channels=o)  # weights packed now
-    assert ("tir.brgemm_tile" in compiled.tir) == (groups == 1)
-    if groups > 1:  # the taps read the input where it is: no padded copy
+    depthwise = groups == c == o
+    assert ("tir.brgemm_tile" in compiled.tir) == (not depthwise)
+    if depthwise:  # the taps read the input where it is: no padded copy
         assert "tir.define_tensor" not in compiled.tir
     _check(text, [x, w], atol, channels=o)  # weights packed at run time
 
@@ -156,19 +163,19 @@ def test_blocks_wider_than_a_vector_take_the_direct_loop(channels):
     assert "tir.brgemm_tile" not in compiled.tir
 
 
-def _network(c: int) -> str:
-    """conv -> bias -> relu -> depthwise -> relu6 -> / scale -> conv -> +
+def _network(c: int, groups: int) -> str:
+    """conv -> bias -> relu -> grouped (depthwise) -> relu6 -> / scale -> conv -> +
     residual -> max pool, and a global average: the blocked form must flow
     through the epilogues and the pooling, and the average must reduce
     the blocked tensor (a pixel per channel reordered). With
     padded blocks, the division makes the padding lanes 0 / 0 (NaN), which
     the last convolution must not read."""
-    x, y = _t([1, c, 12, 12]), _t([1, c, 6, 6])
-    return f"""func.func @main(%x: {x}, %w1: {_t([c, c, 3, 3])}, %b1: {_t([c, 1, 1])}, %dw: {_t([c, 1, 3, 3])}, %s: {_t([c, 1, 1])}, %w2: {_t([c, c, 1, 1])}) -> ({y}, {_t([1, c])}) {{
+    x, y, dw = _t([1, c, 12, 12]), _t([1, c, 6, 6]), _t([c, c // groups, 3, 3])
+    return f"""func.func @main(%x: {x}, %w1: {_t([c, c, 3, 3])}, %b1: {_t([c, 1, 1])}, %dw: {dw}, %s: {_t([c, 1, 1])}, %w2: {_t([c, c, 1, 1])}) -> ({y}, {_t([1, c])}) {{
   %0 = graph.conv2d %x, %w1 {{padding = array<i64: 1, 1, 1, 1>}} : ({x}, {_t([c, c, 3, 3])}) -> {x}
   %1 = graph.add %0, %b1 : ({x}, {_t([c, 1, 1])}) -> {x}
   %2 = graph.relu %1 : {x}
-  %3 = graph.conv2d %2, %dw {{padding = array<i64: 1, 1, 1, 1>, groups = {c} : i64}} : ({x}, {_t([c, 1, 3, 3])}) -> {x}
+  %3 = graph.conv2d %2, %dw {{padding = array<i64: 1, 1, 1, 1>, groups = {groups} : i64}} : ({x}, {dw}) -> {x}
   %r = graph.clamp %3 {{min = 0.0 : f32, max = 6.0 : f32}} : {x}
   %4 = graph.div %r, %s : ({x}, {_t([c, 1, 1])}) -> {x}
   %5 = graph.conv2d %4, %w2 : ({x}, {_t([c, c, 1, 1])}) -> {x}
@@ -180,11 +187,14 @@ def _network(c: int) -> str:
 
 
 @pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("c", [32, 20])  # 20: a padded last block of 16 or 8 lanes
-def test_block_layout_runs_networks_on_blocked_tensors(monkeypatch, target, c):
+@pytest.mark.parametrize(
+    "c, groups",
+    [(32, 32), (20, 20), (32, 2)],  # 20: a padded last block of 16 or 8 lanes; 2 groups of 16
+)
+def test_block_layout_runs_networks_on_blocked_tensors(monkeypatch, target, c, groups):
     monkeypatch.setenv("GC_TARGET", target)
-    text = _network(c)
-    shapes = [[c, c, 3, 3], [c, 1, 1], [c, 1, 3, 3], [c, 1, 1], [c, c, 1, 1]]
+    text = _network(c, groups)
+    shapes = [[c, c, 3, 3], [c, 1, 1], [c, c // groups, 3, 3], [c, 1, 1], [c, c, 1, 1]]
     weights = [rng.uniform(-0.3, 0.3, s).astype(np.float32) for s in shapes]
     weights[3] = rng.uniform(0.5, 1.5, shapes[3]).astype(np.float32)
     names = ["w1", "b1", "dw", "s", "w2"]

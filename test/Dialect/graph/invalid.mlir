@@ -385,9 +385,9 @@ func.func @from_blocked_channels_past_the_blocks(%x: tensor<1x2x4x4x16xf32>) {
 
 // -----
 
-func.func @blocked_conv_groups(%x: tensor<1x2x4x4x16xf32>, %w: tensor<32x16x1x1xf32>) {
-  // expected-error @+1 {{groups 2 must be 1 or the 32 channels (depthwise, as many outputs)}}
-  %0 = graph.blocked_conv2d %x, %w {groups = 2 : i64} : (tensor<1x2x4x4x16xf32>, tensor<32x16x1x1xf32>) -> tensor<1x2x4x4x16xf32>
+func.func @blocked_conv_groups(%x: tensor<1x2x4x4x16xf32>, %w: tensor<32x8x1x1xf32>) {
+  // expected-error @+1 {{groups 4 must be 1, the 32 channels (depthwise, as many outputs), or split the 32 input and 32 output channels into whole blocks of 16}}
+  %0 = graph.blocked_conv2d %x, %w {groups = 4 : i64} : (tensor<1x2x4x4x16xf32>, tensor<32x8x1x1xf32>) -> tensor<1x2x4x4x16xf32>
   func.return
 }
 

@@ -164,16 +164,18 @@ func.func @convolution(%x: tensor<1x4x9x9xf32>, %w: tensor<6x2x3x3xf32>) -> tens
 
 // Channel-blocked tensors: the reorders and the convolution between them.
 // CHECK-LABEL: func.func @channel_blocks
-func.func @channel_blocks(%x: tensor<1x32x7x7xf32>, %w: tensor<32x32x3x3xf32>, %d: tensor<32x1x3x3xf32>) -> tensor<1x32x4x4xf32> {
+func.func @channel_blocks(%x: tensor<1x32x7x7xf32>, %w: tensor<32x32x3x3xf32>, %d: tensor<32x1x3x3xf32>, %g: tensor<32x16x1x1xf32>) -> tensor<1x32x4x4xf32> {
   // CHECK-NEXT: %0 = graph.to_blocked %x {block = 16 : i64} : tensor<1x32x7x7xf32> -> tensor<1x2x7x7x16xf32>
   %0 = graph.to_blocked %x {block = 16 : i64} : tensor<1x32x7x7xf32> -> tensor<1x2x7x7x16xf32>
   // CHECK-NEXT: %1 = graph.blocked_conv2d %0, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x7x7x16xf32>, tensor<32x32x3x3xf32>) -> tensor<1x2x4x4x16xf32>
   %1 = graph.blocked_conv2d %0, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x7x7x16xf32>, tensor<32x32x3x3xf32>) -> tensor<1x2x4x4x16xf32>
   // CHECK-NEXT: %2 = graph.blocked_conv2d %1, %d {padding = array<i64: 1, 1, 1, 1>, groups = 32 : i64} : (tensor<1x2x4x4x16xf32>, tensor<32x1x3x3xf32>) -> tensor<1x2x4x4x16xf32>
   %2 = graph.blocked_conv2d %1, %d {padding = array<i64: 1, 1, 1, 1>, groups = 32 : i64} : (tensor<1x2x4x4x16xf32>, tensor<32x1x3x3xf32>) -> tensor<1x2x4x4x16xf32>
-  // CHECK-NEXT: %3 = graph.from_blocked %2 : tensor<1x2x4x4x16xf32> -> tensor<1x32x4x4xf32>
-  %3 = graph.from_blocked %2 : tensor<1x2x4x4x16xf32> -> tensor<1x32x4x4xf32>
-  func.return %3 : tensor<1x32x4x4xf32>
+  // CHECK-NEXT: %3 = graph.blocked_conv2d %2, %g {groups = 2 : i64} : (tensor<1x2x4x4x16xf32>, tensor<32x16x1x1xf32>) -> tensor<1x2x4x4x16xf32>
+  %3 = graph.blocked_conv2d %2, %g {groups = 2 : i64} : (tensor<1x2x4x4x16xf32>, tensor<32x16x1x1xf32>) -> tensor<1x2x4x4x16xf32>
+  // CHECK-NEXT: %4 = graph.from_blocked %3 : tensor<1x2x4x4x16xf32> -> tensor<1x32x4x4xf32>
+  %4 = graph.from_blocked %3 : tensor<1x2x4x4x16xf32> -> tensor<1x32x4x4xf32>
+  func.return %4 : tensor<1x32x4x4xf32>
 }
 
 // Channels a block does not divide: the last block is padded.
