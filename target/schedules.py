@@ -12,7 +12,7 @@ L2 and cut to give every core work.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from graphcompiler.target.description import Target
 
@@ -49,6 +49,13 @@ class MatmulSchedule:
     kc: int
     mc: int
     nc: int
+
+    def with_row_blocks_of(self, m: int, multiple: int) -> MatmulSchedule:
+        """This schedule with mc rounded up to a multiple of `multiple`
+        (which divides m), so that every M block starts and ends on one."""
+        if multiple <= 1:
+            return self
+        return replace(self, mc=min(m, multiple * math.ceil(self.mc / multiple)))
 
     def k_blocks(self, k: int) -> list[tuple[int, int]]:
         """(count, rows) of the K blocks: `count` blocks of kc rows, then one

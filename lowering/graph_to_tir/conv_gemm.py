@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import Float32Type, TensorType
 
 from graphcompiler.dialects import tir
-from graphcompiler.lowering.graph_to_tir.kernel import Kernel, Operand, worth_parallel_work
+from graphcompiler.lowering.graph_to_tir.kernel import Kernel, Operand, view, worth_parallel_work
 from graphcompiler.lowering.graph_to_tir.matmul import Epilogue, PackedMatmul, unflatten
 from graphcompiler.lowering.graph_to_tir.padded_rows import copy_input_row, fill_zeros
 from graphcompiler.runtime.tuning import forced_conv_path, tuned_choice
@@ -143,14 +143,6 @@ def computes_transposed(kernel: Kernel, w: Operand, out: Operand) -> bool:
     return filled < TRANSPOSED_BELOW_FILL and w.shape[0] >= 2 * lanes
 
 
-def _view(kernel: Kernel, operand: Operand, shape: list[int]) -> Operand:
-    """The operand's dense buffer seen with `shape` (the same element
-    count; a constant keeps its value, which PackedMatmul packs)."""
-    value = operand.value
-    view = kernel.b.tensor_ptr(value, [0] * len(value.type.get_shape()), shape)
-    return Operand(view, TensorType(operand.element, shape), operand.constant)
-
-
 class GemmConv:
     def __init__(
         self,
@@ -173,11 +165,11 @@ class GemmConv:
         kernel = self.kernel
         plane = self.oh * self.ow
         if is_pointwise(self.op, self.w):
-            columns = _view(kernel, self.x, [self.n, self.c, plane])
+            columns = view(kernel, self.x, [self.n, self.c, plane])
         else:
-            columns = _view(kernel, self._im2col(), [self.n, self.depth, plane])
-        weights = _view(kernel, self.w, [self.o, self.depth])
-        out = _view(kernel, self.out, [self.n, self.o, plane])
+            columns = view(kernel, self._im2col(), [self.n, self.depth, plane])
+        weights = view(kernel, self.w, [self.o, self.depth])
+        out = view(kernel, self.out, [self.n, self.o, plane])
         if self.transposed:
             self._emit_transposed(columns, weights, out)
             return

@@ -113,6 +113,14 @@ class Operand:
         return isinstance(self.type.encoding, graph.FormatAttr)
 
 
+def view(kernel: Kernel, operand: Operand, shape: list[int]) -> Operand:
+    """The operand's dense buffer seen with `shape` (the same element
+    count; a constant keeps its value, which PackedMatmul packs)."""
+    value = operand.value
+    seen = kernel.b.tensor_ptr(value, [0] * len(value.type.get_shape()), shape)
+    return Operand(seen, TensorType(operand.element, shape), operand.constant)
+
+
 @dataclass(frozen=True)
 class Packing:
     """A global a kernel made at compile time from a constant operand:

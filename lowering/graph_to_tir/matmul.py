@@ -116,10 +116,13 @@ class PackedMatmul:
         transposes: tuple[bool, bool],
         epilogue: Epilogue | None,
         column_multiple: int = 1,
+        row_multiple: int = 1,
     ):
         """`transposes`: whether A and B are stored transposed;
         `column_multiple`: every block's columns start and end at multiples
-        of it (a convolution's output rows, which its epilogue walks)."""
+        of it (a convolution's output rows, which its epilogue walks);
+        `row_multiple`: every block's rows do (whole matrices of a batch
+        taken as rows: rows_of_batch)."""
         self.kernel, self.b = kernel, kernel.b
         self.transpose_a, self.transpose_b = transposes
         *self.batch, self.m, self.n = out.shape
@@ -133,7 +136,8 @@ class PackedMatmul:
             self.k,
             column_multiple,
             constant_b=self.packs_b_at_compile_time(),
-        )
+        ).with_row_blocks_of(self.m, row_multiple)
+        self.row_multiple = row_multiple
 
     # --- packing (and conversion to f32) ---------------------------------------------
 

@@ -47,9 +47,9 @@ class PackedWordsMatmul(PackedMatmul):
     tile_kind = ""
     """The words' kind on AMX tiles (runtime/amx_tiles.py), "" if none."""
 
-    def __init__(self, kernel, a, b_, out, transposes, epilogue):
+    def __init__(self, kernel, a, b_, out, transposes, epilogue, row_multiple: int = 1):
         self.k_values = a.shape[-2] if transposes[0] else a.shape[-1]
-        super().__init__(kernel, a, b_, out, transposes, epilogue)
+        super().__init__(kernel, a, b_, out, transposes, epilogue, row_multiple=row_multiple)
         self.words = math.ceil(self.k_values / self.values_per_word)
         *batch, m, n = out.shape
         constant_b = self.packs_b_at_compile_time()
@@ -59,7 +59,7 @@ class PackedWordsMatmul(PackedMatmul):
             self.k = AMX_TILE_WORDS * math.ceil(self.words / AMX_TILE_WORDS)
             self.schedule = MatmulSchedule.for_amx_tiles(
                 kernel.target, math.prod(batch), m, n, self.k, constant_b
-            )
+            ).with_row_blocks_of(m, row_multiple)
             return
         self.k = self.words
         self.schedule = MatmulSchedule.for_shape(
@@ -70,7 +70,7 @@ class PackedWordsMatmul(PackedMatmul):
             self.k,
             scratch_registers=self.scratch_registers,
             constant_b=constant_b,
-        )
+        ).with_row_blocks_of(m, row_multiple)
 
     def reads_a_in_place(self) -> bool:
         return False

@@ -7,15 +7,18 @@ integers."""
 
 from __future__ import annotations
 
+import math
+
 from xdsl.dialects.builtin import BFloat16Type, IntegerType, Signedness
 
 from graphcompiler.dialects import graph
-from graphcompiler.lowering.graph_to_tir.kernel import Kernel, Operand, compute_type
+from graphcompiler.lowering.graph_to_tir.kernel import Kernel, Operand, compute_type, view
 from graphcompiler.lowering.graph_to_tir.matmul import (
     Epilogue,
     PackedMatmul,
     _broadcast_batch,
     f32,
+    unflatten,
 )
 from graphcompiler.lowering.graph_to_tir.matmul_pairs import (
     Bf16PairsMatmul,
@@ -44,17 +47,69 @@ def matmul_into(
 ) -> None:
     transposes = (op.a_transposed, op.b_transposed)
     if op.widens and a.element == bf16 and bf16_pairs(kernel.target):
-        Bf16PairsMatmul(kernel, a, b_, out, transposes, epilogue).emit()
+        packed = Bf16PairsMatmul
     elif all(compute_type(o.element) == f32 for o in (a, b_, out)):
-        PackedMatmul(kernel, a, b_, out, transposes, epilogue).emit()
+        packed = PackedMatmul
     elif op.widens and (a.element, b_.element) == (u8, s8) and byte_quads(kernel.target):
-        U8S8QuadsMatmul(kernel, a, b_, out, transposes, epilogue).emit()
+        packed = U8S8QuadsMatmul
     elif op.widens:
-        Int16PairsMatmul(kernel, a, b_, out, transposes, epilogue).emit()
+        packed = Int16PairsMatmul
+    else:
+        packed = None
+    if packed is not None:
+        rows = rows_of_batch(kernel, a, b_, out, transposes[0], epilogue)
+        if rows is None:
+            packed(kernel, a, b_, out, transposes, epilogue).emit()
+        else:
+            a, b_, stacked, epilogue = rows
+            packed(kernel, a, b_, stacked, transposes, epilogue, row_multiple=out.shape[-2]).emit()
     else:
         _matmul_loops(kernel, a, b_, out, op)
         if epilogue:
             epilogue([0] * len(out.shape), out.shape)
+
+
+def rows_of_batch(
+    kernel: Kernel,
+    a: Operand,
+    b_: Operand,
+    out: Operand,
+    a_transposed: bool,
+    epilogue: Epilogue | None,
+) -> tuple[Operand, Operand, Operand, Epilogue | None] | None:
+    """A batch of A matrices times one B (a linear layer on a [1, 7, 7,
+    768] feature map: ConvNeXt's MLPs) as one GEMM of their stacked rows,
+    [batch * m, k] x [k, n]: (A, B, out, epilogue) viewed so, or None
+    where that does not apply (B batched, A broadcast or transposed, a
+    batch of one, blocked operands). As a batch of 7 GEMMs of 7 rows, each
+    reloaded all of B for a few rows and ran at 57 GFLOP/s against 149 as
+    one of 49 rows. The epilogue still sees whole matrices of the batch:
+    the blocks' rows are cut at multiples of m (row_multiple)."""
+    *batch, m, n = out.shape
+    if (
+        math.prod(batch) <= 1
+        or len(b_.shape) != 2
+        or a_transposed
+        or list(a.shape[:-2]) != batch
+        or any(o.blocked for o in (a, out))
+    ):
+        return None
+    rows = math.prod(batch) * m
+    stacked_a = view(kernel, a, [rows, a.shape[-1]])
+    stacked_out = view(kernel, out, [rows, n])
+    if epilogue is None:
+        return stacked_a, b_, stacked_out, None
+    b = kernel.b
+
+    def on_matrices(origin: list, sizes: list[int]) -> None:
+        """The epilogue on each whole matrix of the block's rows."""
+        row0, col0 = origin
+        with b.make_for(0, sizes[0] // m, 1) as offset:
+            matrix = b.add(b.div(row0, m), offset)
+            index = unflatten(kernel, matrix, batch)
+            epilogue([*index, 0, col0], [*[1] * len(batch), m, sizes[1]])
+
+    return stacked_a, b_, stacked_out, on_matrices
 
 
 def bf16_pairs(target: Target) -> bool:

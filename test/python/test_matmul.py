@@ -164,6 +164,34 @@ def test_fused_epilogue_runs_on_each_block():
     np.testing.assert_allclose(got, np.maximum(x @ w + b, 0), rtol=0, atol=1e-4)
 
 
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_batch_of_matrices_times_one_b_is_one_gemm_of_their_rows(monkeypatch, target):
+    """[2, 3, 5, 40] x [40, 70] runs as one GEMM of 30 rows (register tiles
+    span matrices), while the epilogue still sees each matrix: an operand
+    broadcast over the rows but not over the batch ([1, 3, 1, 70]) must
+    meet the right matrix."""
+    monkeypatch.setenv("GC_TARGET", target)
+    a_t, o_t = _type([2, 3, 5, 40]), _type([2, 3, 5, 70])
+    text = f"""func.func @main(%x: {a_t}, %w: {_type([40, 70])}, %s: {_type([1, 3, 1, 70])}) -> {o_t} {{
+  %0 = graph.matmul %x, %w : ({a_t}, {_type([40, 70])}) -> {o_t}
+  %1 = graph.mul %0, %s : ({o_t}, {_type([1, 3, 1, 70])}) -> {o_t}
+  %2 = graph.relu %1 : {o_t}
+  func.return %2 : {o_t}
+}}"""
+    x, w, scale = (rng.uniform(-1, 1, shape) for shape in ([2, 3, 5, 40], [40, 70], [1, 3, 1, 70]))
+    compiled = graphcompiler.compile(text, cache=False)
+    assert "!tir.tensor<30x40xf32>" in compiled.tir  # A's rows stacked
+    got = _run_both_thread_counts(compiled, *(v.astype(np.float32) for v in (x, w, scale)))
+    np.testing.assert_allclose(got, np.maximum((x @ w) * scale, 0), rtol=0, atol=1e-4)
+
+
+def test_blocks_of_stacked_matrices_hold_whole_matrices():
+    schedule = MatmulSchedule.for_shape(targets.get_target("avx512"), 1, 49, 3072, 768)
+    assert replace(schedule, mc=10).with_row_blocks_of(49, 7).mc == 14
+    assert replace(schedule, mc=48).with_row_blocks_of(49, 7).mc == 49
+    assert schedule.with_row_blocks_of(49, 1) is schedule
+
+
 def test_register_tile_fills_the_register_file():
     avx512, avx2 = targets.get_target("avx512"), targets.get_target("avx2")
     for target in (avx512, avx2):
