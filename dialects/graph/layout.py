@@ -132,7 +132,7 @@ class BlockedConv2dOp(ConvolutionOp):
 
         %y = graph.blocked_conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x8x8x16xf32>, tensor<32x32x3x3xf32>) -> tensor<1x2x8x8x16xf32>
         %z = graph.blocked_conv2d %x, %v : (tensor<1x2x8x8x16xf32>, tensor<24x20x1x1xf32>) -> tensor<1x2x8x8x16xf32>
-        %g = graph.blocked_conv2d %x, %u {groups = 2 : i64, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x8x8x16xf32>, tensor<32x16x3x3xf32>) -> tensor<1x2x8x8x16xf32>
+        %g = graph.blocked_conv2d %x, %gw {groups = 2 : i64, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x8x8x16xf32>, tensor<32x16x3x3xf32>) -> tensor<1x2x8x8x16xf32>
         %q = graph.blocked_conv2d %u, %w8 {pad_value = 3 : i64} : (tensor<1x1x8x8x16xui8>, tensor<16x16x3x3xi8>) -> tensor<1x1x6x6x16xi32>
         %s = graph.blocked_conv2d %rgb, %w7 {strides = array<i64: 2, 2>, padding = array<i64: 3, 3, 3, 3>} : (tensor<1x3x32x32xf32>, tensor<64x3x7x7xf32>) -> tensor<1x4x16x16x16xf32>
     """

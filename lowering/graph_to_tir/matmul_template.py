@@ -79,16 +79,17 @@ def rows_of_batch(
 ) -> tuple[Operand, Operand, Operand, Epilogue | None] | None:
     """A batch of A matrices times one B (a linear layer on a [1, 7, 7,
     768] feature map: ConvNeXt's MLPs) as one GEMM of their stacked rows,
-    [batch * m, k] x [k, n]: (A, B, out, epilogue) viewed so, or None
-    where that does not apply (B batched, A broadcast or transposed, a
-    batch of one, blocked operands). As a batch of 7 GEMMs of 7 rows, each
-    reloaded all of B for a few rows and ran at 57 GFLOP/s against 149 as
-    one of 49 rows. The epilogue still sees whole matrices of the batch:
-    the blocks' rows are cut at multiples of m (row_multiple)."""
+    [batch * m, k] x [k, n] (B without a batch, or one of 1s): (A, B,
+    out, epilogue) viewed so, or None where that does not apply (B
+    batched, A broadcast or transposed, a batch of one, blocked operands).
+    As a batch of 7 GEMMs of 7 rows, each reloaded all of B for a few rows
+    and ran at 57 GFLOP/s against 149 as one of 49 rows. The epilogue still
+    sees whole matrices of the batch: the blocks' rows are cut at multiples
+    of m (row_multiple)."""
     *batch, m, n = out.shape
     if (
         math.prod(batch) <= 1
-        or len(b_.shape) != 2
+        or math.prod(b_.shape[:-2]) != 1
         or a_transposed
         or list(a.shape[:-2]) != batch
         or any(o.blocked for o in (a, out))
@@ -97,6 +98,8 @@ def rows_of_batch(
     rows = math.prod(batch) * m
     stacked_a = view(kernel, a, [rows, a.shape[-1]])
     stacked_out = view(kernel, out, [rows, n])
+    if len(b_.shape) > 2:  # [1, ..., k, n]
+        b_ = view(kernel, b_, b_.shape[-2:])
     if epilogue is None:
         return stacked_a, b_, stacked_out, None
     b = kernel.b

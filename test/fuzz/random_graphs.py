@@ -214,7 +214,9 @@ def matmul(g: RandomGraph) -> Node | None:
     m, k = a.shape[-2:][:: -1 if transpose_a else 1]
     n = g.dim()
     batch = a.shape[:-2]
-    if batch and g.rng.random() < 0.5:
+    if batch and g.rng.random() < 0.2:  # one B for every A matrix (a linear layer)
+        batch = []
+    elif batch and g.rng.random() < 0.5:
         batch = [1 if g.rng.random() < 0.5 else d for d in batch]
     elif g.rng.random() < 0.3:
         batch = [g.choice([1, 2, 3])]
