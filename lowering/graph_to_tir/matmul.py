@@ -137,7 +137,6 @@ class PackedMatmul:
             column_multiple,
             constant_b=self.packs_b_at_compile_time(),
         ).with_row_blocks_of(self.m, row_multiple)
-        self.row_multiple = row_multiple
 
     # --- packing (and conversion to f32) ---------------------------------------------
 
