@@ -41,6 +41,9 @@ from bench.runner import (
 )
 
 MODELS = ("bert", "gpt2", "llama", "vit", "resnet", "resnet18", "mobilenet_v2", "efficientnet")
+MORE_MODELS = ("swin", "convnext", "regnet")
+"""Architectures no issue names, benched only when --only names them
+exactly (Swin-T, ConvNeXt-T, RegNet-Y-4GF: `transformers`' defaults)."""
 EXPORT_SCRIPT = Path(__file__).resolve().parents[1] / "test" / "models" / "export_models.py"
 EXPORT_NEEDS = ("torch", "transformers", "onnxscript", "onnx", "onnxruntime")
 TOLERANCE = 1e-3
@@ -54,13 +57,16 @@ def default_directory() -> Path:
 
 def select(only: str | None) -> list[str]:
     """Models named by the comma-separated words: a model's exact name, or
-    else a substring of names ("resnet" is ResNet-50, not ResNet-18 too)."""
+    else a substring of MODELS' names ("resnet" is ResNet-50, not ResNet-18
+    too); MORE_MODELS by exact name only."""
     if not only:
         return list(MODELS)
     wanted = [w.strip() for w in only.split(",") if w.strip()]
-    chosen = [m for m in MODELS if any(w == m or (w not in MODELS and w in m) for w in wanted)]
+    known = (*MODELS, *MORE_MODELS)
+    chosen = [m for m in MODELS if any(w == m or (w not in known and w in m) for w in wanted)]
+    chosen += [m for m in MORE_MODELS if m in wanted]
     if not chosen:
-        raise SystemExit(f"error: --only {only!r} matches no model (models: {', '.join(MODELS)})")
+        raise SystemExit(f"error: --only {only!r} matches no model (models: {', '.join(known)})")
     return chosen
 
 

@@ -27,7 +27,8 @@ of them is an identity the compiler could get away with ignoring.
 
 `--full` builds the full-size configurations instead (bert-base, GPT-2
 124M, a 4-layer Llama with grouped-query attention, ViT-B/16 at 224 px,
-ResNet-50, MobileNet-v2 1.0 and EfficientNet-B0), static by default at
+ResNet-50, MobileNet-v2 1.0 and EfficientNet-B0; and, named in `--only`,
+Swin-T, ConvNeXt-T and RegNet-Y-4GF, `transformers`' defaults), static by default at
 batch 1 (text: 128 tokens; images: 224 px), into `--out` (never committed;
 the bench's models mode uses them).
 
@@ -202,20 +203,22 @@ def _efficientnet(full: bool):
     return EfficientNetModel(config), config
 
 
-def _small(config_class: str, model_class: str, **sizes):
-    """A builder of a small `transformers` configuration only (`main`
-    skips it with --full): architectures kept as import tests of what the
-    seven above do not have, exported by the TorchScript exporter
-    (`--exporter torchscript`)."""
+def _small(config_class: str, model_class: str, full: dict | None = None, **sizes):
+    """A builder of a small `transformers` configuration (`sizes`), and of
+    a full-size one where `full` is given (the config class's defaults
+    updated by it; `main` skips the others with --full): architectures
+    kept as import tests of what the seven above do not have, exported by
+    the TorchScript exporter (`--exporter torchscript`)."""
 
-    def build(full: bool):
+    def build(is_full: bool):
         import transformers
 
-        config = getattr(transformers, config_class)(**sizes)
+        config = getattr(transformers, config_class)(**(full if is_full else sizes))
         if hasattr(config, "use_cache"):
             config.use_cache = False
         return getattr(transformers, model_class)(config), config
 
+    build.has_full_size = full is not None
     return build
 
 
@@ -234,11 +237,11 @@ WIDER = [  # relative-position attention; ALiBi; partial rotary with parallel at
     # shifted windows; 7x7 depthwise with channels-last layer norm; unfold/fold around
     # attention; reduced-resolution attention after overlapping patch convolutions
     Arch("swin", "image",
-         _small("SwinConfig", "SwinModel", image_size=32, patch_size=2, embed_dim=16,
+         _small("SwinConfig", "SwinModel", full={}, image_size=32, patch_size=2, embed_dim=16,
                 depths=[1, 2], num_heads=[2, 4], window_size=4),
          ("last_hidden_state", "pooler_output")),
     Arch("convnext", "image",
-         _small("ConvNextConfig", "ConvNextModel", hidden_sizes=[8, 16, 24, 32],
+         _small("ConvNextConfig", "ConvNextModel", full={}, hidden_sizes=[8, 16, 24, 32],
                 depths=[1, 1, 2, 1]),
          ("last_hidden_state", "pooler_output")),
     Arch("mobilevit", "image",
@@ -247,7 +250,7 @@ WIDER = [  # relative-position attention; ALiBi; partial rotary with parallel at
          ("last_hidden_state", "pooler_output")),
     # grouped 3x3 convolutions (groups of 16 channels) with squeeze-and-excitation
     Arch("regnet", "image",
-         _small("RegNetConfig", "RegNetModel", embedding_size=16, hidden_sizes=[32, 64],
+         _small("RegNetConfig", "RegNetModel", full={}, embedding_size=16, hidden_sizes=[32, 64],
                 depths=[1, 2], groups_width=16, layer_type="y"),
          ("last_hidden_state", "pooler_output")),
     Arch("segformer", "image",
@@ -559,11 +562,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[{time.perf_counter() - began:6.1f}s] {message}", file=sys.stderr, flush=True)
 
     archs = select(args.only)
-    if args.full:  # the WIDER architectures have small configurations only
-        small = [a.name for a in archs if a in WIDER]
+    if args.full:  # most WIDER architectures have small configurations only
+        small = [a.name for a in archs if a in WIDER and not a.build.has_full_size]
         if small and args.only:
             raise SystemExit(f"error: no full-size configuration of {', '.join(small)}")
-        archs = [a for a in archs if a not in WIDER]
+        archs = [a for a in archs if a.name not in small]
     manifest_path = out / "manifest.json"
     for arch in archs:
         entries = export_arch(arch, out, args.full, exporters, dynamic_variants, log)

@@ -96,3 +96,18 @@ def test_engines_are_timed_in_turns_and_ratios_pair_the_turns():
     assert counts == "3 3 3"  # a block per round, min_runs spread over the rounds
     assert ratios == "2.0 3.0"  # median of 1, 2, 3; without blocks, the medians' ratio
     assert rounds == "5 16"  # blocks of 0.25 s, 5 at least
+
+
+def test_models_mode_selects_the_unnamed_architectures_by_exact_name_only():
+    code = (
+        "from bench.models import select\n"
+        "print(','.join(select(None)))\n"
+        "print(','.join(select('resnet,regnet')))\n"
+        "print(','.join(select('net')))\n"
+    )
+    run = _bench(code=code)
+    assert run.returncode == 0, run.stderr
+    default, named, substring = run.stdout.splitlines()
+    assert "regnet" not in default.split(",") and "resnet" in default.split(",")
+    assert named == "resnet,regnet"  # "resnet" is ResNet-50 alone; regnet by its name
+    assert substring == "resnet,resnet18,mobilenet_v2,efficientnet"  # MODELS only
