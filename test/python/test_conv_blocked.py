@@ -151,10 +151,11 @@ def test_plain_input_into_blocks(monkeypatch, target, c, o, size, kernel, stride
     _check(text, [x, w], atol, channels=o)
 
 
-@pytest.mark.parametrize("channels", [128, 100])
-def test_blocks_wider_than_a_vector_take_the_direct_loop(channels):
+@pytest.mark.parametrize("channels, groups", [(128, 1), (100, 1), (256, 2)])
+def test_blocks_wider_than_a_vector_take_the_direct_loop(channels, groups):
+    """(256, 2): each group of whole 128-lane blocks reads its own channels."""
     text, x_shape, w_shape = _blocked_text(
-        channels, channels, (3, 3), (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1, 128, True
+        channels, channels, (3, 3), (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), groups, 128, True
     )
     x = rng.uniform(-1, 1, x_shape).astype(np.float32)
     x[:, :, :, :, channels:] = np.nan  # padding lanes
