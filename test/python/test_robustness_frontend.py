@@ -173,7 +173,9 @@ def _reparsed(registry, text: str) -> str:
 @pytest.mark.parametrize("path", LIT_INPUTS, ids=lambda p: str(p.relative_to(TESTS)))
 def test_each_stage_prints_what_parses_back(path):
     """For every input gc-opt accepts, the text printed after each pass of
-    gc-cpu-pipeline parses, verifies and prints the same again."""
+    gc-cpu-pipeline parses, verifies and prints the same again. A stage that
+    left the text as it was is not parsed again (three in four of them: the
+    parse was three quarters of this test's time)."""
     registry = default_registry()
     for chunk in split_input(SourceFile(str(path), path.read_text())):
         try:
@@ -181,13 +183,16 @@ def test_each_stage_prints_what_parses_back(path):
             verify_module(module)
         except DiagnosticError:
             continue  # a negative test's input
+        checked = None
         for stage in STAGES:
             try:
                 graphcompiler.apply_pipeline(module, f"builtin.module({stage})", registry=registry)
             except DiagnosticError:
                 break  # an input this stage rejects (tested elsewhere)
             text = str(module)
-            assert _reparsed(registry, text) == text, f"after {stage}"
+            if text != checked:
+                assert _reparsed(registry, text) == text, f"after {stage}"
+                checked = text
 
 
 def test_vector_compare_and_select_parse_back():
@@ -234,6 +239,8 @@ def test_a_reader_that_stops_early_is_not_an_error():
     example = Path(__file__).parents[2] / "examples" / "transformer.mlir"
     gc_opt = shutil.which("gc-opt")
     command = f"'{gc_opt}' '{example}' --pass-pipeline='builtin.module(gc-cpu-pipeline)' | head -1"
-    result = subprocess.run(["bash", "-c", f"set -o pipefail; {command}"], capture_output=True, text=True)
+    result = subprocess.run(
+        ["bash", "-c", f"set -o pipefail; {command}"], capture_output=True, text=True
+    )
     assert result.stdout.startswith("builtin.module")
     assert "Traceback" not in result.stderr and "BrokenPipe" not in result.stderr
