@@ -144,7 +144,15 @@ class FusedOp(DefinedAttributesOnly):
         ):
             raise VerifyException("the region must end with a graph.yield of the result types")
         anchor = self.anchor
+        defined = set(block.args)
         for position, op in enumerate(block.ops):
+            outside = next((v for v in op.operands if v not in defined), None)
+            if outside is not None:
+                raise VerifyException(
+                    f"'{op.name}' reads a value defined outside the region: a fused op's "
+                    "ops read only its block arguments and one another's results"
+                )
+            defined.update(op.results)
             if op is terminator:
                 continue
             allowed = isinstance(op, ELEMENTWISE_OPS) or (

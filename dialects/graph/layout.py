@@ -49,6 +49,14 @@ def _channels_fit(channels: int, blocks: int, block: int) -> bool:
     return channels > 0 and -(-channels // block) == blocks
 
 
+def _require_positive_block(op_class, block: int) -> None:
+    """A blocked operand's innermost size is its block: at least one lane."""
+    if block <= 0:
+        raise VerifyException(
+            f"{op_class.operand_role(0)} has blocks of {block} lanes: expected 1 or more"
+        )
+
+
 @irdl_op_definition
 class ToBlockedOp(GraphOp):
     """Reorders [N, C, *spatial] into [N, ceil(C / block), *spatial, block]:
@@ -108,6 +116,7 @@ class FromBlockedOp(GraphOp):
                 f"{cls.operand_role(0)} has rank {len(shape)}: expected [N, C / b, ..., b] "
                 "(rank 3 or more)"
             )
+        _require_positive_block(cls, shape[-1])
         channels = None
         if result_type is not None and len(_shape(result_type)) == len(shape) - 1:
             given = _shape(result_type)[1]
@@ -148,6 +157,9 @@ class BlockedConv2dOp(ConvolutionOp):
         _require_rank(cls, operand_types, 0, 5)
         (n, blocks, h, w, block), (o, i, kh, kw) = map(_shape, operand_types)
         groups = int_value(properties, "groups")
+        _require_positive_block(cls, block)
+        if groups <= 0:
+            raise VerifyException(f"groups {groups} must be positive")
         c = i * groups
         depthwise = groups == o and i == 1
         whole_blocks = c % (groups * block) == 0 and o % (groups * block) == 0

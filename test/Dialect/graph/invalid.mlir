@@ -393,6 +393,42 @@ func.func @blocked_conv_groups(%x: tensor<1x2x4x4x16xf32>, %w: tensor<32x8x1x1xf
 
 // -----
 
+func.func @fused_reads_from_outside(%x: tensor<4x8xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{'graph.add' reads a value defined outside the region: a fused op's ops read only its block arguments and one another's results}}
+  %0 = graph.fused %x : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %1 = graph.add %a, %b : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    graph.yield %1 : tensor<4x8xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @blocked_conv_empty_blocks(%x: tensor<1x4x14x14x0xf32>, %w: tensor<32x32x3x3xf32>) {
+  // expected-error @+1 {{operand #0 ('input') has blocks of 0 lanes: expected 1 or more}}
+  %0 = graph.blocked_conv2d %x, %w : (tensor<1x4x14x14x0xf32>, tensor<32x32x3x3xf32>) -> tensor<1x4x12x12x0xf32>
+  func.return
+}
+
+// -----
+
+func.func @blocked_conv_no_groups(%x: tensor<1x2x8x8x16xf32>, %w: tensor<32x32x3x3xf32>) {
+  // expected-error @+1 {{groups 0 must be positive}}
+  %0 = graph.blocked_conv2d %x, %w {groups = 0 : i64} : (tensor<1x2x8x8x16xf32>, tensor<32x32x3x3xf32>) -> tensor<1x2x6x6x16xf32>
+  func.return
+}
+
+// -----
+
+func.func @from_blocked_empty_blocks(%x: tensor<1x4x14x14x0xf32>) {
+  // expected-error @+1 {{operand #0 ('input') has blocks of 0 lanes: expected 1 or more}}
+  %0 = graph.from_blocked %x : tensor<1x4x14x14x0xf32> -> tensor<1x0x14x14xf32>
+  func.return
+}
+
+// -----
+
 func.func @blocked_conv_plain_groups(%x: tensor<1x4x8x8xf32>, %w: tensor<16x2x1x1xf32>) {
   // expected-error @+1 {{a plain input takes one group: operand #1 ('weight') [16, 2, 1, 1] must read its 4 channels}}
   %0 = graph.blocked_conv2d %x, %w {groups = 2 : i64} : (tensor<1x4x8x8xf32>, tensor<16x2x1x1xf32>) -> tensor<1x1x8x8x16xf32>
