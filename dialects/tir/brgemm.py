@@ -344,8 +344,8 @@ class BrgemmTileOp(StatementOp):
         _require(ldc_vector >= lanes, f"ldc_vector = {ldc_vector} must be at least lanes = {lanes}")
         row = (vectors - 1) * ldc_vector + n - (vectors - 1) * lanes  # one C row's extent
         _require(ldb >= n, f"ldb = {ldb} must be at least n = {n}")
-        if ldc_vector == lanes:
-            _require(ldc >= n, f"ldc = {ldc} must be at least n = {n}")
+        if ldc_vector == lanes:  # one row (a channel-blocked pixel) has no row stride to check
+            _require(m == 1 or ldc >= n, f"ldc = {ldc} must be at least n = {n}")
         else:  # a vector column's rows end before the next column starts
             _require(
                 ldc >= lanes and (m - 1) * ldc + lanes <= ldc_vector,
@@ -404,7 +404,11 @@ class BrgemmTileOp(StatementOp):
             ("A", last_a + farthest_row + (k - 1) * a_k + 1, self.a),
             ("B", last_b + (k - 1) * ldb + n, self.b),
             ("C", (m - 1) * ldc + row, self.c),
-            *((("prefetch", last_b + (k - 1) // every * ldb + 1, self.prefetch_b),) if prefetched else ()),
+            *(
+                (("prefetch", last_b + (k - 1) // every * ldb + 1, self.prefetch_b),)
+                if prefetched
+                else ()
+            ),
         ):
             count = tensor.type.element_count()
             _require(

@@ -242,3 +242,12 @@ tir.func @everything(%n: i64, %f: f32, %T: !tir.tensor<4x8xf32>, %I: !tir.tensor
   // CHECK: tir.return %total : f32
   tir.return %total : f32
 }
+
+// A tile of one row (a 1x1 feature map's pixel in channel blocks) has no row
+// stride to keep apart: ldc may be under n.
+// CHECK-LABEL: tir.func @brgemm_tile_one_row
+// CHECK: tir.brgemm_tile %A, %B, %C {m = 1 : i64, n = 32 : i64, k = 16 : i64, lanes = 16 : i64, a_row = 16 : i64, a_k = 1 : i64, ldb = 32 : i64, ldc = 16 : i64}
+tir.func @brgemm_tile_one_row(%A: !tir.tensor<16xf32>, %B: !tir.tensor<512xf32>, %C: !tir.tensor<32xf32>) {
+  tir.brgemm_tile %A, %B, %C {m = 1 : i64, n = 32 : i64, k = 16 : i64, lanes = 16 : i64, a_row = 16 : i64, a_k = 1 : i64, ldb = 32 : i64, ldc = 16 : i64} : !tir.tensor<16xf32>, !tir.tensor<512xf32>, !tir.tensor<32xf32>
+  tir.return
+}
