@@ -463,8 +463,14 @@ class PackedMatmul:
             )  # fmt: skip
 
         def panel_column(col, n: int) -> None:
-            if full_groups and self.amx_tiles:  # one call: the kernel loops over them
-                tile(row0, col, full_groups * s.mr, n)
+            if full_groups and self.amx_tiles:  # few calls: the kernel loops over their groups
+                per_call = max(1, tir.MAX_TILE_ACCUMULATORS // (s.mr * -(-n // s.lanes)))
+                calls, rest = divmod(full_groups, per_call)
+                if calls:
+                    with b.make_for(0, calls, 1) as call:
+                        tile(b.add(row0, b.mul(call, per_call * s.mr)), col, per_call * s.mr, n)
+                if rest:
+                    tile(b.add(row0, calls * per_call * s.mr), col, rest * s.mr, n)
             elif full_groups:
                 with b.make_for(0, full_groups, 1) as group:
                     tile(b.add(row0, b.mul(group, s.mr)), col, s.mr, n)
