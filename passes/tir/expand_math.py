@@ -487,7 +487,15 @@ class ExpandF32Math(RewritePattern):
 
 def expand_math(module: ModuleOp, target: Target | None = None) -> bool:
     """Expand `module`'s f32 exp, log, tanh, sin and cos in place, for `target`
-    (default: GC_TARGET, else the host); returns whether there was one."""
+    (default: GC_TARGET, else the host); returns whether there was one.
+    Those of f32 whose result nothing reads go first, last first (a chain of them
+    too): an expansion ending in a call of an intrinsic would leave a call
+    whose result nobody consumes, which tir does not allow."""
+    for op in reversed(list(module.walk())):
+        f32 = isinstance(op, tuple(EXPANSIONS)) and tir.element_of(op.input.type) == Float32Type()
+        if f32 and not op.result.uses:
+            op.detach()
+            op.erase()
     return apply_patterns(module, [ExpandF32Math(target or get_target())], tuple(EXPANSIONS))
 
 

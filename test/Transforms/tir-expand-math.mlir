@@ -171,3 +171,15 @@ tir.func @scalar_exp(%x: f32) -> f32 {
   %y = tir.exp %x : f32 -> f32
   tir.return %y : f32
 }
+
+// A result nothing reads is not expanded (its calls of intrinsics would be
+// expressions nobody consumes): the op goes, and what fed only it after it.
+// CHECK-LABEL: tir.func @unread(
+// CHECK-NEXT:    tir.return %{{.*}} : vector<16xf32>
+// AVX512-LABEL: tir.func @unread(
+// AVX512-NEXT:   tir.return %{{.*}} : vector<16xf32>
+tir.func @unread(%x: vector<16xf32>) -> vector<16xf32> {
+  %l = tir.log %x : vector<16xf32> -> vector<16xf32>
+  %e = tir.exp %l : vector<16xf32> -> vector<16xf32>
+  tir.return %x : vector<16xf32>
+}
