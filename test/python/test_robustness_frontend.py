@@ -231,6 +231,38 @@ def test_hex_float_literals_are_bit_patterns(literal, element_type, expected):
     np.testing.assert_array_equal(reference.run(module), [expected, expected])
 
 
+@pytest.mark.parametrize(
+    ("literal", "element_type", "expected"),
+    [("-3", "i8", -3), ("0x7fc00000", "f32", np.nan), ("true", "i1", True), ("-2.5", "bf16", -2.5)],
+)
+def test_a_big_splat_literal_is_held_as_one_value(literal, element_type, expected):
+    """xDSL lists a splat's value once per element (12 s for 8.5M);
+    a big one is held as its value, printed and read as before."""
+    shape = "16x8x257x257"
+    text = f"""func.func @main() -> tensor<{shape}x{element_type}> {{
+  %0 = graph.constant dense<{literal}> : tensor<{shape}x{element_type}>
+  func.return %0 : tensor<{shape}x{element_type}>
+}}"""
+    module = graphcompiler.parse(text)
+    constant = next(op for op in module.walk() if op.name == "graph.constant")
+    assert len(constant.value) == 1
+    assert f"dense<{literal if element_type != 'bf16' else '-2.500000e+00'}>" in str(module)
+    values = reference.run(_reparsed(default_registry(), str(module)))
+    assert values.shape == (16, 8, 257, 257)
+    np.testing.assert_array_equal(values[::7, ::3, ::50, ::50], expected)
+
+
+def test_a_big_splat_out_of_range_is_located():
+    text = """func.func @main() -> tensor<256x256xi8> {
+  %0 = graph.constant dense<300> : tensor<256x256xi8>
+  func.return %0 : tensor<256x256xi8>
+}"""
+    with pytest.raises(
+        DiagnosticError, match=r"s.mlir:2:23: error: Integer value 300 is out of range for type i8"
+    ):
+        parse_module(default_registry().create_context(), SourceFile("s.mlir", text))
+
+
 def test_a_reader_that_stops_early_is_not_an_error():
     """`gc-opt ... | head -1`: the closed pipe ends the output quietly."""
     import shutil
