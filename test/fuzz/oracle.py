@@ -203,11 +203,15 @@ def _graph(module, pipeline: str | None, enter: Callable[[str], None]) -> None:
         reference.run(module, *inputs, entry=entry)
     # Last, so that a stage printing badly does not hide a crash after it.
     # A stage's text elides big constants (compile_cache.TEXT_ELIDE_ABOVE): it
-    # is for reading, and only whole texts are expected to parse back.
+    # is for reading, and only whole texts are expected to parse back. Nor
+    # does a tir text naming a blob (#tir.blob: bytes held by the compile).
     enter("graph-roundtrip")
     if "__elided__" not in compiled.graph:
         _reparse(compiled.graph, "graph stage")
-    if compiled.tir is not None and "__elided__" not in compiled.tir:
+    whole = compiled.tir is not None and not any(
+        mark in compiled.tir for mark in ("__elided__", "#tir.blob<")
+    )
+    if whole:
         enter("tir-roundtrip")
         lowered = _reparse(compiled.tir, "tir stage")
         enter("tir-to-llvm")
