@@ -55,7 +55,10 @@ def to_native(array: Any, type_: TensorType, label: str) -> Any:
     """Encoded element types travel as float32 values (as in the
     reference), rounded to nearest even and encoded (arrays of the buffer's
     dtype, uint16 for bf16 and uint8 for float8, are taken as encoded
-    already); a rank-0 tensor is a buffer of one element."""
+    already); a rank-0 tensor is a buffer of one element, and may be given
+    as a numpy scalar (`x.sum()`: a np.float32)."""
+    if isinstance(array, np.generic) and not type_.get_shape():
+        array = np.asarray(array)
     if not isinstance(array, np.ndarray):
         return array
     row = lookup(type_.element_type)

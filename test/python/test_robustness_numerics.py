@@ -99,6 +99,21 @@ def test_scalar_constant_and_rank0_inputs_outputs():
     np.testing.assert_array_equal(compiled[0], x * 2.5)
 
 
+@pytest.mark.parametrize("element", ["f32", "bf16"])
+def test_a_rank0_input_takes_a_numpy_scalar(element):
+    """`x.sum()` is a np.float32, not an array: a rank-0 input takes it as
+    a 0-d array (a bf16 one rounded); another dtype is the array's error."""
+    text = f"""func.func @main(%x: tensor<4x{element}>, %s: tensor<{element}>) -> tensor<4x{element}> {{
+  %y = graph.mul %x, %s : (tensor<4x{element}>, tensor<{element}>) -> tensor<4x{element}>
+  func.return %y : tensor<4x{element}>
+}}"""
+    compiled = graphcompiler.compile(text, cache=False)
+    x = np.arange(4, dtype=np.float32)
+    np.testing.assert_array_equal(compiled(x, np.float32(2.0)), x * 2)
+    with pytest.raises(ValueError, match="dtype float64"):
+        compiled(x, np.float64(2.0))
+
+
 def test_reshape_to_and_from_rank0():
     text = graph_text(
         {"x": "tensor<1x1xf32>", "s": "tensor<f32>"},
