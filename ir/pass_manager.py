@@ -284,6 +284,15 @@ def _apply_reporting_failures(
         raise DiagnosticError(
             Diagnostic(Severity.ERROR, f"pass '{pass_.name}' failed: {error}", location_of(anchor))
         ) from error
+    except MemoryError as error:  # a graph too big for this machine, not a compiler bug
+        detail = f": {error}" if str(error) else ""
+        raise DiagnosticError(
+            Diagnostic(
+                Severity.ERROR,
+                f"pass '{pass_.name}' ran out of memory{detail}",
+                location_of(anchor),
+            )
+        ) from None
     except Exception as error:
         raise DiagnosticError(
             Diagnostic(

@@ -87,3 +87,22 @@ def test_failing_pass_is_a_diagnostic_not_a_traceback(tmp_path, capsys):
     assert exit_code == 1
     assert f"{source}:1:1: error: internal error in pass 'crash': RuntimeError: boom" in stderr
     assert "Traceback" not in stderr
+
+
+def test_a_pass_out_of_memory_is_a_located_error_not_an_internal_one():
+    """A graph too big for the machine (a fuzzer's 37 GiB weight) says so."""
+    import graphcompiler
+    from graphcompiler.ir.diagnostics import DiagnosticError
+    from graphcompiler.ir.pass_manager import _apply_reporting_failures
+
+    class Hungry:
+        name = "hungry"
+
+        def apply(self, ctx, op):
+            raise MemoryError("Unable to allocate 37.3 GiB for an array")
+
+    module = graphcompiler.parse("func.func @f() {\n  func.return\n}\n")
+    with pytest.raises(DiagnosticError) as caught:
+        _apply_reporting_failures(Hungry(), module, module, None)
+    assert "pass 'hungry' ran out of memory: Unable to allocate 37.3 GiB" in str(caught.value)
+    assert "internal" not in str(caught.value)
