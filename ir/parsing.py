@@ -92,20 +92,40 @@ class _LiteralElement(AttrParser._TensorLiteralElement):
 
     A hex integer in a float tensor is the float's bit pattern (xDSL prints
     inf and NaN that way but parsed them back as numbers: dense<0xff800000>
-    : tensor<f32> became 4.29e9 instead of -inf); a complex element must be
-    a (real, imaginary) pair (xDSL asserted)."""
+    : tensor<f32> became 4.29e9 instead of -inf), in either part of a complex
+    one too (`(0x7F80, 0.0)` for a complex<bf16> inf, which xDSL refused as
+    mixed types); a complex element must be a (real, imaginary) pair (xDSL
+    asserted)."""
 
     is_hex: bool = False
+    hex_parts: tuple[bool, bool] = (False, False)
 
     def to_type(self, parser: AttrParser, type: Attribute):
-        if isinstance(type, ComplexType) and not isinstance(self.value, tuple):
-            parser.raise_error(
-                f"expected a (real, imaginary) pair for an element of type {type}", self.span
-            )
-        if not isinstance(type, AnyFloat) or not isinstance(self.value, int) or not self.is_hex:
-            return super().to_type(parser, type)
+        if isinstance(type, ComplexType):
+            if not isinstance(self.value, tuple):
+                parser.raise_error(
+                    f"expected a (real, imaginary) pair for an element of type {type}", self.span
+                )
+            return self._complex_parts(parser, type.element_type)
+        if isinstance(type, AnyFloat) and isinstance(self.value, int) and self.is_hex:
+            return self._from_bits(parser, self.value, type)
+        return super().to_type(parser, type)
+
+    def _complex_parts(self, parser: AttrParser, part_type: Attribute) -> tuple:
+        if not isinstance(part_type, AnyFloat):
+            if any(isinstance(part, float) for part in self.value):
+                parser.raise_error(
+                    f"expected integer parts for an element of type complex<{part_type}>", self.span
+                )
+            return tuple(int(part) for part in self.value)
+        return tuple(
+            self._from_bits(parser, part, part_type) if is_hex else float(part)
+            for part, is_hex in zip(self.value, self.hex_parts, strict=True)
+        )
+
+    def _from_bits(self, parser: AttrParser, bits: int, type: AnyFloat) -> float:
         try:
-            raw = self.value.to_bytes(type.compile_time_size, "little")
+            raw = bits.to_bytes(type.compile_time_size, "little")
         except OverflowError:
             parser.raise_error(f"hexadecimal literal does not fit in {type}", self.span)
         return next(type.iter_unpack(raw))
@@ -198,10 +218,31 @@ class LocatingParser(Parser):
         return op_type
 
     def _parse_tensor_literal_element(self) -> AttrParser._TensorLiteralElement:
-        token = self._current_token
+        if self._current_token.kind == MLIRTokenKind.L_PAREN:
+            return self._parse_complex_literal_element()
+        is_hex = self._at_hex_literal()
         element = super()._parse_tensor_literal_element()
-        is_hex = token.kind == MLIRTokenKind.INTEGER_LIT and token.text[:2] in ("0x", "0X")
         return _LiteralElement(element.is_negative, element.value, element.span, is_hex)
+
+    def _parse_complex_literal_element(self) -> _LiteralElement:
+        """`(real, imaginary)`: a hex part is a float's bit pattern, so it
+        may stand beside a float part (MLIR prints a non-finite part so)."""
+        start = self._consume_token(MLIRTokenKind.L_PAREN).span.start
+        real_is_hex = self._at_hex_literal()
+        real, _ = self._parse_bool_int_or_float()
+        self.parse_punctuation(",")
+        imag_is_hex = self._at_hex_literal()
+        imag, _ = self._parse_bool_int_or_float()
+        end = self._consume_token(MLIRTokenKind.R_PAREN).span.end
+        span = Span(start, end, self.lexer.input)
+        mixed = isinstance(real, float) != isinstance(imag, float)
+        if mixed and not (real_is_hex or imag_is_hex):
+            self.raise_error("Complex value must be either (float, float) or (int, int)", span)
+        return _LiteralElement(False, (real, imag), span, False, (real_is_hex, imag_is_hex))
+
+    def _at_hex_literal(self) -> bool:
+        token = self._current_token
+        return token.kind == MLIRTokenKind.INTEGER_LIT and token.text[:2] in ("0x", "0X")
 
     def parse_dense_int_or_fp_elements_attr(self, type_) -> DenseIntOrFPElementsAttr:
         """`dense<v> : T` of many elements is held as its one value (a splat,

@@ -233,6 +233,27 @@ def test_hex_float_literals_are_bit_patterns(literal, element_type, expected):
 
 @pytest.mark.parametrize(
     ("literal", "element_type", "expected"),
+    [
+        ("(0x7f80,0.000000e+00)", "bf16", (np.inf, 0.0)),
+        ("(1.500000e+00,0xffc00000)", "f32", (1.5, np.nan)),
+        ("(0x7ff0000000000000,0xfff0000000000000)", "f64", (np.inf, -np.inf)),
+        ("(0x10,-2)", "i32", (16, -2)),
+    ],
+)
+def test_complex_literal_parts_in_hex_are_bit_patterns(literal, element_type, expected):
+    """MLIR and xDSL print a non-finite complex part as its bits beside a
+    decimal part; that text parses back to the same values."""
+    text = f"""func.func @f() attributes {{c = dense<{literal}> : tensor<2xcomplex<{element_type}>>}} {{
+  func.return
+}}"""
+    module = graphcompiler.parse(text)
+    assert str(module) == _reparsed(default_registry(), str(module))
+    values = module.ops.first.attributes["c"].get_values()
+    np.testing.assert_array_equal(np.array(values, dtype=np.float64), [expected, expected])
+
+
+@pytest.mark.parametrize(
+    ("literal", "element_type", "expected"),
     [("-3", "i8", -3), ("0x7fc00000", "f32", np.nan), ("true", "i1", True), ("-2.5", "bf16", -2.5)],
 )
 def test_a_big_splat_literal_is_held_as_one_value(literal, element_type, expected):
