@@ -33,8 +33,11 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import func
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntegerAttr,
     ModuleOp,
     TensorType,
 )
@@ -343,11 +346,25 @@ def _pad(op: graph.PadOp, x: Array) -> Array:
 
 
 def _constant(op: graph.ConstantOp) -> Array:
-    values, shape = dense_values(op.value), op.value.type.get_shape()
+    return _dense(op.value)
+
+
+def _dense(attr: DenseIntOrFPElementsAttr) -> Array:
+    values, shape = dense_values(attr), attr.type.get_shape()
     # A splat holds one value for the whole tensor.
     return to_tensor(
-        values.reshape(shape) if values.size == math.prod(shape) else values, op.value.type
+        values.reshape(shape) if values.size == math.prod(shape) else values, attr.type
     )
+
+
+def _arith_constant(op: arith.ConstantOp) -> Array:
+    """MLIR's own constant, as a graph may hold it: a dense tensor, or a
+    scalar (a 0-d array)."""
+    if isinstance(op.value, DenseIntOrFPElementsAttr):
+        return _dense(op.value)
+    if isinstance(op.value, IntegerAttr | FloatAttr):
+        return to_tensor(op.value.value.data, TensorType(op.value.type, []))
+    raise ValueError(f"the reference interpreter does not know 'arith.constant' of {op.value}")
 
 
 def _cast(op: graph.CastOp, x: Array) -> Array:
@@ -444,6 +461,7 @@ IMPLEMENTATIONS: dict[type[Operation], Callable[..., Array]] = {
     **INDEXING,
     graph.PadOp: _pad,
     graph.ConstantOp: _constant,
+    arith.ConstantOp: _arith_constant,
     **WINDOWED,
 }
 
@@ -456,7 +474,10 @@ def evaluate(op: Operation, operands: list[Array]) -> Array:
     values, not warnings."""
     with np.errstate(all="ignore"):
         computed = IMPLEMENTATIONS[type(op)](op, *map(_compute_dtype, operands))
-        return to_tensor(computed, op.results[0].type)
+        type_ = op.results[0].type  # a scalar (arith.constant's) as a 0-d tensor
+        return to_tensor(
+            computed, type_ if isinstance(type_, TensorType) else TensorType(type_, [])
+        )
 
 
 def _find_function(module: ModuleOp, entry: str) -> func.FuncOp:
@@ -515,13 +536,14 @@ def _run_block(module: ModuleOp, block, arrays: list[Array], where: str) -> list
 
 def _parse_graph(text: str) -> ModuleOp:
     """A graph module from text: the builtin, func and graph dialects are all
-    a graph may hold."""
+    a graph may hold, with arith's constants."""
     from xdsl.context import Context
+    from xdsl.dialects.arith import Arith
     from xdsl.dialects.builtin import Builtin
     from xdsl.dialects.func import Func
 
     ctx = Context()
-    for dialect in (Builtin, Func, graph.Graph):
+    for dialect in (Builtin, Func, Arith, graph.Graph):
         ctx.load_dialect(dialect)
     module = parse_module(ctx, SourceFile("<string>", text))
     verify_module(module)

@@ -109,7 +109,10 @@ def is_bool(type_: Attribute) -> bool:
 
 
 def is_scalar(type_: Attribute) -> bool:
-    return isinstance(type_, (IndexType, IntegerType, *FLOAT_TYPES))
+    """index, floats and integers of a bit or more (LLVM has no i0)."""
+    if isinstance(type_, IntegerType):
+        return type_.width.data >= 1
+    return isinstance(type_, (IndexType, *FLOAT_TYPES))
 
 
 MAX_LANES = 64

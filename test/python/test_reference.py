@@ -349,3 +349,19 @@ def test_text_input_and_calls():
     doubled, negated = reference.run(text, np.array([1, 2, 3], np.float32))
     np.testing.assert_array_equal(doubled, [2, 4, 6])
     np.testing.assert_array_equal(negated, [-2, -4, -6])
+
+
+def test_arith_constants_are_values():
+    """MLIR's arith.constant in a graph function: a dense tensor as
+    graph.constant's, a scalar as a 0-d array (an unread one no longer
+    stopped the interpreter: a fuzz finding)."""
+    text = """func.func @main(%x: tensor<4xi32>) -> (tensor<4xi32>, tensor<f32>) {
+  %0 = "arith.constant"() <{value = dense<[1, 2, 3, 4]> : tensor<4xi32>}> : () -> tensor<4xi32>
+  %1 = "arith.constant"() <{value = 2.5 : f32}> : () -> f32
+  %2 = graph.add %x, %0 : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %3 = "arith.constant"() <{value = dense<-0.5> : tensor<f32>}> : () -> tensor<f32>
+  func.return %2, %3 : tensor<4xi32>, tensor<f32>
+}"""
+    added, splat = reference.run(text, np.arange(4, dtype=np.int32))
+    np.testing.assert_array_equal(added, [1, 3, 5, 7])
+    assert splat.shape == () and splat == -0.5 and splat.dtype == np.float32

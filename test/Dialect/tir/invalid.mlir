@@ -628,3 +628,11 @@ tir.func @brgemm_tile_wrap_footprint(%A: !tir.tensor<32xf32>, %P: !tir.tensor<25
   tir.brgemm_tile %A, %P, %C {m = 4 : i64, n = 8 : i64, k = 4 : i64, lanes = 8 : i64, a_row = 4 : i64, a_k = 1 : i64, ldb = 8 : i64, ldc = 8 : i64, a_wrap = array<i64: 2, 40>} : !tir.tensor<32xf32>, !tir.tensor<256xf32>, !tir.tensor<64xf32>
   tir.return
 }
+
+// -----
+
+// LLVM has no i0: elements are of a bit or more (a fuzzed prefetch reached LLVM's parser).
+// expected-error @+1 {{tensor element type i0 is not a scalar type}}
+tir.func @zero_bit_elements(%A: !tir.tensor<8xi0>) {
+  tir.return
+}
