@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 
-from xdsl.dialects.builtin import Float32Type, IndexType, VectorType
+from xdsl.dialects.builtin import Float32Type, IndexType, TensorType, VectorType
 from xdsl.ir import SSAValue
 
 from graphcompiler.dialects import graph, tir
@@ -45,6 +45,7 @@ from graphcompiler.dialects.graph.normalization import (
 from graphcompiler.lowering.graph_to_tir.kernel import (
     PARALLEL_MIN_ELEMENTS,
     Kernel,
+    Operand,
     broadcast_indices,
 )
 from graphcompiler.lowering.graph_to_tir.matmul import unflatten
@@ -123,6 +124,8 @@ class AttentionKernel:
             kernel.for_each(self.out.shape, lambda index, lanes: kernel.store(
                 self.out, index, self._splat(0.0, lanes)))  # fmt: skip
             return
+        # the brgemm tiles read k and v where they lie, in f32
+        self.k, self.v = (self._in_f32(operand) for operand in (self.k, self.v))
         query_blocks = math.ceil(self.sq / self.block_q)
         grid = [*self.batch, query_blocks]
         work = math.prod(self.batch) * self.sq * self.sk * (self.d + self.dv)
@@ -141,6 +144,17 @@ class AttentionKernel:
                     self._query_block(batch_index, row0, last)
                 with b.at_end_of(branch.else_region.block):
                     self._query_block(batch_index, row0, self.block_q)
+
+    def _in_f32(self, operand: Operand) -> Operand:
+        """`operand`, or an f32 copy of it when its elements are narrower
+        (f16, bf16: the f32 microkernels took their bits as floats: NaN)."""
+        if operand.element == f32:
+            return operand
+        kernel, shape = self.kernel, operand.shape
+        copy = Operand(self.b.make_tensor(shape, f32), TensorType(f32, shape))
+        kernel.for_each(shape, lambda index, lanes: kernel.store(
+            copy, index, kernel.load(operand, index, lanes)))  # fmt: skip
+        return copy
 
     def _query_block(self, batch_index: list, row0, rows: int) -> None:
         """Queries [row0, row0 + rows) of one batch entry, over every key block."""

@@ -405,3 +405,42 @@ def test_key_blocks_fit_in_l1(monkeypatch, target, block_q, dv, sk, keys):
     """The key block comes from the target's L1 and vector lanes, not the host's."""
     monkeypatch.setenv("GC_TARGET", target)
     assert keys_per_block(targets.get_target(), block_q, dv, sk) == keys
+
+
+NARROW_CASES = [
+    # query, key, value, mask, sequence-major roles
+    ([1, 2, 16, 8], [1, 2, 24, 8], [1, 2, 24, 4], None, []),
+    ([1, 6, 16, 8], [1, 2, 24, 8], [1, 2, 24, 4], [1, 6, 16, 24], []),  # grouped, masked
+    ([1, 1, 6, 8], [1, 2, 24, 8], [1, 2, 24, 4], [1, 6, 1, 24], ["query", "result"]),
+    ([2, 2, 70, 32], [2, 2, 150, 32], [2, 2, 150, 16], [2, 1, 1, 150], []),  # key blocks + tail
+]
+
+
+@pytest.mark.parametrize("element", ["f16", "bf16"])
+@pytest.mark.parametrize("q_shape, k_shape, v_shape, mask_shape, major", NARROW_CASES)
+def test_narrow_float_attention_matches_the_reference(element, q_shape, k_shape, v_shape,
+                                                      mask_shape, major):  # fmt: skip
+    """f16 and bf16 q, k, v and mask: the tiles read k and v in f32 (an f32
+    microkernel read their bits as floats: NaN; a fuzz finding), computed
+    in f32 and rounded once, as the reference does."""
+    shapes = [q_shape, k_shape, v_shape, *([mask_shape] if mask_shape else [])]
+    result = [*q_shape[:-1], v_shape[-1]]
+    if ("result" in major) != ("query" in major):  # heads and sequence swap places
+        result = [result[0], result[2], result[1], result[3]]
+    typed = lambda shape: _t(shape).replace("xf32>", f"x{element}>")  # noqa: E731
+    names = ["%q", "%k", "%v", "%m"][: len(shapes)]
+    roles = ", ".join(f'"{r}"' for r in major)
+    text = (
+        f"func.func @main({', '.join(f'{n}: {typed(s)}' for n, s in zip(names, shapes, strict=True))})"
+        f" -> {typed(result)} {{\n  %o = graph.attention {', '.join(names)} "
+        f"{{scale = 0.5 : f32, sequence_major = [{roles}]}} : ({', '.join(map(typed, shapes))}) -> "
+        f"{typed(result)}\n  func.return %o : {typed(result)}\n}}"
+    )
+    dtype = np.float16 if element == "f16" else np.float32  # bf16 inputs take f32 values
+    inputs = [rng.uniform(-2, 2, shape).astype(dtype) for shape in shapes]
+    compiled = graphcompiler.compile(text, cache=False)
+    graphcompiler.parse(compiled.tir)  # its tiles verify
+    got = np.asarray(compiled(*inputs), np.float32)
+    want = np.asarray(reference.run(text, *inputs), np.float32)
+    ulp = 2.0**-10 if element == "f16" else 2.0**-7
+    np.testing.assert_allclose(got, want, atol=4 * ulp * np.abs(want).max())
