@@ -85,6 +85,12 @@ def prepare_in_background(helpers: int | None = None) -> None:
     _preparing.start()
 
 
+def _symbol(name: str) -> bytes:
+    """A symbol's name as LLVM holds it: UTF-8 (MLIR allows any string,
+    `@é`; llvmlite's lookups encode as ASCII and raised on it)."""
+    return name.encode("utf-8")
+
+
 def machine_features() -> str:
     """The host's features, narrowed to GC_TARGET's ISA when one is set.
     With AVX-512, 512-bit vectors are legal everywhere: some CPUs' tuning
@@ -341,10 +347,10 @@ class JitEngine:
             self.close()
 
     def function_address(self, name: str) -> int:
-        return self.engine.get_function_address(name)
+        return llvm.ffi.lib.LLVMPY_GetFunctionAddress(self.engine, _symbol(name))
 
     def global_address(self, name: str) -> int:
-        return self.engine.get_global_value_address(name)
+        return llvm.ffi.lib.LLVMPY_GetGlobalValueAddress(self.engine, _symbol(name))
 
     def set_num_threads(self, count: int) -> None:
         """Threads for parallel loops: 1..MAX_THREADS, or 0 for all cores."""

@@ -126,3 +126,17 @@ def test_diagnostic_error_text_is_located():
     assert str(error.value).startswith(
         "bad.mlir:2:8: error: Operation graph.rleu is not registered; did you mean 'graph.relu'"
     )
+
+
+@pytest.mark.parametrize("name", ["é", "a b", "模型"])
+def test_an_entry_of_any_symbol_name_runs(name, tmp_path):
+    """MLIR symbols are any string: the machine code is found by its UTF-8
+    name (llvmlite's lookup encoded it as ASCII: a fuzzed `@é` raised
+    UnicodeEncodeError), in process, from the cache and from an artifact."""
+    text = RELU_ADD.replace("@main", f'@"{name}"')
+    for hit in (False, True):  # compiled, then loaded from the cache
+        compiled = graphcompiler.compile(text, entry=name, cache=tmp_path)
+        assert compiled.cache_hit == hit
+        np.testing.assert_array_equal(compiled(X, B), EXPECTED)
+    compiled.save(tmp_path / "model.so")
+    np.testing.assert_array_equal(graphcompiler.runtime.load(tmp_path / "model.so")(X, B), EXPECTED)
