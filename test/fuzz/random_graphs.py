@@ -272,6 +272,31 @@ def norm(g: RandomGraph) -> Node | None:
     return g.make("batch_norm", [x, *parameters], ACCUMULATING)
 
 
+NARROW_ATTENTION_ERROR = {"f16": 2e-3, "bf16": 8e-3}  # a 16-bit result's rounding, up to 2 ulp
+
+
+def attention(g: RandomGraph) -> Node | None:
+    """The fused attention of new inputs: grouped key/value heads, an
+    additive mask of any broadcast rank, q, k and v in f16 or bf16 (cast
+    there and the result back) a third of the time each."""
+    batch, kv_heads, groups = g.choice([1, 2]), g.choice([1, 2]), g.choice([1, 2, 3])
+    sq, sk = g.choice([1, 5, 17, 40]), g.choice([1, 7, 40, 130])
+    d, dv = g.choice([4, 8, 16]), g.choice([4, 8, 16])
+    heads = kv_heads * groups
+    if batch * heads * sq * sk > MAX_ELEMENTS:
+        return None
+    operands = [g.input([batch, heads, sq, d]), g.input([batch, kv_heads, sk, d]),
+                g.input([batch, kv_heads, sk, dv])]  # fmt: skip
+    if g.rng.random() < 0.5:
+        operands.append(g.input(g.choice([[batch, heads, sq, sk], [batch, 1, 1, sk], [sq, sk]])))
+    element = g.choice(["f32", "f16", "bf16"])
+    if element == "f32":
+        return g.make("attention", operands, ACCUMULATING, scale=float(g.choice([0.125, 0.5, 1.0])))
+    narrow = [g.make("cast", [x], EXACT, tensor_type(x.shape, element)) for x in operands]
+    out = g.make("attention", narrow, ACCUMULATING + NARROW_ATTENTION_ERROR[element], scale=0.5)
+    return g.make("cast", [out], EXACT, tensor_type(out.shape, "f32"))
+
+
 def _image(g: RandomGraph) -> Node:
     x = g.pick(lambda n: _floats(n) and len(n.shape) == 4 and n.shape[2] >= 3 and n.shape[3] >= 3)
     if x is None or g.rng.random() < 0.3:
@@ -360,7 +385,7 @@ def reshape_like(g: RandomGraph) -> Node | None:
 
 
 FAMILIES = [unary, unary, binary, binary, compare_select, cast, matmul, reduce, softmax, norm,
-            conv, pool, concat, slice_, reshape_like, reshape_like]  # fmt: skip
+            conv, pool, concat, slice_, reshape_like, reshape_like, attention]  # fmt: skip
 
 
 def _first_input(g: RandomGraph) -> None:

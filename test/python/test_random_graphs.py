@@ -44,13 +44,17 @@ def test_random_graph_matches_reference(pool, seed):
 
 
 def test_the_generator_covers_every_op_family():
-    names = set()
+    names, attention_types = set(), set()
     for seed in range(200):  # generating is cheap; compiling is what CI limits
-        names.update(op.name for op in random_graphs.generate(seed).builder.block.ops)
+        for op in random_graphs.generate(seed).builder.block.ops:
+            names.add(op.name)
+            if op.name == "graph.attention":
+                attention_types.add(str(op.results[0].type.element_type))
     for op in ["conv2d", "max_pool2d", "avg_pool2d", "layer_norm", "batch_norm", "gelu",
                "concat", "slice", "broadcast_to", "select", "greater", "cast", "matmul",
-               "reduce_sum", "softmax", "transpose", "reshape"]:  # fmt: skip
+               "reduce_sum", "softmax", "transpose", "reshape", "attention"]:  # fmt: skip
         assert f"graph.{op}" in names
+    assert attention_types == {"f32", "f16", "bf16"}
     arrays = [a for seed in range(CI_GRAPHS) for a in random_graphs.generate(seed).arrays]
     assert any(array.ndim == 0 for array in arrays)
     assert {1, 3, 17}.issubset({dim for array in arrays for dim in array.shape})
