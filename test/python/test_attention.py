@@ -250,6 +250,26 @@ def test_grouped_heads_in_the_interpreter_and_the_kernel(monkeypatch, target):
         graphcompiler.compile(text.replace("2x6x9x8", "2x4x9x8").replace("2x6x9x4", "2x4x9x4"))
 
 
+def _attention_text(shapes, major, scale: float, element: str = "f32") -> str:
+    """@main(q, k, v[, m]) -> graph.attention of them, `major` its
+    sequence-major roles: the result is stored as the query is, its heads
+    and sequence swapped where only one of the two is sequence-major."""
+    typed = [_t(shape).replace("xf32>", f"x{element}>") for shape in shapes]
+    q_shape, v_shape = shapes[0], shapes[2]
+    result = [*q_shape[:-1], v_shape[-1]]
+    if ("result" in major) != ("query" in major):
+        result = [result[0], result[2], result[1], result[3]]
+    out = _t(result).replace("xf32>", f"x{element}>")
+    names = ["%q", "%k", "%v", "%m"][: len(shapes)]
+    roles = ", ".join(f'"{r}"' for r in major)
+    arguments = ", ".join(f"{n}: {t}" for n, t in zip(names, typed, strict=True))
+    return (
+        f"func.func @main({arguments}) -> {out} {{\n  %o = graph.attention {', '.join(names)} "
+        f"{{scale = {scale} : f32, sequence_major = [{roles}]}} : ({', '.join(typed)}) -> {out}\n"
+        f"  func.return %o : {out}\n}}"
+    )
+
+
 DECODE_STEPS = [
     # query, key, value, mask, sequence-major roles
     ([2, 8, 1, 16], [2, 2, 37, 16], [2, 2, 37, 16], [2, 1, 1, 37], []),
@@ -268,16 +288,7 @@ def test_decode_step_reads_each_group_once(monkeypatch, target, q_shape, k_shape
     sequence-major operands and a multi-query key."""
     monkeypatch.setenv("GC_TARGET", target)
     shapes = [q_shape, k_shape, v_shape, *([mask_shape] if mask_shape else [])]
-    out_shape = [*q_shape[:-1], v_shape[-1]]
-    types = [_t(shape) for shape in shapes]
-    names = ["%q", "%k", "%v", "%m"][: len(shapes)]
-    roles = ", ".join(f'"{r}"' for r in major)
-    text = (
-        f"func.func @main({', '.join(f'{n}: {t}' for n, t in zip(names, types, strict=True))})"
-        f" -> {_t(out_shape)} {{\n  %o = graph.attention {', '.join(names)} "
-        f"{{scale = 0.3 : f32, sequence_major = [{roles}]}} : ({', '.join(types)}) -> "
-        f"{_t(out_shape)}\n  func.return %o : {_t(out_shape)}\n}}"
-    )
+    text = _attention_text(shapes, major, 0.3)
     inputs = [rng.uniform(-1, 1, shape).astype(np.float32) for shape in shapes]
     q, k, v = (np.swapaxes(x, 1, 2) if role in major else x
                for x, role in zip(inputs, ("query", "key", "value"), strict=False))  # fmt: skip
@@ -424,18 +435,7 @@ def test_narrow_float_attention_matches_the_reference(element, q_shape, k_shape,
     microkernel read their bits as floats: NaN; a fuzz finding), computed
     in f32 and rounded once, as the reference does."""
     shapes = [q_shape, k_shape, v_shape, *([mask_shape] if mask_shape else [])]
-    result = [*q_shape[:-1], v_shape[-1]]
-    if ("result" in major) != ("query" in major):  # heads and sequence swap places
-        result = [result[0], result[2], result[1], result[3]]
-    typed = lambda shape: _t(shape).replace("xf32>", f"x{element}>")  # noqa: E731
-    names = ["%q", "%k", "%v", "%m"][: len(shapes)]
-    roles = ", ".join(f'"{r}"' for r in major)
-    text = (
-        f"func.func @main({', '.join(f'{n}: {typed(s)}' for n, s in zip(names, shapes, strict=True))})"
-        f" -> {typed(result)} {{\n  %o = graph.attention {', '.join(names)} "
-        f"{{scale = 0.5 : f32, sequence_major = [{roles}]}} : ({', '.join(map(typed, shapes))}) -> "
-        f"{typed(result)}\n  func.return %o : {typed(result)}\n}}"
-    )
+    text = _attention_text(shapes, major, 0.5, element)
     dtype = np.float16 if element == "f16" else np.float32  # bf16 inputs take f32 values
     inputs = [rng.uniform(-2, 2, shape).astype(dtype) for shape in shapes]
     compiled = graphcompiler.compile(text, cache=False)
