@@ -79,7 +79,7 @@ from graphcompiler.lowering.graph_to_tir.kernel import (
 )
 from graphcompiler.lowering.graph_to_tir.matmul import FLOATS_PER_LINE, Epilogue, unflatten
 from graphcompiler.target.description import Target
-from graphcompiler.target.schedules import conv_register_tile
+from graphcompiler.target.schedules import conv_register_tile, plane_register_tile
 
 f32, i32 = Float32Type(), IntegerType(32)
 s8, u8 = IntegerType(8), IntegerType(8, Signedness.UNSIGNED)
@@ -189,6 +189,13 @@ class BlockedConv:
             self.pixels, self.vectors, self.tile_rows = conv_register_tile(
                 target, self.ow, self.oh, self.group_out_blocks
             )
+        # a unit-stride 1x1 convolution reads each plane as one run of pixels
+        self.flat = False
+        if self.kh == self.kw == 1 and self.a_strides == (1, 1) and not self.padded:
+            tile = plane_register_tile(target, self.ow, self.oh, self.group_out_blocks)
+            if tile and not (self.depthwise or self.columns_in_k):
+                self.flat = True
+                (self.pixels, self.vectors), self.tile_rows = tile, 1
         self._choose_blocks(target)
 
     def _choose_blocks(self, target: Target) -> None:
@@ -456,7 +463,7 @@ class BlockedConv:
             m is more than a row (then x0 = 0); the `slot`-th tile of a
             row's tiles prefetches its column of the next weights' lines."""
             runs = None
-            if m > self.ow:
+            if m > self.ow and not self.flat:
                 runs = (self.ow, sh * columns * k_block)
             farthest = (m - 1) * sw * k_block
             if runs:
@@ -486,7 +493,19 @@ class BlockedConv:
             )
 
         finished = finished or (lambda y, count: None)
-        if tile_rows == 1:
+        if self.flat:  # the task's rows as one run of pixels
+            whole, rest = divmod(self.rows * self.ow, self.pixels)
+
+            def flat_tile(pixel, m: int, slot) -> None:
+                tile(b.add(y0, b.div(pixel, self.ow)), b.mod(pixel, self.ow), m, slot)
+
+            if whole:
+                with b.make_for(0, whole * self.pixels, self.pixels) as pixel:
+                    flat_tile(pixel, self.pixels, b.div(pixel, self.pixels))
+            if rest:
+                flat_tile(b.value(whole * self.pixels, IndexType()), rest, whole)
+            finished(y0, self.rows)
+        elif tile_rows == 1:
             with b.make_for(0, self.rows, 1) as row:
                 y = b.add(y0, row)
                 self._row_tiles(lambda x0, m: tile(y, x0, m, row))

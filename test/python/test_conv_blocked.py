@@ -58,6 +58,8 @@ BLOCKED_CASES = [
     (16, 96, (5, 37), (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),  # 1x1, tail tiles
     (32, 16, (10, 10), (1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),  # strided 1x1, gathered
     (48, 64, (11, 14), (1, 1), (3, 2), (0, 0, 0, 0), (1, 1), 1),  # gathered, odd, 4 groups
+    (64, 128, (7, 7), (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),  # 1x1: tiles across rows
+    (32, 64, (13, 14), (1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),  # gathered, across rows
     (16, 16, (9, 21), (7, 7), (1, 1), (3, 3, 3, 3), (1, 1), 1),  # taps beyond the input
     (32, 32, (12, 13), (3, 3), (1, 1), (2, 1, 0, 3), (2, 1), 32),  # depthwise
     (48, 48, (17, 40), (5, 5), (2, 2), (2, 2, 2, 2), (1, 1), 48),  # depthwise, strided
@@ -120,6 +122,20 @@ def test_blocked_conv2d_matches_the_reference(
     if depthwise:  # the taps read the input where it is: no padded copy
         assert "tir.define_tensor" not in compiled.tir
     _check(text, [x, w], atol, channels=o)  # weights packed at run time
+
+
+@pytest.mark.skipif("avx512" not in TARGETS, reason="the tile shapes of 32 vector registers")
+def test_a_1x1_convolution_on_a_narrow_map_tiles_across_rows(monkeypatch):
+    """A 1x1 convolution reads its input plane as one run of pixels, so its
+    register tiles are those of a long row: 6 pixels x 4 output blocks on a
+    7x7 map, the tiles crossing rows (tiles within a row took 7 x 2: more
+    loads per FMA), then a 1-pixel rest of the task's 49."""
+    monkeypatch.setenv("GC_TARGET", "avx512")
+    text, _, _ = _blocked_text(64, 128, (7, 7), (1, 1), (1, 1), (0,) * 4, (1, 1), 1, 16, True)
+    tiles = re.findall(
+        r"tir\.brgemm_tile .*\{m = (\d+) : i64, n = (\d+)", graphcompiler.compile(text).tir
+    )
+    assert sorted(set(tiles)) == [("1", "64"), ("6", "64")]
 
 
 @pytest.mark.parametrize("target", TARGETS)
