@@ -314,13 +314,19 @@ def fuse(group: Group) -> graph.FusedOp:
             if operand.owner not in members and operand not in inputs:
                 inputs.append(operand)
     outputs = _outputs(group)
-    later = set()
+    # an input written after the first op comes before the member using it:
+    # the ops up to the last member are enough (not all the later ones,
+    # which made fusing an unrolled recurrence quadratic in its steps)
+    between, members_left = set(), len(members) - 1
     op = group.start.next_op
-    while op is not None:
-        later.add(op)
+    while op is not None and members_left:
+        if op in members:
+            members_left -= 1
+        else:
+            between.add(op)
         op = op.next_op
     for value in inputs:
-        if value.owner in later:  # a constant (find_groups' rule) written after the first op
+        if value.owner in between:  # a constant (find_groups' rule) written after the first op
             value.owner.detach()
             Rewriter.insert_op(value.owner, InsertPoint.before(group.start))
     block = Block(arg_types=[v.type for v in inputs])
