@@ -19,6 +19,7 @@ the compiler reads (`arena_argument_bytes`) to allocate it.
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -131,14 +132,19 @@ def plan_function(
         return 0, 0
     planner = ArenaPlanner(match_range)
     offsets: dict[tir.DefineTensorOp, int] = {}
-    live: list[tir.DefineTensorOp] = []
-    for define in sorted(lifetimes, key=lambda d: lifetimes[d]):
+    # the live tensors by their last use: those ending before a start are
+    # popped, not searched for (an unrolled recurrence keeps hundreds live),
+    # and released in the order they were allocated
+    live: list[tuple[int, int, tir.DefineTensorOp]] = []
+    for index, define in enumerate(sorted(lifetimes, key=lambda d: lifetimes[d])):
         start = lifetimes[define][0]
-        for done in [d for d in live if lifetimes[d][1] < start]:
+        ended = []
+        while live and live[0][0] < start:
+            ended.append(heapq.heappop(live)[1:])
+        for _, done in sorted(ended, key=lambda entry: entry[0]):
             planner.release(offsets[done], tir.tensor_bytes(done.result.type))
-            live.remove(done)
         offsets[define] = planner.allocate(tir.tensor_bytes(define.result.type))
-        live.append(define)
+        heapq.heappush(live, (lifetimes[define][1], index, define))
     arena_size = max(
         planner.size, max(o + _aligned(tir.tensor_bytes(d.result.type)) for d, o in offsets.items())
     )
