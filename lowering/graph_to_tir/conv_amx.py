@@ -42,13 +42,23 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IndexType, VectorType, i32
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    IndexType,
+    IntegerType,
+    Signedness,
+    VectorType,
+    i32,
+)
 
 from graphcompiler.dialects import tir
+from graphcompiler.dialects.tir.types import MAX_LANES
 from graphcompiler.lowering.graph_to_tir.conv_direct import inside
 from graphcompiler.lowering.graph_to_tir.kernel import Kernel, Operand, worth_parallel_work
 from graphcompiler.lowering.graph_to_tir.matmul import Epilogue, unflatten
 from graphcompiler.runtime.amx_tiles import CHUNK_ROWS, TILE_ROWS, has_amx
+
+s8, u8 = IntegerType(8), IntegerType(8, Signedness.UNSIGNED)
 
 QUAD = 4
 """Channels (bytes) to an i32 word of byte quads."""
@@ -81,8 +91,23 @@ def takes_bf16_pairs(op, x: Operand, w: Operand, out: Operand) -> bool:
     )
 
 
+def takes_byte_quads(op, x: Operand, w: Operand, out: Operand) -> bool:
+    """A u8 x s8 convolution (one group, constant weights, blocks of whole
+    quads) that the tiles compute on byte quads: the input's four channels
+    of a pixel are one i32 word, multiplied by four weights' word and added
+    into i32 sums (`vpdpbusd` on VNNI targets)."""
+    block = x.shape[-1]
+    return (
+        (x.element, w.element, out.element) == (u8, s8, i32)
+        and op.group_count == 1
+        and block % QUAD == 0
+        and block <= MAX_LANES
+        and isinstance(w.constant, DenseIntOrFPElementsAttr)
+    )
+
+
 def suits_tiles(op, x: Operand, w: Operand, out: Operand) -> bool:
-    """Whether a convolution on byte quads (conv_blocked.takes_byte_quads)
+    """Whether a convolution on byte quads (takes_byte_quads)
     has this form: 16-channel blocks, MIN_TILE_STEPS tile products, its
     channels MIN_K_FILL of K."""
     _, channels, kh, kw = w.shape

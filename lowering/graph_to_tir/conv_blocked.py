@@ -56,7 +56,6 @@ from xdsl.dialects.builtin import (
     Float32Type,
     IndexType,
     IntegerType,
-    Signedness,
     TensorType,
     VectorType,
 )
@@ -69,6 +68,7 @@ from graphcompiler.lowering.graph_to_tir.conv_amx import (
     amx_conv,
     takes_amx_tiles,
     takes_bf16_pairs,
+    takes_byte_quads,
 )
 from graphcompiler.lowering.graph_to_tir.conv_direct import direct_blocked_conv2d, inside
 from graphcompiler.lowering.graph_to_tir.kernel import (
@@ -82,7 +82,6 @@ from graphcompiler.target.description import Target
 from graphcompiler.target.schedules import conv_register_tile, plane_register_tile
 
 f32, i32 = Float32Type(), IntegerType(32)
-s8, u8 = IntegerType(8), IntegerType(8, Signedness.UNSIGNED)
 
 DEPTHWISE_COLUMNS = 8
 """Pixels a depthwise tile sums at once: 8 independent FMA chains hide the
@@ -117,21 +116,6 @@ def blocked_conv2d_into(
     direct_blocked_conv2d(kernel, op, x, w, out)
     if epilogue:
         epilogue([0] * 5, out.shape)
-
-
-def takes_byte_quads(op, x: Operand, w: Operand, out: Operand) -> bool:
-    """A u8 x s8 convolution (one group, constant weights, blocks of whole
-    quads) that the tiles compute on byte quads: the input's four channels
-    of a pixel are one i32 word, multiplied by four weights' word and added
-    into i32 sums (`vpdpbusd` on VNNI targets)."""
-    block = x.shape[-1]
-    return (
-        (x.element, w.element, out.element) == (u8, s8, i32)
-        and op.group_count == 1
-        and block % QUAD == 0
-        and block <= MAX_LANES
-        and isinstance(w.constant, DenseIntOrFPElementsAttr)
-    )
 
 
 def blocked_conv2d(kernel: Kernel, op) -> None:
