@@ -1,11 +1,13 @@
 """graph-schedule-ops' heuristic scheduler (passes/graph/schedule_ops.py):
-the scores it keeps between steps give the order that scoring every ready
-op afresh at every step gives."""
+the scores and distances it keeps between steps give the order that
+scoring every ready op afresh at every step gives."""
 
 import onnx
+import pytest
 from onnx import TensorProto, helper
 from xdsl.dialects import func
 
+from graphcompiler.dialects.graph.builders import OpVisitor
 from graphcompiler.driver.registration import GRAPH_PASSES, apply_pipeline, default_registry
 from graphcompiler.frontends.onnx import import_onnx
 from graphcompiler.passes.graph import schedule_ops
@@ -64,10 +66,11 @@ class _ForgetfulScores(dict):
         pass
 
 
-def test_kept_scores_give_the_order_of_fresh_ones(monkeypatch):
+@pytest.mark.parametrize("distance_weight", [0.0, 2.0])
+def test_kept_scores_give_the_order_of_fresh_ones(monkeypatch, distance_weight):
     function = _function_before_scheduling(_lstm(24))
     position = {op: index for index, op in enumerate(function.body.block.ops)}
-    kept = [position[op] for op in schedule_ops.schedule(function, "heuristic")]
+    kept = [position[op] for op in schedule_ops.schedule(function, "heuristic", distance_weight)]
     fresh_init = schedule_ops.HeuristicScheduler.__post_init__
 
     def forgetful(self) -> None:
@@ -75,6 +78,27 @@ def test_kept_scores_give_the_order_of_fresh_ones(monkeypatch):
         self._scores = _ForgetfulScores()
 
     monkeypatch.setattr(schedule_ops.HeuristicScheduler, "__post_init__", forgetful)
-    fresh = [position[op] for op in schedule_ops.schedule(function, "heuristic")]
+    fresh = [position[op] for op in schedule_ops.schedule(function, "heuristic", distance_weight)]
     assert kept == fresh
     assert kept != sorted(kept)  # the heuristic reordered something: the test compares orders
+
+
+def test_kept_distances_are_those_of_the_current_step():
+    """With the distance term on, each user's distance is kept until an op
+    it waits on is visited: at every step, the kept ones equal distances
+    walked afresh."""
+    function = _function_before_scheduling(_lstm(24))
+    checked = []
+
+    class Checking(schedule_ops.HeuristicScheduler):
+        def __call__(self, visitor):
+            kept, self._distances = self._distances, {}
+            for user, distance in kept.items():
+                assert self.distance_to_visited(user) == distance
+                checked.append(distance)
+            self._distances = kept
+            return super().__call__(visitor)
+
+    scheduler = Checking(list(function.body.block.ops), distance_weight=2.0)
+    OpVisitor.topology_sort(scheduler).order(function)
+    assert len(set(checked)) > 2  # near and far users were kept and checked
