@@ -91,18 +91,29 @@ def _defining_block(value: SSAValue) -> Block | None:
     return value.block if isinstance(value, BlockArgument) else value.op.parent_block()
 
 
-def dominates(value: SSAValue, user: Operation, dominance: dict[Region, DominanceInfo]) -> bool:
+def dominates(
+    value: SSAValue,
+    user: Operation,
+    dominance: dict[Region, DominanceInfo],
+    positions: dict[Block, dict[Operation, int]],
+) -> bool:
     """Whether `value` is defined before its use by `user`: earlier in an
     enclosing block, or in a block of an enclosing region that dominates
-    the use's block. `dominance` caches the per-region analysis."""
+    the use's block. `dominance` caches the per-region analysis and
+    `positions` each block's op order (xDSL's is_before_in_block walks the
+    block: an unrolled 256-step recurrence's final concat made the check
+    quadratic, 0.9 s of its compile)."""
     block = _defining_block(value)
     if block is None:
         return False
     ancestor = block.find_ancestor_op_in_block(user)
     if ancestor is not None:
-        return isinstance(value, BlockArgument) or (
-            value.op is not ancestor and value.op.is_before_in_block(ancestor)
-        )
+        if isinstance(value, BlockArgument):
+            return True
+        if block not in positions:
+            positions[block] = {op: index for index, op in enumerate(block.ops)}
+        order = positions[block]
+        return order[value.op] < order[ancestor]
     use_block = user.parent_block()
     while use_block is not None and use_block.parent is not block.parent:
         parent = use_block.parent_op()
@@ -124,9 +135,10 @@ def _check_graph_function(function: Operation) -> None:
             op_diagnostic(function, "a graph function must have a single block (no branches)")
         )
     dominance: dict[Region, DominanceInfo] = {}
+    positions: dict[Block, dict[Operation, int]] = {}
     for op in function.walk():
         for index, operand in enumerate(op.operands):
-            if not dominates(operand, op, dominance):
+            if not dominates(operand, op, dominance, positions):
                 diagnostic = op_diagnostic(op, f"operand #{index} does not dominate this use")
                 if isinstance(operand, OpResult):
                     where = location_of(operand.op)
