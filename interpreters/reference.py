@@ -538,12 +538,32 @@ def _run_block(module: ModuleOp, block, arrays: list[Array], where: str) -> list
             results = _interpret(module, callee, operands)
         elif isinstance(op, graph.FusedOp):
             results = _run_block(module, op.body.block, operands, "graph.fused")
+        elif isinstance(op, graph.LoopOp):
+            results = _run_loop(module, op, operands)
         elif type(op) in IMPLEMENTATIONS:
             results = [evaluate(op, operands)]
         else:
             raise ValueError(f"the reference interpreter does not know '{op.name}'")
         values.update(zip(op.results, results, strict=True))
     raise ValueError(f"{where} has no terminator")
+
+
+def _run_loop(module: ModuleOp, op: graph.LoopOp, operands: list[Array]) -> list[Array]:
+    """graph.loop: the step function once per row of the sequences."""
+    step = _find_function(module, op.body.root_reference.data)
+    count, sequences = len(op.states), len(op.sequences)
+    states = operands[:count]
+    rows, invariants = operands[count : count + sequences], operands[count + sequences :]
+    outputs = [
+        np.empty(r.type.get_shape(), compute_dtype(r.type.element_type)) for r in op.results[count:]
+    ]
+    order = range(op.steps - 1, -1, -1) if op.is_reverse else range(op.steps)
+    for t in order:
+        results = _interpret(module, step, [*states, *(r[t] for r in rows), *invariants])
+        states = results[:count]
+        for output, row in zip(outputs, results[count:], strict=True):
+            output[t] = row
+    return [*states, *outputs]
 
 
 def _parse_graph(text: str) -> ModuleOp:

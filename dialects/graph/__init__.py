@@ -20,7 +20,7 @@ have none), e.g. `tensor<64x32xf32, #graph.format<"KN" -> "NK16k16n">>`.
 
 # ops.py: the dialect and every name of the op modules it assembles (base.py,
 # elementwise.py, matmul.py, reductions.py, normalization.py, shape.py,
-# constant.py, conv_pool.py, fused.py); canonicalization.py: their patterns;
+# constant.py, conv_pool.py, fused.py, loop.py); canonicalization.py: their patterns;
 # checks.py: attribute checks; builders.py: building graphs from Python.
 
 from graphcompiler.dialects.graph import canonicalization  # noqa: F401 - fills the ops' patterns

@@ -138,6 +138,7 @@ from graphcompiler.dialects.graph.layout import (
     blocked_shape,
     plain_shape,
 )
+from graphcompiler.dialects.graph.loop import LoopOp
 from graphcompiler.dialects.graph.matmul import MatmulOp
 from graphcompiler.dialects.graph.normalization import (
     AttentionOp,
@@ -196,7 +197,7 @@ GRAPH_OPS: tuple[type[GraphOp], ...] = (
 
 OPS_BY_NAME: dict[str, type[GraphOp]] = {op.name.removeprefix("graph."): op for op in GRAPH_OPS}
 
-Graph = Dialect("graph", [*GRAPH_OPS, FusedOp, YieldOp], [FormatAttr])
+Graph = Dialect("graph", [*GRAPH_OPS, FusedOp, YieldOp, LoopOp], [FormatAttr])
 
 # `graph.X`: the ops, attribute and helpers of the modules above.
 __all__ = [
@@ -210,7 +211,7 @@ __all__ = [
     "GraphCanonicalization", "GraphOp", "GreaterEqualOp", "GreaterOp", "HardSigmoidOp",
     "HasAxis", "HasEpsilon", "HasReduction", "HasWindow",
     "HardSwishOp", "INTEGER_WIDTHS", "IntegerBinaryOp", "InstanceNormOp", "LayerNormOp", "LeakyReluOp",
-    "LessEqualOp", "LessOp", "LookupOp", "TABLE_ENTRIES", "LogOp", "LogSoftmaxOp", "LogicalAndOp", "LogicalBinaryOp",
+    "LessEqualOp", "LessOp", "LookupOp", "LoopOp", "TABLE_ENTRIES", "LogOp", "LogSoftmaxOp", "LogicalAndOp", "LogicalBinaryOp",
     "LogicalNotOp", "LogicalOrOp", "LogicalXorOp", "MatmulOp", "MaxPool2dOp", "MaximumOp",
     "MinimumOp", "ModOp", "MulOp", "NegOp", "NotEqualOp", "OPS_BY_NAME", "PAD_MODES", "PadOp", "PoolOp",
     "PowOp", "PreluOp", "ROW_ANCHORS", "ReciprocalOp", "ReduceMaxOp", "ReduceMeanOp",

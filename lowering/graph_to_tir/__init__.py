@@ -40,6 +40,7 @@ from graphcompiler.ir.pipeline import pass_option
 from graphcompiler.lowering.graph_to_tir.dedupe import dedupe_kernels
 from graphcompiler.lowering.graph_to_tir.kernel import Kernel, Operand, tir_tensor_type
 from graphcompiler.lowering.graph_to_tir.kernel_reuse import KernelReuse, structure_key
+from graphcompiler.lowering.graph_to_tir.loop import callees_first, lower_loop
 from graphcompiler.lowering.graph_to_tir.scalar_math import type_limit
 from graphcompiler.lowering.graph_to_tir.templates import (
     BLOCKED_FORMAT_OPS,
@@ -49,6 +50,10 @@ from graphcompiler.lowering.graph_to_tir.templates import (
     empty_contraction,
 )
 from graphcompiler.target.description import Target, get_target
+
+_COPY_KEY_OP = graph.YieldOp.create()
+"""What a loop's state copies are keyed by (kernel_reuse.py): one copy
+kernel per type, whichever loop copies."""
 
 
 def _fail(op: Operation, message: str) -> DiagnosticError:
@@ -213,6 +218,9 @@ class _FunctionLowering:
             return
         if self._as_view(op, values, destination):
             return
+        if isinstance(op, graph.LoopOp):
+            self._lower_loop(op, values, destination)
+            return
         template = ZEROS if empty_contraction(op) else TEMPLATES.get(type(op))
         if template is None:
             raise _fail(
@@ -241,6 +249,30 @@ class _FunctionLowering:
             outputs.append((target, result.type))
         inputs = [(values[o], o.type) for o in op.operands]
         self.call_kernel(self.kernel_name(base), template, op, outputs, inputs)
+
+    def _lower_loop(
+        self,
+        op: graph.LoopOp,
+        values: dict[SSAValue, SSAValue],
+        destination: dict[SSAValue, SSAValue],
+    ) -> None:
+        targets = []
+        for result in op.results:
+            target = destination.get(result)
+            if target is None:
+                target = self.builder.make_tensor(
+                    tir_tensor_type(result.type).get_shape(), result.type.element_type
+                )
+                target.name_hint = "loop_out"
+            values[result] = target
+            targets.append(target)
+
+        def copy(to: SSAValue, source: SSAValue, type_: TensorType) -> None:
+            self.call_kernel(
+                self.kernel_name("copy"), COPY, _COPY_KEY_OP, [(to, type_)], [(source, type_)]
+            )
+
+        lower_loop(self.builder, op, values, targets, copy)
 
     def _as_view(
         self, op: Operation, values: dict[SSAValue, SSAValue], destination: dict[SSAValue, SSAValue]
@@ -308,7 +340,7 @@ def convert_graph_to_tir(
     `blob_constants`: big packed weights become #tir.blob values, bound in
     place by the JIT but not printable as parseable text (compile()'s
     choice; gc-opt keeps dense literals)."""
-    functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    functions = callees_first([op for op in module.ops if isinstance(op, func.FuncOp)])
     builder = TirBuilder(module)
     builder.blob_constants = blob_constants
     counter = [0]
