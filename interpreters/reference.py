@@ -29,7 +29,7 @@ PyTorch do the same):
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -492,8 +492,15 @@ def evaluate(op: Operation, operands: list[Array]) -> Array:
         )
 
 
-def _find_function(module: ModuleOp, entry: str) -> func.FuncOp:
-    functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
+Functions = Mapping[str, func.FuncOp]
+"""A module's functions by name: what calls and loops look up."""
+
+
+def module_functions(module: ModuleOp) -> Functions:
+    return {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
+
+
+def _find_function(functions: Functions, entry: str) -> func.FuncOp:
     if entry not in functions:
         available = ", ".join(sorted(functions)) or "none"
         raise ValueError(f"no function @{entry} in the module (functions: {available})")
@@ -522,11 +529,11 @@ def check_arguments(function: func.FuncOp, arrays: tuple[Any, ...]) -> list[Arra
     return checked
 
 
-def _interpret(module: ModuleOp, function: func.FuncOp, arrays: list[Array]) -> list[Array]:
-    return _run_block(module, function.body.block, arrays, f"@{function.sym_name.data}")
+def _interpret(functions: Functions, function: func.FuncOp, arrays: list[Array]) -> list[Array]:
+    return _run_block(functions, function.body.block, arrays, f"@{function.sym_name.data}")
 
 
-def _run_block(module: ModuleOp, block, arrays: list[Array], where: str) -> list[Array]:
+def _run_block(functions: Functions, block, arrays: list[Array], where: str) -> list[Array]:
     """Run a function body or a graph.fused region; the terminator's operands are the results."""
     values: dict[SSAValue, Array] = dict(zip(block.args, arrays, strict=True))
     for op in block.ops:
@@ -534,12 +541,12 @@ def _run_block(module: ModuleOp, block, arrays: list[Array], where: str) -> list
         if isinstance(op, func.ReturnOp | graph.YieldOp):
             return operands
         if isinstance(op, func.CallOp):
-            callee = _find_function(module, op.callee.root_reference.data)
-            results = _interpret(module, callee, operands)
+            callee = _find_function(functions, op.callee.root_reference.data)
+            results = _interpret(functions, callee, operands)
         elif isinstance(op, graph.FusedOp):
-            results = _run_block(module, op.body.block, operands, "graph.fused")
+            results = _run_block(functions, op.body.block, operands, "graph.fused")
         elif isinstance(op, graph.LoopOp):
-            results = _run_loop(module, op, operands)
+            results = run_loop(functions, op, operands)
         elif type(op) in IMPLEMENTATIONS:
             results = [evaluate(op, operands)]
         else:
@@ -548,9 +555,9 @@ def _run_block(module: ModuleOp, block, arrays: list[Array], where: str) -> list
     raise ValueError(f"{where} has no terminator")
 
 
-def _run_loop(module: ModuleOp, op: graph.LoopOp, operands: list[Array]) -> list[Array]:
-    """graph.loop: the step function once per row of the sequences."""
-    step = _find_function(module, op.body.root_reference.data)
+def run_loop(functions: Functions, op: graph.LoopOp, operands: list[Array]) -> list[Array]:
+    """graph.loop's results: the step function once per row of the sequences."""
+    step = _find_function(functions, op.body.root_reference.data)
     count, sequences = len(op.states), len(op.sequences)
     states = operands[:count]
     rows, invariants = operands[count : count + sequences], operands[count + sequences :]
@@ -559,7 +566,7 @@ def _run_loop(module: ModuleOp, op: graph.LoopOp, operands: list[Array]) -> list
     ]
     order = range(op.steps - 1, -1, -1) if op.is_reverse else range(op.steps)
     for t in order:
-        results = _interpret(module, step, [*states, *(r[t] for r in rows), *invariants])
+        results = _interpret(functions, step, [*states, *(r[t] for r in rows), *invariants])
         states = results[:count]
         for output, row in zip(outputs, results[count:], strict=True):
             output[t] = row
@@ -589,8 +596,9 @@ def run(module_or_text: ModuleOp | str, *arrays: Any, entry: str = "main") -> Ar
         module = _parse_graph(module_or_text)
     else:
         module = module_or_text
-    function = _find_function(module, entry)
-    results = _interpret(module, function, check_arguments(function, arrays))
+    functions = module_functions(module)
+    function = _find_function(functions, entry)
+    results = _interpret(functions, function, check_arguments(function, arrays))
     return results[0] if len(results) == 1 else tuple(results)
 
 

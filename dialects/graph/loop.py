@@ -35,7 +35,7 @@ from xdsl.irdl import (
     var_operand_def,
     var_result_def,
 )
-from xdsl.parser import Parser
+from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.traits import Pure, SymbolTable
 from xdsl.utils.exceptions import VerifyException
@@ -45,8 +45,14 @@ from graphcompiler.dialects.graph.base import DefinedAttributesOnly
 
 @irdl_op_definition
 class LoopOp(DefinedAttributesOnly):
-    """States and sequences in, final states and output sequences out; see
-    the module doc."""
+    """States and sequences in, final states and output sequences out (see
+    the module doc): `inputs` are the `states` states, then the `sequences`
+    sequences, then the invariants.
+
+    Example:
+
+        %h, %ys = graph.loop @cell(%h0) over (%xs) with (%u) reverse : (tensor<2x8xf32>, tensor<5x2x8xf32>, tensor<8xf32>) -> (tensor<2x8xf32>, tensor<5x2x8xf32>)
+    """
 
     name = "graph.loop"
     inputs = var_operand_def(TensorType)
@@ -102,6 +108,11 @@ class LoopOp(DefinedAttributesOnly):
 
     def step_function(self) -> func.FuncOp | None:
         """The step function, if the op is in a module that has it."""
+        outermost = self
+        while outermost.parent_op() is not None:
+            outermost = outermost.parent_op()
+        if outermost is self or not outermost.has_trait(SymbolTable):
+            return None
         found = SymbolTable.lookup_symbol(self, self.body)
         return found if isinstance(found, func.FuncOp) else None
 
@@ -132,9 +143,11 @@ class LoopOp(DefinedAttributesOnly):
                 )
         step = self.step_function()
         if step is None:
-            if self.parent_op() is not None and self.parent_op().parent_op() is not None:
+            parent = self.parent_op()
+            if parent is not None and parent.parent_op() is not None:
                 raise VerifyException(f"no graph function {self.body} in the module")
             return  # not in a module yet (being built)
+        self._verify_no_recursion(step)
         expected_inputs = [
             *(s.type for s in self.states),
             *(_slice_type(s.type) for s in self.sequences),
@@ -156,33 +169,54 @@ class LoopOp(DefinedAttributesOnly):
                 f"({_types(expected_outputs)}): the new states, a slice of each output sequence"
             )
 
+    def _verify_no_recursion(self, step: func.FuncOp) -> None:
+        """The step function, and those its loops call, must not loop back
+        into the function holding this op (its code would call itself)."""
+        enclosing = self.parent_op()
+        pending, seen = [step], set()
+        while pending:
+            function = pending.pop()
+            if function is enclosing:
+                raise VerifyException(
+                    f"{self.body} loops back into @{enclosing.sym_name.data}: recursion is not "
+                    "supported"
+                )
+            if function in seen:
+                continue
+            seen.add(function)
+            for inner in function.walk():
+                if isinstance(inner, LoopOp) and (callee := inner.step_function()) is not None:
+                    pending.append(callee)
+
     @classmethod
     def parse(cls, parser: Parser) -> LoopOp:
         body = parser.parse_symbol_name()
-        operands = [parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parser.parse_operand)]
-        parser.parse_keyword("over")
-        operands.append(
-            parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parser.parse_operand)
-        )
-        invariants = []
-        if parser.parse_optional_keyword("with") is not None:
-            invariants = parser.parse_comma_separated_list(
-                Parser.Delimiter.PAREN, parser.parse_operand
+
+        def group() -> list[UnresolvedOperand]:
+            return parser.parse_comma_separated_list(
+                Parser.Delimiter.PAREN, parser.parse_unresolved_operand
             )
-        operands.append(invariants)
+
+        groups = [group()]
+        parser.parse_keyword("over")
+        groups.append(group())
+        groups.append(group() if parser.parse_optional_keyword("with") is not None else [])
         reverse = parser.parse_optional_keyword("reverse") is not None
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
+        where = parser.pos
         function_type = parser.parse_function_type()
-        flat = [v for group in operands for v in group]
-        if len(function_type.inputs.data) != len(flat):
+        types = list(function_type.inputs.data)
+        if len(types) != sum(map(len, groups)):
             parser.raise_error(
-                f"{len(flat)} operands but {len(function_type.inputs.data)} operand types"
+                f"{sum(map(len, groups))} operands but {len(types)} operand types", where
             )
-        for value, type_ in zip(flat, function_type.inputs.data, strict=True):
-            if value.type != type_:
-                parser.raise_error(f"operand of type {value.type} written as {type_}")
-        op = cls.build(body.data, *operands, function_type.outputs.data, reverse=reverse)
+        resolved = []
+        for operands in groups:
+            resolved.append(
+                [parser.resolve_operand(o, types.pop(0)) for o in operands]  # in order
+            )
+        op = cls.build(body.data, *resolved, function_type.outputs.data, reverse=reverse)
         op.attributes.update(attributes)
         return op
 

@@ -232,6 +232,8 @@ class Importer:
         self.inferred = inferred
         self.arguments: list[str] = []
         self.opset = _opset(model)
+        self.functions: list[func.FuncOp] = []  # step functions of graph.loop ops (outline.py)
+        self.entry = "main"
 
     def tensor(self, name: str) -> SSAValue:
         if name in self.values:
@@ -277,6 +279,16 @@ class Importer:
         self.block.add_op(op)
         return op.result
 
+    def unique_function_name(self, base: str) -> str:
+        """`base` made a symbol no other function of the module has."""
+        base = re.sub(r"[^A-Za-z0-9_]", "_", base)
+        taken = {self.entry, *(f.sym_name.data for f in self.functions)}
+        name, suffix = base, 1
+        while name in taken:
+            suffix += 1
+            name = f"{base}_{suffix}"
+        return name
+
     def define_constant(self, name: str, array: np.ndarray, type_: Attribute) -> None:
         self.constants[name] = _held(array, type_)
         self.constant_types[name] = type_
@@ -294,6 +306,7 @@ class Importer:
         return module
 
     def _run(self, entry: str, output_layout: list | None) -> ModuleOp:
+        self.entry = entry
         graph_proto = self.model.graph
         for tensor in graph_proto.initializer:
             type_ = element_type(tensor.data_type, f"initializer '{tensor.name}'")
@@ -336,7 +349,7 @@ class Importer:
         self.block.add_op(func.ReturnOp(*outputs))
         arguments = [a.type for a in self.block.args]
         function = func.FuncOp(entry, (arguments, [v.type for v in outputs]), Region(self.block))
-        return ModuleOp([function])
+        return ModuleOp([function, *self.functions])
 
     def convert(self, proto: onnx.NodeProto) -> None:
         node = Node(self, proto)
@@ -433,8 +446,9 @@ class Importer:
         are left to dead-code elimination; where one cannot be evaluated,
         the results stay as they are. A result may be an input passed
         through (a cast to its own type): the input's value."""
-        from graphcompiler.interpreters.reference import evaluate
+        from graphcompiler.interpreters.reference import evaluate, run_loop
 
+        functions = {f.sym_name.data: f for f in self.functions}
         arrays = {
             self.values[name]: self.constants[name]
             for name in node.proto.input
@@ -443,7 +457,11 @@ class Importer:
         op = last.next_op if last is not None else self.block.first_op
         try:
             while op is not None:
-                arrays[op.results[0]] = evaluate(op, [arrays[v] for v in op.operands])
+                operands = [arrays[v] for v in op.operands]
+                if isinstance(op, graph.LoopOp):  # a recurrent layer's steps (outline.py)
+                    arrays.update(zip(op.results, run_loop(functions, op, operands), strict=True))
+                else:
+                    arrays[op.results[0]] = evaluate(op, operands)
                 op = op.next_op
             return [r if isinstance(r, np.ndarray) else arrays[r] for r in results]
         except Exception:  # noqa: BLE001 - an op the interpreter cannot evaluate here

@@ -1,15 +1,17 @@
 """Converters of ONNX's recurrent layers, RNN, GRU and LSTM (registered in
-`ops.CONVERTERS`), as their steps written out in graph ops.
+`ops.CONVERTERS`), as a graph.loop over one step function per direction.
 
-The input's projection for every step is one matmul, X [S * B, I] x Wᵀ
-plus both biases; then each step is a small matmul of the hidden state
-by Rᵀ and the gates' element-wise ops (graph-fuse makes them a kernel or
-two; the steps' kernels have one shape, so the compiled program holds
-each once however long the sequence). A reverse direction walks the
-steps from the last; bidirectional runs both and stacks them.
+The input's projection for every step is one matmul in the main graph,
+X [S * B, I] x Wᵀ plus both biases; the step function (outline.py) takes
+the states and one step's projection and computes a small matmul of the
+hidden state by Rᵀ and the gates' element-wise ops (graph-fuse makes them
+a kernel or two). The step is compiled once however long the sequence.
+A reverse direction is a reverse loop; bidirectional runs both and stacks
+them.
 
-sequence_lens (B) masks step t of batch b where t >= its length: the
-state is kept and the output is 0. Kept states make the reverse
+sequence_lens (B) masks step t of batch b where t >= its length (a mask
+sequence [S, B, 1] the loop walks with the projection): the state is kept
+and the output is 0. Kept states make the reverse
 direction right too: its walk from the end leaves the initial state
 untouched until the batch's last valid step. Gate pre-activations are
 clamped to [-clip, clip] when `clip` is given. `activations` (with their
@@ -23,11 +25,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from xdsl.dialects.builtin import NameLoc, NoneAttr, StringAttr, TensorType
 from xdsl.ir import SSAValue
 
+from graphcompiler.dialects import graph
 from graphcompiler.frontends.onnx.importer import Node
 from graphcompiler.frontends.onnx.ops import _float_input, cast, converter, reshape
 from graphcompiler.frontends.onnx.ops_window import _slice_axis
+from graphcompiler.frontends.onnx.outline import outline
 
 GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
 DEFAULT_ACTIVATIONS = {
@@ -195,13 +200,16 @@ def _run(layer: _Layer, direction: int) -> tuple[SSAValue, SSAValue, SSAValue | 
     )
     peepholes = node.value(7) if layer.kind == "LSTM" and node.has_input(7) else None
     functions = layer.functions[direction]
-    reverse = layer.directions[direction] == "reverse"
-    outputs: list[SSAValue | None] = [None] * layer.steps
-    for step in range(layer.steps):
-        t = layer.steps - 1 - step if reverse else step
-        from_x = reshape(
-            node, _slice_axis(node, projected, 0, t, 1), [layer.batch, layer.gates * hidden]
-        )
+    states = [h] if c is None else [h, c]
+    sequences = [projected]
+    if layer.lengths is not None:  # past a batch's length: state kept, output 0
+        steps = np.arange(layer.steps).reshape(layer.steps, 1, 1)
+        first = node.importer.constant_value(steps, layer.x.type.element_type, node.label)
+        sequences.append(node.make("less", [first, layer.lengths]))  # [S, B, 1]
+
+    def step(arguments: list[SSAValue]) -> list[SSAValue]:
+        h, c = arguments[0], arguments[1] if len(states) == 2 else None
+        from_x = arguments[len(states)]
         from_h = node.make("matmul", [h, r])
         if layer.kind == "RNN":
             new_h, new_c = functions[0](layer.clipped(node.make("add", [from_x, from_h]))), None
@@ -210,15 +218,28 @@ def _run(layer: _Layer, direction: int) -> tuple[SSAValue, SSAValue, SSAValue | 
         else:
             new_h, new_c = _lstm_step(layer, functions, from_x, from_h, c, peepholes, direction)
         output = new_h
-        if layer.lengths is not None:  # past a batch's length: state kept, output 0
-            valid = node.make("less", [node.scalar(float(t), layer.lengths), layer.lengths])
+        if layer.lengths is not None:
+            valid = arguments[len(states) + 1]
             output = node.make("select", [valid, new_h, node.scalar(0.0, new_h)])
             new_h = node.make("select", [valid, new_h, h])
             new_c = None if new_c is None else node.make("select", [valid, new_c, c])
-        h, c = new_h, new_c
-        outputs[t] = reshape(node, output, [1, layer.batch, hidden])
-    sequence = outputs[0] if layer.steps == 1 else node.make("concat", outputs, axis=0)
-    return sequence, h, c
+        return [new_h, *([] if new_c is None else [new_c]), output]
+
+    argument_types = [
+        *(v.type for v in states),
+        *(TensorType(v.type.element_type, v.type.get_shape()[1:]) for v in sequences),
+    ]
+    body, invariants = outline(node.importer, f"{node.label}_step", argument_types, step)
+    result_types = [
+        *(v.type for v in states),
+        TensorType(h.type.element_type, [layer.steps, layer.batch, hidden]),
+    ]
+    reverse = layer.directions[direction] == "reverse"
+    loop = graph.LoopOp.build(body, states, sequences, invariants, result_types, reverse)
+    loop.location = NameLoc(StringAttr(node.label), NoneAttr())
+    node.importer.block.add_op(loop)
+    final = list(loop.results)
+    return final[-1], final[0], final[1] if len(states) == 2 else None
 
 
 def _gru_step(layer, functions, from_x, from_h, h, r_h, r_bias) -> SSAValue:

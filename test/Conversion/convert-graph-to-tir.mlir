@@ -503,3 +503,30 @@ func.func @blocked_narrow(%x: tensor<1x2x4x4x8xf32>, %w: tensor<16x16x3x3xf32>) 
   %0 = graph.blocked_conv2d %x, %w : (tensor<1x2x4x4x8xf32>, tensor<16x16x3x3xf32>) -> tensor<1x2x2x2x8xf32>
   func.return %0 : tensor<1x2x2x2x8xf32>
 }
+
+// -----
+
+// graph.loop: the step function is lowered first, like any graph function;
+// the loop copies the initial state into its final-state result, then calls
+// the step once per row (from the last: reverse) on views of the rows, the
+// new state written apart and copied back.
+// CHECK-LABEL: tir.func @add_row(%sum: !tir.tensor<4xf32>, %x: !tir.tensor<4xf32>, %out0: !tir.tensor<4xf32>, %out1: !tir.tensor<4xf32>)
+// CHECK-LABEL: tir.func @running_sum(%zero: !tir.tensor<4xf32>, %xs: !tir.tensor<8x4xf32>, %out0: !tir.tensor<4xf32>, %out1: !tir.tensor<8x4xf32>)
+// CHECK-NEXT:    %[[INIT:.*]] = tir.call @[[COPY:copy__[0-9]+]](%out0, %zero)
+// CHECK:         %next_state = tir.define_tensor : !tir.tensor<4xf32>
+// CHECK:         tir.for %[[T:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NEXT:      %[[LAST:.*]] = tir.const 7 : index
+// CHECK-NEXT:      %[[ROW:.*]] = tir.sub %[[LAST]], %[[T]]
+// CHECK:           %step_slice = tir.tensor_ptr %xs[%[[ROW]], %{{.*}}] : !tir.tensor<8x4xf32> -> !tir.tensor<4xf32>
+// CHECK-NEXT:      %step_slice_1 = tir.tensor_ptr %out1[%[[ROW]], %{{.*}}] : !tir.tensor<8x4xf32> -> !tir.tensor<4xf32>
+// CHECK-NEXT:      %[[STEP:.*]] = tir.call @add_row(%out0, %step_slice, %next_state, %step_slice_1)
+// CHECK-NEXT:      tir.evaluate %[[STEP]]
+// CHECK-NEXT:      %[[BACK:.*]] = tir.call @[[COPY]](%out0, %next_state)
+func.func @running_sum(%zero: tensor<4xf32>, %xs: tensor<8x4xf32>) -> (tensor<4xf32>, tensor<8x4xf32>) {
+  %total, %sums = graph.loop @add_row(%zero) over (%xs) reverse : (tensor<4xf32>, tensor<8x4xf32>) -> (tensor<4xf32>, tensor<8x4xf32>)
+  func.return %total, %sums : tensor<4xf32>, tensor<8x4xf32>
+}
+func.func private @add_row(%sum: tensor<4xf32>, %x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %next = graph.add %sum, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return %next, %next : tensor<4xf32>, tensor<4xf32>
+}

@@ -3,7 +3,7 @@
 // RUN: filecheck %s --check-prefix=DUMP < %t.pipeline
 
 // DUMP:      Pass Manager with 18 passes:
-// DUMP-NEXT: builtin.module(graph-integer-matmul{target="" convolutions=auto},graph-merge-matmul,graph-constant-fold{max-elements=65536},graph-sink-pads,func.func(canonicalize,cse),graph-lookup-tables,graph-block-layout{target="" block=0},graph-rewrite-rules{rules=},graph-fuse{max-ops=32},graph-schedule-ops{policy=heuristic},convert-graph-to-tir{target="" blob-constants=false},tir-plan-memory{match-range=16 arena-argument=false},tir-outline-parallel,tir-parallel-regions,tir-legalize-types,tir-expand-math{target=""},convert-tir-to-llvm)
+// DUMP-NEXT: builtin.module(graph-integer-matmul{target="" convolutions=auto},graph-merge-matmul,graph-constant-fold{max-elements=65536},graph-sink-pads,func.func(canonicalize,cse),graph-lookup-tables,graph-block-layout{target="" block=0},graph-rewrite-rules{rules=},graph-fuse{max-ops=32},graph-schedule-ops{policy=heuristic distance-weight=0.0},convert-graph-to-tir{target="" blob-constants=false},tir-plan-memory{match-range=16 arena-argument=false},tir-outline-parallel,tir-parallel-regions,tir-legalize-types,tir-expand-math{target=""},convert-tir-to-llvm)
 
 // CHECK-NOT: graph.
 // CHECK-NOT: tir.

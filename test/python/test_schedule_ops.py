@@ -1,4 +1,5 @@
-"""graph-schedule-ops' heuristic scheduler (passes/graph/schedule_ops.py):
+"""graph-schedule-ops' heuristic scheduler (passes/graph/schedule_ops.py),
+on a recurrence written out step by step:
 the scores and distances it keeps between steps give the order that
 scoring every ready op afresh at every step gives."""
 
@@ -15,41 +16,52 @@ from graphcompiler.passes.graph import schedule_ops
 BEFORE_SCHEDULING = [p for p in GRAPH_PASSES if p != "graph-schedule-ops"]
 
 
-def _lstm(steps: int) -> onnx.ModelProto:
-    """One LSTM layer over `steps` steps and a residual MLP on its output:
-    the unrolled steps keep many ops ready at once."""
+def _recurrence(steps: int) -> onnx.ModelProto:
+    """A recurrence written out step by step, h = tanh(h R + x_t W), and a
+    residual MLP on the stacked states: each step's input projection is
+    ready from the start, so many ops are ready at once."""
     f = TensorProto.FLOAT
     hidden, features = 8, 4
     weights = [
-        helper.make_tensor(name, f, shape, [0.01 * (i % 7) for i in range(int(_size(shape)))])
+        helper.make_tensor(name, f, shape, [0.01 * (i % 7) for i in range(shape[0] * shape[1])])
         for name, shape in (
-            ("W", [1, 4 * hidden, features]),
-            ("R", [1, 4 * hidden, hidden]),
+            ("W", [features, hidden]),
+            ("R", [hidden, hidden]),
             ("M", [hidden, hidden]),
         )
     ]
-    nodes = [
-        helper.make_node("LSTM", ["X", "W", "R"], ["Y", "Yh"], hidden_size=hidden),
-        helper.make_node("Squeeze", ["Y", "axes"], ["Ys"]),
+    constants = [
+        helper.make_tensor("axis0", TensorProto.INT64, [1], [0]),
+        helper.make_tensor("h0", f, [2, hidden], [0.0] * (2 * hidden)),
+    ]
+    nodes, state = [], "h0"
+    for t in range(steps):
+        constants += [
+            helper.make_tensor(f"start{t}", TensorProto.INT64, [1], [t]),
+            helper.make_tensor(f"end{t}", TensorProto.INT64, [1], [t + 1]),
+        ]
+        nodes += [
+            helper.make_node("Slice", ["X", f"start{t}", f"end{t}", "axis0"], [f"x{t}"]),
+            helper.make_node("Squeeze", [f"x{t}", "axis0"], [f"xs{t}"]),
+            helper.make_node("MatMul", [f"xs{t}", "W"], [f"p{t}"]),
+            helper.make_node("MatMul", [state, "R"], [f"r{t}"]),
+            helper.make_node("Add", [f"p{t}", f"r{t}"], [f"a{t}"]),
+            helper.make_node("Tanh", [f"a{t}"], [f"h{t}"]),
+        ]
+        state = f"h{t}"
+    nodes += [
+        helper.make_node("Concat", [f"h{t}" for t in range(steps)], ["Ys"], axis=0),
         helper.make_node("MatMul", ["Ys", "M"], ["P"]),
         helper.make_node("Add", ["P", "Ys"], ["Z"]),
     ]
-    axes = helper.make_tensor("axes", TensorProto.INT64, [1], [1])
     graph = helper.make_graph(
         nodes,
-        "lstm",
+        "recurrence",
         [helper.make_tensor_value_info("X", f, [steps, 2, features])],
         [helper.make_tensor_value_info("Z", f, None)],
-        [*weights, axes],
+        [*weights, *constants],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-
-
-def _size(shape) -> int:
-    count = 1
-    for dim in shape:
-        count *= dim
-    return count
 
 
 def _function_before_scheduling(model: onnx.ModelProto) -> func.FuncOp:
@@ -68,7 +80,7 @@ class _ForgetfulScores(dict):
 
 @pytest.mark.parametrize("distance_weight", [0.0, 2.0])
 def test_kept_scores_give_the_order_of_fresh_ones(monkeypatch, distance_weight):
-    function = _function_before_scheduling(_lstm(24))
+    function = _function_before_scheduling(_recurrence(24))
     position = {op: index for index, op in enumerate(function.body.block.ops)}
     kept = [position[op] for op in schedule_ops.schedule(function, "heuristic", distance_weight)]
     fresh_init = schedule_ops.HeuristicScheduler.__post_init__
@@ -87,7 +99,7 @@ def test_kept_distances_are_those_of_the_current_step():
     """With the distance term on, each user's distance is kept until an op
     it waits on is visited: at every step, the kept ones equal distances
     walked afresh."""
-    function = _function_before_scheduling(_lstm(24))
+    function = _function_before_scheduling(_recurrence(24))
     checked = []
 
     class Checking(schedule_ops.HeuristicScheduler):
