@@ -1,8 +1,9 @@
 """Converters of ONNX's control flow (registered in `ops.CONVERTERS`): If,
-Scan and Loop, written out where they stand.
+Scan and Loop.
 
-The graph dialect has no control flow, so what decides it must be known at
-import time:
+The graph dialect's one control flow op is graph.loop, whose number of
+steps is known at compile time, so what decides a branch or a loop's end
+must be known at import time:
 - If: the condition picks the branch that is inlined. A constant, or a
   graph input bound to its value (optimum's merged decoders take
   `use_cache_branch` so): `graphcompiler.compile` binds such an input from
@@ -10,9 +11,12 @@ import time:
   `import_onnx(..., constants={name: value})` binds it by hand. A
   condition computed from the inputs' values computes both branches and
   selects each output (their types must agree).
-- Scan: the scanned inputs' length (their shape) is the number of copies
-  of the body, each reading its slice of them and the previous copy's
-  states; the scan outputs are stacked.
+- Scan: a graph.loop over the body, built once as a function (outline.py)
+  that reads a slice of each scanned input and the states; the scanned
+  inputs' axes are moved first (and reversed when read backward), the
+  scan outputs stacked and moved back. A Scan that carries sequences or
+  optionals, or runs no step, is written out instead: one copy of the
+  body per step.
 - Loop: the trip count and the conditions (the loop's, then each copy's
   output) must be constants, as an If's; a loop of a bounded count whose
   condition stays true is that many copies; one that runs no iteration
@@ -20,7 +24,8 @@ import time:
 
 A body is converted as the graph's own nodes (it reads the outer graph's
 values by name) after its own names, nested graphs' included, are given
-a suffix per copy, so that each copy defines new values.
+a suffix per copy, so that each copy defines new values (If, Loop, and a
+Scan written out).
 """
 
 from __future__ import annotations
@@ -29,14 +34,17 @@ import math
 
 import numpy as np
 import onnx
-from xdsl.dialects.builtin import i1, i64
+from xdsl.dialects.builtin import NameLoc, NoneAttr, StringAttr, TensorType, i1, i64
 from xdsl.ir import SSAValue
 
+from graphcompiler.dialects import graph
 from graphcompiler.frontends.onnx.containers import Container
 from graphcompiler.frontends.onnx.element_types import element_type
+from graphcompiler.frontends.onnx.errors import OnnxImportError
 from graphcompiler.frontends.onnx.importer import Node
 from graphcompiler.frontends.onnx.ops import converter, reshape
 from graphcompiler.frontends.onnx.ops_window import _slice_axis
+from graphcompiler.frontends.onnx.outline import outline
 from graphcompiler.frontends.onnx.weights_in_file import initializer_array
 
 MAX_LOOP_COPIES = 4096
@@ -117,6 +125,12 @@ def _scan(node: Node) -> list:
     if len(lengths) != 1:
         raise node.error(f"the scanned inputs have different lengths {sorted(lengths)}")
     (length,) = lengths
+    out_axes = _axes(
+        node, "scan_output_axes", "scan_output_directions", [None] * (len(body.output) - states)
+    )
+    looped = _scan_as_loop(node, body, inputs[:states], sources, axes, length, out_axes)
+    if looped is not None:
+        return looped
     carried, stacks = inputs[:states], []
     for step in range(length):
         sliced = []
@@ -129,8 +143,94 @@ def _scan(node: Node) -> list:
         carried = results[:states]
         stacks.append(results[states:])
     outputs = len(body.output) - states
-    out_axes = _axes(node, "scan_output_axes", "scan_output_directions", [None] * outputs)
     return [*carried, *(stack(node, [s[k] for s in stacks], *out_axes[k]) for k in range(outputs))]
+
+
+def _scan_as_loop(
+    node: Node,
+    body: onnx.GraphProto,
+    states: list[Value],
+    sources: list[SSAValue],
+    axes: list[tuple[int, bool]],
+    length: int,
+    out_axes: list[tuple[int, bool]],
+) -> list | None:
+    """The Scan as a graph.loop over its body, built once (outline.py):
+    each scanned input with its axis moved first (and reversed if read
+    backward), each scan output stacked along the first axis, then moved
+    and reversed as asked. None where the body is written out instead:
+    no steps, sequences or optionals carried, or a body that outlining
+    cannot build (it is then converted per step, which reports why)."""
+    if length == 0 or any(isinstance(s, Container) for s in states):
+        return None
+    states = [_as_value(node, s) for s in states]
+    sequences = [
+        _axis_first(node, source, axis, backward)
+        for source, (axis, backward) in zip(sources, axes, strict=True)
+    ]
+    step_outputs: list[SSAValue] = []
+
+    def step(arguments: list[SSAValue]) -> list[SSAValue]:
+        results = inline(node, body, arguments, f"__{node.label}_step")
+        if any(isinstance(r, Container) for r in results):
+            raise node.error("the body gives a sequence or an optional")
+        results = [_as_value(node, r) for r in results]
+        for state, result in zip(states, results, strict=False):
+            if state.type != result.type:
+                raise node.error(f"a state is {state.type} in and {result.type} out")
+        step_outputs.extend(results[len(states) :])
+        return results
+
+    argument_types = [
+        *(s.type for s in states),
+        *(TensorType(s.type.element_type, s.type.get_shape()[1:]) for s in sequences),
+    ]
+    try:
+        symbol, invariants = outline(
+            node.importer, f"{node.label}_step", argument_types, step, [i.name for i in body.input]
+        )
+    except OnnxImportError:
+        return None
+    result_types = [
+        *(s.type for s in states),
+        *(TensorType(o.type.element_type, [length, *o.type.get_shape()]) for o in step_outputs),
+    ]
+    loop = graph.LoopOp.build(symbol, states, sequences, invariants, result_types)
+    loop.location = NameLoc(StringAttr(node.label), NoneAttr())
+    node.importer.block.add_op(loop)
+    finals, stacked = list(loop.results[: len(states)]), loop.results[len(states) :]
+    outputs = [
+        _axis_from_first(node, value, axis, backward)
+        for value, (axis, backward) in zip(stacked, out_axes, strict=True)
+    ]
+    return [*finals, *outputs]
+
+
+def _axis_first(node: Node, value: SSAValue, axis: int, backward: bool) -> SSAValue:
+    """`value` with `axis` moved first, its order reversed if `backward`."""
+    rank = len(value.type.get_shape())
+    if axis != 0:
+        value = node.make("transpose", [value], perm=[axis, *(d for d in range(rank) if d != axis)])
+    return _reversed_first(node, value) if backward else value
+
+
+def _axis_from_first(node: Node, value: SSAValue, axis: int, backward: bool) -> SSAValue:
+    """A stacked output [S, ...] reversed if `backward`, its first axis moved to `axis`."""
+    if backward:
+        value = _reversed_first(node, value)
+    rank = len(value.type.get_shape())
+    axis = axis % rank
+    if axis == 0:
+        return value
+    order = [d for d in range(1, rank)]
+    order.insert(axis, 0)
+    return node.make("transpose", [value], perm=order)
+
+
+def _reversed_first(node: Node, value: SSAValue) -> SSAValue:
+    count = value.type.get_shape()[0]
+    indices = node.importer.constant_value(np.arange(count - 1, -1, -1), i64, node.label)
+    return node.make("gather", [value, indices], axis=0)
 
 
 @converter("Loop")

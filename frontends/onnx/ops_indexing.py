@@ -209,7 +209,9 @@ def _non_max_suppression(node: Node) -> list:
         raise node.error(f"scores {list(scores.shape)} do not match boxes {list(boxes.shape)}")
     keep_most = max(int(limit.reshape(-1)[0]), 0) if limit is not None and limit.size else 0
     iou_limit = float(iou_limit.reshape(-1)[0]) if iou_limit is not None and iou_limit.size else 0.0
-    lows, highs = _box_corners(boxes.astype(np.float64), node.require_attr("center_point_box", (0, 1), 0))
+    lows, highs = _box_corners(
+        boxes.astype(np.float64), node.require_attr("center_point_box", (0, 1), 0)
+    )
     selected = []
     for batch, classes in enumerate(scores):
         areas = np.prod(highs[batch] - lows[batch], axis=-1)

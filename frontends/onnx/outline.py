@@ -18,6 +18,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
 from graphcompiler.dialects import graph
+from graphcompiler.frontends.onnx.importer import name_hint
 
 
 def outline(
@@ -25,17 +26,22 @@ def outline(
     name: str,
     argument_types: Sequence[TensorType],
     build: Callable[[list[SSAValue]], Sequence[SSAValue]],
+    argument_names: Sequence[str] = (),
 ) -> tuple[str, list[SSAValue]]:
     """Build private function `name` (a unique variant of it) from
     `build(arguments)`, which returns its results; the function's symbol,
     and the main graph's values it reads (the arguments after
     `argument_types`, in order)."""
     outer, block = importer.block, Block(arg_types=list(argument_types))
+    for argument, argument_name in zip(block.args, argument_names, strict=False):
+        argument.name_hint = name_hint(argument_name)
     importer.block = block
+    names = _Names(importer)
     try:
         results = list(build(list(block.args)))
     finally:
         importer.block = outer
+        names.restore()
     block.add_op(func.ReturnOp(*results))
     invariants = _capture(block)
     symbol = importer.unique_function_name(name)
@@ -48,6 +54,29 @@ def outline(
         )
     )
     return symbol, invariants
+
+
+class _Names:
+    """The importer's name bindings before a function is built, put back
+    after it: names bound inside (a body's values, a constant first used
+    there) are the function's, not the main graph's."""
+
+    def __init__(self, importer):
+        self.importer = importer
+        self.values = dict(importer.values)
+        self.bound = len(importer.values.bound)
+        self.containers = dict(importer.containers)
+
+    def restore(self) -> None:
+        values = self.importer.values
+        for name in list(values):
+            if name not in self.values:
+                dict.__delitem__(values, name)
+            elif values[name] is not self.values[name]:
+                dict.__setitem__(values, name, self.values[name])
+        del values.bound[self.bound :]
+        self.importer.containers.clear()
+        self.importer.containers.update(self.containers)
 
 
 def _capture(block: Block) -> list[SSAValue]:

@@ -1,11 +1,10 @@
-"""ONNX If, Scan and Loop (frontends/onnx/ops_control.py), written out:
-the branch a known condition picks is inlined; a condition that is a graph
+"""ONNX If, Scan and Loop (frontends/onnx/ops_control.py): the branch a known condition picks is inlined; a condition that is a graph
 input (optimum's merged decoders' `use_cache_branch`) makes
 `graphcompiler.compile(path)` specialize on its value, static dims or
 symbolic; nested Ifs, a branch's own initializers, and a branch's constant
-output feeding a Reshape's shape. Scan copies its body once per step (any
-scan axis and direction, an If nested in the body), Loop once per
-iteration of a known count; both against numpy.
+output feeding a Reshape's shape. Scan is a graph.loop over its body
+(any scan axis and direction, an If nested in the body), Loop copies its
+body once per iteration of a known count; both against numpy.
 """
 
 import numpy as np
@@ -185,7 +184,7 @@ def _scan_model(backward: bool):
 
 
 @pytest.mark.parametrize("backward", [False, True])
-def test_scan_copies_its_body_per_step(backward):
+def test_scan_runs_its_body_as_a_loop(backward):
     model = _scan_model(backward)
     feeds = {
         "s0": np.zeros(3, np.float32),
@@ -198,7 +197,9 @@ def test_scan_copies_its_body_per_step(backward):
         total = total + 2 * feeds["x"][:, column]
         product = product * feeds["x"][:, column]
         stacked.append(total)
-    got = graphcompiler.compile(import_onnx(model), cache=False)(*feeds.values())
+    module = import_onnx(model)
+    assert str(module).count("graph.loop @") == 1  # the body built once, not per step
+    got = graphcompiler.compile(module, cache=False)(*feeds.values())
     for g, e in zip(got, [total, product, np.stack(stacked, axis=-1)], strict=True):
         np.testing.assert_allclose(g, e, rtol=1e-6)
 
