@@ -2,23 +2,23 @@
 function, which convert-graph-to-tir lowered like any graph function (its
 inputs, then its outputs as out-parameters).
 
-    copy initial states -> final states            (the loop's results)
-    for t in [0, S):                               (S - 1 - t when reverse)
-      call @step(final states, &sequence[t]..., invariants..., next states, &output[t]...)
-      copy next states -> final states
+    copy initial states -> final states (A)        (the loop's results)
+    for t in [0, S) by 2:                          (row S - 1 - t when reverse)
+      call @step(A, &sequence[t]..., invariants..., B, &output[t]...)
+      call @step(B, &sequence[t + 1]..., invariants..., A, &output[t + 1]...)
+    if S is odd: the last step from A into B, and B copied into A
 
-The step reads the states from the loop's final-state buffers and writes
-the new ones apart (a step reads its state after writing part of the new
-one: an LSTM's cell), then they are copied back: a state is one step's
-worth of data (an LSTM's [batch, hidden]). A slice of a sequence, and of
-an output sequence, is a view at row t, so nothing else is copied.
+A step reads its states from one set of buffers and writes the new ones
+to the other (a step may read a state after writing part of the new one:
+an LSTM's cell), so the two alternate and nothing is copied per step. A
+slice of a sequence, and of an output sequence, is a view at its row.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from graphcompiler.dialects import graph, tir
@@ -45,22 +45,30 @@ def lower_loop(
     finals, outputs = targets[:count], targets[count:]
     for state, final in zip(op.states, finals, strict=True):
         copy(final, values[state], state.type)
-    following = []
+    other = []
     for state in op.states:
         buffer = b.make_tensor(tir_tensor_type(state.type).get_shape(), state.type.element_type)
         buffer.name_hint = "next_state"
-        following.append(buffer)
+        other.append(buffer)
+    invariants = [values[v] for v in op.invariants]
     steps = op.steps
-    with b.make_for(0, steps) as t:
+
+    def call_step(t: SSAValue, read: list[SSAValue], write: list[SSAValue]) -> None:
         index = b.sub(steps - 1, t) if op.is_reverse else t
         slices = [_row(b, values[s], s.type, index) for s in op.sequences]
         written = [
             _row(b, target, result.type, index)
             for target, result in zip(outputs, op.outputs[count:], strict=True)
         ]
-        arguments = [*finals, *slices, *(values[v] for v in op.invariants), *following, *written]
-        b.make_evaluate(b.make_call(step, arguments))
-        for state, final, buffer in zip(op.states, finals, following, strict=True):
+        b.make_evaluate(b.make_call(step, [*read, *slices, *invariants, *write, *written]))
+
+    if steps >= 2:
+        with b.make_for(0, steps - steps % 2, 2) as t:
+            call_step(t, finals, other)
+            call_step(b.add(t, 1), other, finals)
+    if steps % 2:
+        call_step(b.const(steps - 1, IndexType()), finals, other)
+        for state, final, buffer in zip(op.states, finals, other, strict=True):
             copy(final, buffer, state.type)
 
 
