@@ -285,6 +285,11 @@ class WarmGraph:
     def graph_dot(self) -> str:
         return self._graph_dot
 
+    def __reduce__(self) -> tuple:
+        """Pickles as the full graph does, to its artifact's bytes (the
+        default would pickle the engine's ctypes handles, and fail)."""
+        return self._full.__reduce__()
+
     @property
     def asm(self) -> str:
         from graphcompiler.runtime.jit.engine import assembly

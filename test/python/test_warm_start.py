@@ -299,3 +299,33 @@ def test_a_file_rewritten_while_hashed_beside_its_compile_keys_nothing(tmp_path)
     _age(model)
     assert alias.key_when_hashed() is None
     assert not alias.unchanged()
+
+
+PICKLE_PROCESS = """
+import pickle, sys, numpy as np, graphcompiler
+compiled = graphcompiler.compile(sys.argv[1], cache=sys.argv[2])
+x = np.random.default_rng(4).standard_normal((4, 64)).astype(np.float32)
+again = pickle.loads(pickle.dumps(compiled))
+print(type(compiled).__name__, type(again).__name__, np.array_equal(again(x), compiled(x)))
+"""
+
+
+def test_a_warm_graph_pickles_to_its_artifact(tmp_path):
+    """What a cache hit returns pickles as a compiled graph does (its
+    default pickling took the engine's ctypes handles, and failed)."""
+    from graphcompiler.driver.artifact import c_compiler
+    from graphcompiler.runtime.artifact import ArtifactError
+
+    try:
+        c_compiler()
+    except ArtifactError:
+        pytest.skip("pickling builds an artifact, which needs a C compiler")
+    model = tmp_path / "dense.onnx"
+    _write_model(model, _weight(3), 4)
+    graphcompiler.compile(model, cache=tmp_path / "cache")
+    done = subprocess.run(
+        [sys.executable, "-c", PICKLE_PROCESS, str(model), str(tmp_path / "cache")],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["WarmGraph", "LoadedGraph", "True"]
