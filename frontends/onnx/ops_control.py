@@ -17,10 +17,14 @@ must be known at import time:
   scan outputs stacked and moved back. A Scan that carries sequences or
   optionals, or runs no step, is written out instead: one copy of the
   body per step.
-- Loop: the trip count and the conditions (the loop's, then each copy's
-  output) must be constants, as an If's; a loop of a bounded count whose
-  condition stays true is that many copies; one that runs no iteration
-  gives its scan outputs empty, shaped as the body declares them.
+- Loop: the trip count and the conditions (the loop's, then each
+  iteration's output) must be constants, as an If's. A loop of a known
+  count whose body's condition is a constant true is a graph.loop over
+  the body, the iteration number a sequence it walks; otherwise (a
+  condition or a shape computed from the iteration number) it is written
+  out, one copy per iteration while the condition stays true. One that
+  runs no iteration gives its scan outputs empty, shaped as the body
+  declares them.
 
 A body is converted as the graph's own nodes (it reads the outer graph's
 values by name) after its own names, nested graphs' included, are given
@@ -241,6 +245,10 @@ def _loop(node: Node) -> list:
     count = None if trip is None else int(np.asarray(trip).reshape(-1)[0])
     going = True if condition is None else bool(np.asarray(condition).reshape(-1)[0])
     carried = [_input(node, i) for i in range(2, node.num_inputs)]
+    if going and count is not None:
+        looped = _loop_as_loop(node, body, carried, count)
+        if looped is not None:
+            return looped
     stacks = []
     step = 0
     while going and (count is None or step < count):
@@ -258,6 +266,56 @@ def _loop(node: Node) -> list:
     if not stacks:
         return [*carried, *(_no_steps(node, output) for output in scans)]
     return [*carried, *(stack(node, [s[k] for s in stacks], 0, False) for k in range(len(scans)))]
+
+
+def _loop_as_loop(
+    node: Node, body: onnx.GraphProto, carried: list[Value], count: int
+) -> list | None:
+    """A Loop of a known count as a graph.loop over its body built once:
+    the iteration number is a sequence [count] the loop walks, and the
+    body's condition must come out a constant true. None where it is
+    written out per iteration instead (no iterations, sequences or
+    optionals carried, a condition or a shape computed from the iteration
+    number: each copy then knows its number)."""
+    if count == 0 or any(isinstance(c, Container) for c in carried):
+        return None
+    states = [_as_value(node, c) for c in carried]
+    numbers = node.importer.constant_value(np.arange(count), i64, node.label)
+    step_outputs: list[SSAValue] = []
+
+    def step(arguments: list[SSAValue]) -> list[SSAValue]:
+        number, *values = arguments
+        results = inline(node, body, [number, np.array(True), *values], f"__{node.label}_step")
+        condition, *results = results
+        if not isinstance(condition, np.ndarray) or not bool(condition.reshape(-1)[0]):
+            raise node.error("the body's condition is not a constant true")
+        if any(isinstance(r, Container) for r in results):
+            raise node.error("the body gives a sequence or an optional")
+        results = [_as_value(node, r) for r in results]
+        for state, result in zip(states, results, strict=False):
+            if state.type != result.type:
+                raise node.error(f"a carried value is {state.type} in and {result.type} out")
+        step_outputs.extend(results[len(states) :])
+        return results
+
+    names = [body.input[0].name, *(i.name for i in body.input[2:])]
+    argument_types = [*(s.type for s in states), TensorType(i64, [])]
+    try:
+        symbol, invariants = outline(
+            node.importer, f"{node.label}_step", argument_types,
+            lambda arguments: step([arguments[-1], *arguments[:-1]]),
+            [*names[1:], names[0]],
+        )  # fmt: skip
+    except OnnxImportError:
+        return None
+    result_types = [
+        *(s.type for s in states),
+        *(TensorType(o.type.element_type, [count, *o.type.get_shape()]) for o in step_outputs),
+    ]
+    loop = graph.LoopOp.build(symbol, states, [numbers], invariants, result_types)
+    loop.location = NameLoc(StringAttr(node.label), NoneAttr())
+    node.importer.block.add_op(loop)
+    return list(loop.results)
 
 
 def _no_steps(node: Node, output: onnx.ValueInfoProto) -> SSAValue:

@@ -3,8 +3,8 @@ input (optimum's merged decoders' `use_cache_branch`) makes
 `graphcompiler.compile(path)` specialize on its value, static dims or
 symbolic; nested Ifs, a branch's own initializers, and a branch's constant
 output feeding a Reshape's shape. Scan is a graph.loop over its body
-(any scan axis and direction, an If nested in the body), Loop copies its
-body once per iteration of a known count; both against numpy.
+(any scan axis and direction, an If nested in the body), and so is a Loop
+of a known count (its iteration number a sequence); both against numpy.
 """
 
 import numpy as np
@@ -236,9 +236,42 @@ def _loop_model(count, condition_from_input=False):
 def test_loop_of_a_known_count():
     model = _loop_model(4)
     y = np.array([1.0, -2.0], np.float32)
-    got = graphcompiler.compile(import_onnx(model), cache=False)(y)
+    module = import_onnx(model)
+    assert str(module).count("graph.loop @") == 1  # the body built once
+    got = graphcompiler.compile(module, cache=False)(y)
     np.testing.assert_array_equal(got[0], y * 16)
     np.testing.assert_array_equal(got[1], [y * 2, y * 4, y * 8, y * 16])
+
+
+def test_a_loop_reads_its_iteration_number():
+    """y += i at iteration i, each y stacked: the number is a sequence the
+    graph.loop walks."""
+    rows = helper.make_tensor_value_info
+    body = helper.make_graph(
+        [
+            helper.make_node("Cast", ["i"], ["i_f"], to=F),
+            helper.make_node("Add", ["y_in", "i_f"], ["y_out"]),
+            helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+            helper.make_node("Identity", ["y_out"], ["scanned"]),
+        ],
+        "body",
+        [rows("i", I64, []), rows("cond_in", B, []), rows("y_in", F, [2])],
+        [rows("cond_out", B, []), rows("y_out", F, [2]), rows("scanned", F, [2])],
+    )
+    count = onnx.numpy_helper.from_array(np.array(5, np.int64), "count")
+    node = helper.make_node("Loop", ["count", "", "y"], ["y_final", "all"], body=body)
+    graph = helper.make_graph(
+        [node], "g", [rows("y", F, [2])], [rows("y_final", F, [2]), rows("all", F, [5, 2])],
+        [count],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    y = np.array([1.0, -2.0], np.float32)
+    module = import_onnx(model)
+    assert "graph.loop @" in str(module)
+    got = graphcompiler.compile(module, cache=False)(y)
+    totals = y + np.cumsum(np.arange(5, dtype=np.float32))[:, None]
+    np.testing.assert_array_equal(got[0], totals[-1])
+    np.testing.assert_array_equal(got[1], totals)
 
 
 def test_a_loop_of_no_iteration_gives_its_state_and_empty_scan_outputs():
