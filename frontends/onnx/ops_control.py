@@ -35,6 +35,7 @@ Scan written out).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import onnx
@@ -172,10 +173,38 @@ def _scan_as_loop(
         _axis_first(node, source, axis, backward)
         for source, (axis, backward) in zip(sources, axes, strict=True)
     ]
+    names = [i.name for i in body.input]
+
+    def step(arguments: list[SSAValue]) -> list[Value]:
+        return inline(node, body, arguments, f"__{node.label}_step")
+
+    results = _loop_over_body(node, states, sequences, step, names)
+    if results is None:
+        return None
+    finals, stacked = results[: len(states)], results[len(states) :]
+    outputs = [
+        _axis_from_first(node, value, axis, backward)
+        for value, (axis, backward) in zip(stacked, out_axes, strict=True)
+    ]
+    return [*finals, *outputs]
+
+
+def _loop_over_body(
+    node: Node,
+    states: list[SSAValue],
+    sequences: list[SSAValue],
+    body: Callable[[list[SSAValue]], list[Value]],
+    names: list[str],
+) -> list[SSAValue] | None:
+    """A graph.loop whose step function `body(arguments)` builds (the
+    states, then a row of each sequence; `names` name them): its final
+    states and stacked outputs, or None where the body cannot be built
+    once (a sequence or an optional out, a state changing type, or what
+    the conversion refuses)."""
     step_outputs: list[SSAValue] = []
 
     def step(arguments: list[SSAValue]) -> list[SSAValue]:
-        results = inline(node, body, arguments, f"__{node.label}_step")
+        results = body(arguments)
         if any(isinstance(r, Container) for r in results):
             raise node.error("the body gives a sequence or an optional")
         results = [_as_value(node, r) for r in results]
@@ -191,10 +220,11 @@ def _scan_as_loop(
     ]
     try:
         symbol, invariants = outline(
-            node.importer, f"{node.label}_step", argument_types, step, [i.name for i in body.input]
+            node.importer, f"{node.label}_step", argument_types, step, names
         )
     except OnnxImportError:
         return None
+    length = sequences[0].type.get_shape()[0]
     result_types = [
         *(s.type for s in states),
         *(TensorType(o.type.element_type, [length, *o.type.get_shape()]) for o in step_outputs),
@@ -202,12 +232,7 @@ def _scan_as_loop(
     loop = graph.LoopOp.build(symbol, states, sequences, invariants, result_types)
     loop.location = NameLoc(StringAttr(node.label), NoneAttr())
     node.importer.block.add_op(loop)
-    finals, stacked = list(loop.results[: len(states)]), loop.results[len(states) :]
-    outputs = [
-        _axis_from_first(node, value, axis, backward)
-        for value, (axis, backward) in zip(stacked, out_axes, strict=True)
-    ]
-    return [*finals, *outputs]
+    return list(loop.results)
 
 
 def _axis_first(node: Node, value: SSAValue, axis: int, backward: bool) -> SSAValue:
@@ -281,41 +306,17 @@ def _loop_as_loop(
         return None
     states = [_as_value(node, c) for c in carried]
     numbers = node.importer.constant_value(np.arange(count), i64, node.label)
-    step_outputs: list[SSAValue] = []
 
-    def step(arguments: list[SSAValue]) -> list[SSAValue]:
-        number, *values = arguments
+    def step(arguments: list[SSAValue]) -> list[Value]:
+        *values, number = arguments
         results = inline(node, body, [number, np.array(True), *values], f"__{node.label}_step")
         condition, *results = results
         if not isinstance(condition, np.ndarray) or not bool(condition.reshape(-1)[0]):
             raise node.error("the body's condition is not a constant true")
-        if any(isinstance(r, Container) for r in results):
-            raise node.error("the body gives a sequence or an optional")
-        results = [_as_value(node, r) for r in results]
-        for state, result in zip(states, results, strict=False):
-            if state.type != result.type:
-                raise node.error(f"a carried value is {state.type} in and {result.type} out")
-        step_outputs.extend(results[len(states) :])
         return results
 
-    names = [body.input[0].name, *(i.name for i in body.input[2:])]
-    argument_types = [*(s.type for s in states), TensorType(i64, [])]
-    try:
-        symbol, invariants = outline(
-            node.importer, f"{node.label}_step", argument_types,
-            lambda arguments: step([arguments[-1], *arguments[:-1]]),
-            [*names[1:], names[0]],
-        )  # fmt: skip
-    except OnnxImportError:
-        return None
-    result_types = [
-        *(s.type for s in states),
-        *(TensorType(o.type.element_type, [count, *o.type.get_shape()]) for o in step_outputs),
-    ]
-    loop = graph.LoopOp.build(symbol, states, [numbers], invariants, result_types)
-    loop.location = NameLoc(StringAttr(node.label), NoneAttr())
-    node.importer.block.add_op(loop)
-    return list(loop.results)
+    names = [*(i.name for i in body.input[2:]), body.input[0].name]
+    return _loop_over_body(node, states, [numbers], step, names)
 
 
 def _no_steps(node: Node, output: onnx.ValueInfoProto) -> SSAValue:
