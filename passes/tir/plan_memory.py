@@ -12,7 +12,9 @@ arena; the arena itself is one `tir.define_tensor` (so one allocation).
 With `arena-argument`, the arena of each function no other function calls
 (the entry a caller runs) becomes its last argument `%arena`, so the caller
 allocates it once and reuses it across calls (graphcompiler.compile does)
-rather than the function allocating and freeing it on every call. The
+rather than the function allocating and freeing it on every call. So does
+a graph.loop's step function (called, and calling kernels): its caller
+passes a tensor of its own arena, not one allocated per step. The
 function then carries `tir.arena_bytes`, the size of that argument, which
 the compiler reads (`arena_argument_bytes`) to allocate it.
 """
@@ -187,15 +189,67 @@ class TirPlanMemoryPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         arena_total = tensors_total = 0
-        called = {call.callee.string_value() for call in op.walk() if isinstance(call, tir.CallOp)}
-        for function in [f for f in op.ops if isinstance(f, tir.FuncOp) and not f.is_declaration]:
-            entry = function.sym_name.data not in called
+        calls: dict[str, list[tir.CallOp]] = {}
+        for call in op.walk():
+            if isinstance(call, tir.CallOp):
+                calls.setdefault(call.callee.string_value(), []).append(call)
+        functions = [f for f in op.ops if isinstance(f, tir.FuncOp) and not f.is_declaration]
+        for function in _callees_first(functions):
+            name = function.sym_name.data
+            entry = name not in calls
+            # a graph.loop's step (called, and calling kernels): its callers pass its arena
+            step = not entry and any(isinstance(o, tir.CallOp) for o in function.walk())
             arena, tensors = plan_function(
-                function, self.match_range, self.arena_argument and entry
+                function, self.match_range, self.arena_argument and (entry or step)
             )
+            if self.arena_argument and step and arena:
+                _pass_arena(calls[name], arena)
             arena_total += arena
             tensors_total += tensors
         pass_statistics.record(self, "arena-bytes", arena_total, "bytes of the arenas")
         pass_statistics.record(
             self, "intermediate-bytes", tensors_total, "bytes of the tensors placed in them"
         )
+
+
+def _callees_first(functions: list[tir.FuncOp]) -> list[tir.FuncOp]:
+    """`functions` with each after the functions it calls (a step function's
+    arena size is known before its callers are planned)."""
+    by_name = {f.sym_name.data: f for f in functions}
+    ordered: list[tir.FuncOp] = []
+    placed: set[str] = set()
+
+    def place(function: tir.FuncOp) -> None:
+        if function.sym_name.data in placed:
+            return
+        placed.add(function.sym_name.data)
+        for call in function.walk():
+            if isinstance(call, tir.CallOp) and call.callee.string_value() in by_name:
+                place(by_name[call.callee.string_value()])
+        ordered.append(function)
+
+    for function in functions:
+        place(function)
+    return ordered
+
+
+def _pass_arena(calls: list[tir.CallOp], size: int) -> None:
+    """Give each call its callee's arena: a local tensor of the caller,
+    defined before the caller's first top-level op holding such a call, so
+    the caller's own planning places it (one per caller)."""
+    arenas: dict[Operation, tir.DefineTensorOp] = {}
+    for call in calls:
+        caller = call.parent_op()
+        while not isinstance(caller, tir.FuncOp):
+            caller = caller.parent_op()
+        if caller not in arenas:
+            top = call
+            while top.parent_op() is not caller:
+                top = top.parent_op()
+            define = tir.DefineTensorOp.create(
+                result_types=[tir.TirTensorType([size], IntegerType(8))]
+            )
+            define.result.name_hint = "callee_arena"
+            Rewriter.insert_op(define, InsertPoint.before(top))
+            arenas[caller] = define
+        call.operands = [*call.operands, arenas[caller].result]

@@ -23,10 +23,10 @@
 // ARG-SAME:    %out: !tir.tensor<32x32xf32>, %arena: !tir.tensor<8192xi8>) attributes {tir.arena_bytes = 8192 : i64} {
 // ARG-NOT:     tir.define_tensor : !tir.tensor<8192xi8>
 // ARG:         %exp_out = tir.tensor_ptr %arena[%{{.*}}] : !tir.tensor<8192xi8> -> !tir.tensor<32x32xf32>
-// STATS (@chain and @viewed below, 8 KiB arenas each):
+// STATS (@chain and @viewed below, 8 KiB arenas each; @cells and its step, 64 bytes each):
 // STATS:      tir-plan-memory
-// STATS-NEXT: (S) 16384 arena-bytes - bytes of the arenas
-// STATS-NEXT: (S) 24576 intermediate-bytes - bytes of the tensors placed in them
+// STATS-NEXT: (S) 16512 arena-bytes - bytes of the arenas
+// STATS-NEXT: (S) 24704 intermediate-bytes - bytes of the tensors placed in them
 func.func @chain(%x: tensor<32x32xf32>) -> tensor<32x32xf32> {
   %a = graph.exp %x : tensor<32x32xf32>
   %b = graph.tanh %a : tensor<32x32xf32>
@@ -53,6 +53,31 @@ func.func @viewed(%x: tensor<32x32xf32>) -> tensor<1024xf32> {
   %w = graph.reshape %b : tensor<32x32xf32> -> tensor<1024xf32>
   %c = graph.add %v, %w : (tensor<1024xf32>, tensor<1024xf32>) -> tensor<1024xf32>
   func.return %c : tensor<1024xf32>
+}
+
+// A graph.loop's step function (called, and calling kernels): with
+// arena-argument it takes its arena as its last argument too, and its
+// caller passes a tensor of its own arena, one for all its calls, instead
+// of the step allocating one per step. Without it, the step keeps its own.
+// CHECK-LABEL: tir.func @cell_step(
+// CHECK-NEXT:    %arena = tir.define_tensor : !tir.tensor<64xi8>
+// ARG-LABEL: tir.func @cell_step(
+// ARG-SAME:    %arena: !tir.tensor<64xi8>) attributes {tir.arena_bytes = 64 : i64} {
+// ARG-LABEL: tir.func @cells(
+// ARG:         %callee_arena = tir.tensor_ptr %arena[%{{.*}}] : !tir.tensor<{{[0-9]+}}xi8> -> !tir.tensor<64xi8>
+// ARG:         tir.for
+// ARG:           tir.call @cell_step({{.*}}, %callee_arena)
+// ARG:           tir.call @cell_step({{.*}}, %callee_arena)
+// ARG-NOT:     tir.define_tensor
+func.func @cells(%h0: tensor<2x8xf32>, %xs: tensor<6x2x8xf32>) -> (tensor<2x8xf32>, tensor<6x2x8xf32>) {
+  %h, %ys = graph.loop @cell_step(%h0) over (%xs) : (tensor<2x8xf32>, tensor<6x2x8xf32>) -> (tensor<2x8xf32>, tensor<6x2x8xf32>)
+  func.return %h, %ys : tensor<2x8xf32>, tensor<6x2x8xf32>
+}
+func.func private @cell_step(%h: tensor<2x8xf32>, %x: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>) {
+  %a = graph.add %h, %x : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  %t = graph.tanh %a : tensor<2x8xf32>
+  %n = graph.mul %t, %x : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  func.return %n, %t : tensor<2x8xf32>, tensor<2x8xf32>
 }
 
 // The transformer layer, lowered for AVX2 (its kernels' scratch included;
