@@ -194,11 +194,16 @@ class TirPlanMemoryPass(ModulePass):
             if isinstance(call, tir.CallOp):
                 calls.setdefault(call.callee.string_value(), []).append(call)
         functions = [f for f in op.ops if isinstance(f, tir.FuncOp) and not f.is_declaration]
+        defined = {f.sym_name.data for f in functions}
         for function in _callees_first(functions):
             name = function.sym_name.data
             entry = name not in calls
-            # a graph.loop's step (called, and calling kernels): its callers pass its arena
-            step = not entry and any(isinstance(o, tir.CallOp) for o in function.walk())
+            # a graph.loop's step (called, and calling kernels, not only declarations
+            # as kernels do): its callers pass its arena
+            step = not entry and any(
+                isinstance(o, tir.CallOp) and o.callee.string_value() in defined
+                for o in function.walk()
+            )
             arena, tensors = plan_function(
                 function, self.match_range, self.arena_argument and (entry or step)
             )
