@@ -1,7 +1,9 @@
 """Reference semantics of the graph dialect, in numpy: the numerical oracle.
 
 `run(module_or_text, *arrays, entry="main")` interprets a graph function op
-by op and returns one array or a tuple. Every later numerical test and
+by op (a graph.loop runs its step function once per row) and returns one
+array or a tuple; indexing.py, normalization.py and windows.py hold the
+semantics of those op families. Every later numerical test and
 `gc-run --check-reference` compares against it, so it favours clarity over
 speed. Tensors are numpy arrays of the element type's dtype; bf16 (which numpy
 lacks) travels as float32 rounded to bf16 precision. f16 and bf16 are
@@ -44,8 +46,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Operation, SSAValue
 
 from graphcompiler.dialects import graph
-from graphcompiler.dialects.graph.normalization import head_groups
 from graphcompiler.interpreters.indexing import INDEXING
+from graphcompiler.interpreters.normalization import NORMALIZATION
 from graphcompiler.interpreters.windows import (  # noqa: F401 - to/from_blocked_array: API
     WINDOWED,
     from_blocked_array,
@@ -268,65 +270,6 @@ def _top_k_indices(op: graph.TopKIndicesOp, x: Array) -> Array:
     return np.take(order, np.arange(op.count), axis=axis)
 
 
-def _log_softmax(op: graph.LogSoftmaxOp, x: Array) -> Array:
-    axis = op.normalized_axis(x.ndim)
-    shifted = x - np.max(x, axis=axis, keepdims=True, initial=-np.inf)
-    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
-
-
-def _softmax(op: graph.SoftmaxOp, x: Array) -> Array:
-    """exp(x - max) / sum: a slice holding NaN or +inf, or only -inf, is all NaN."""
-    axis = op.normalized_axis(x.ndim)
-    exponentials = np.exp(x - np.max(x, axis=axis, keepdims=True, initial=-np.inf))
-    return exponentials / np.sum(exponentials, axis=axis, keepdims=True)
-
-
-def _attention(op: graph.AttentionOp, query: Array, key: Array, value: Array, *mask) -> Array:
-    """softmax(query keyᵀ * scale + mask) value, op by op."""
-    query, key, value = (
-        np.swapaxes(x, -3, -2) if op.is_sequence_major(role) else x
-        for role, x in zip(("query", "key", "value"), (query, key, value), strict=True)
-    )
-    key, value = (np.repeat(x, head_groups(query.shape, x.shape), axis=-3) for x in (key, value))
-    if not op.key_is_transposed:
-        key = np.swapaxes(key, -1, -2)
-    scores = np.matmul(query, key) * np.float32(op.scale_value)
-    if mask:
-        scores = scores + mask[0]
-    exponentials = np.exp(scores - np.max(scores, axis=-1, keepdims=True, initial=-np.inf))
-    probabilities = exponentials / np.sum(exponentials, axis=-1, keepdims=True)
-    if op.zeroes_nan_probabilities:
-        probabilities = np.where(np.isnan(probabilities), np.float32(0), probabilities)
-    result = np.matmul(probabilities, value)
-    return np.swapaxes(result, -3, -2) if op.is_sequence_major("result") else result
-
-
-def _normalize(x: Array, axes: tuple[int, ...], epsilon: float) -> Array:
-    mean = np.mean(x, axis=axes, keepdims=True)
-    variance = np.mean((x - mean) ** 2, axis=axes, keepdims=True)
-    return (x - mean) / np.sqrt(variance + epsilon)
-
-
-def _layer_norm(op: graph.LayerNormOp, x: Array, gamma: Array, beta: Array) -> Array:
-    axes = tuple(range(op.normalized_axis(x.ndim), x.ndim))
-    return _normalize(x, axes, op.epsilon_value) * gamma + beta
-
-
-def _rms_norm(op: graph.RmsNormOp, x: Array, scale: Array) -> Array:
-    axes = tuple(range(op.normalized_axis(x.ndim), x.ndim))
-    return x / np.sqrt(np.mean(x * x, axis=axes, keepdims=True) + op.epsilon_value) * scale
-
-
-def _instance_norm(op: graph.InstanceNormOp, x: Array, scale: Array, bias: Array) -> Array:
-    scale, bias = (p.reshape([-1] + [1] * (x.ndim - 2)) for p in (scale, bias))
-    return _normalize(x, tuple(range(2, x.ndim)), op.epsilon_value) * scale + bias
-
-
-def _batch_norm(op: graph.BatchNormOp, x: Array, *parameters: Array) -> Array:
-    scale, bias, mean, var = (p.reshape([-1] + [1] * (x.ndim - 2)) for p in parameters)
-    return (x - mean) / np.sqrt(var + op.epsilon_value) * scale + bias
-
-
 def _slice(op: graph.SliceOp, x: Array) -> Array:
     ranges = op.ranges(x.shape)
     return x[tuple(slice(r.start, r.stop, r.step) for r in ranges)]
@@ -457,13 +400,6 @@ IMPLEMENTATIONS: dict[type[Operation], Callable[..., Array]] = {
     graph.SelectOp: lambda op, c, a, b: np.where(c, a, b),
     graph.MatmulOp: _matmul,
     **{op: _reduction for op in REDUCTIONS},
-    graph.SoftmaxOp: _softmax,
-    graph.LogSoftmaxOp: _log_softmax,
-    graph.LayerNormOp: _layer_norm,
-    graph.RmsNormOp: _rms_norm,
-    graph.InstanceNormOp: _instance_norm,
-    graph.BatchNormOp: _batch_norm,
-    graph.AttentionOp: _attention,
     graph.TransposeOp: lambda op, x: np.transpose(x, op.permutation),
     graph.ReshapeOp: lambda op, x: x.reshape(op.result.type.get_shape()),
     graph.BroadcastToOp: lambda op, x: np.broadcast_to(x, op.result.type.get_shape()),
@@ -471,6 +407,7 @@ IMPLEMENTATIONS: dict[type[Operation], Callable[..., Array]] = {
     graph.SliceOp: _slice,
     graph.GatherOp: _gather,
     **INDEXING,
+    **NORMALIZATION,
     graph.PadOp: _pad,
     graph.ConstantOp: _constant,
     arith.ConstantOp: _arith_constant,
