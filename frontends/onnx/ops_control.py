@@ -39,17 +39,16 @@ from collections.abc import Callable
 
 import numpy as np
 import onnx
-from xdsl.dialects.builtin import NameLoc, NoneAttr, StringAttr, TensorType, i1, i64
+from xdsl.dialects.builtin import i1, i64
 from xdsl.ir import SSAValue
 
-from graphcompiler.dialects import graph
 from graphcompiler.frontends.onnx.containers import Container
 from graphcompiler.frontends.onnx.element_types import element_type
 from graphcompiler.frontends.onnx.errors import OnnxImportError
 from graphcompiler.frontends.onnx.importer import Node
 from graphcompiler.frontends.onnx.ops import converter, reshape
 from graphcompiler.frontends.onnx.ops_window import _slice_axis
-from graphcompiler.frontends.onnx.outline import outline
+from graphcompiler.frontends.onnx.outline import loop_over
 from graphcompiler.frontends.onnx.weights_in_file import initializer_array
 
 MAX_LOOP_COPIES = 4096
@@ -201,7 +200,6 @@ def _loop_over_body(
     states and stacked outputs, or None where the body cannot be built
     once (a sequence or an optional out, a state changing type, or what
     the conversion refuses)."""
-    step_outputs: list[SSAValue] = []
 
     def step(arguments: list[SSAValue]) -> list[SSAValue]:
         results = body(arguments)
@@ -211,28 +209,12 @@ def _loop_over_body(
         for state, result in zip(states, results, strict=False):
             if state.type != result.type:
                 raise node.error(f"a state is {state.type} in and {result.type} out")
-        step_outputs.extend(results[len(states) :])
         return results
 
-    argument_types = [
-        *(s.type for s in states),
-        *(TensorType(s.type.element_type, s.type.get_shape()[1:]) for s in sequences),
-    ]
     try:
-        symbol, invariants = outline(
-            node.importer, f"{node.label}_step", argument_types, step, names
-        )
+        return loop_over(node, states, sequences, step, names)
     except OnnxImportError:
         return None
-    length = sequences[0].type.get_shape()[0]
-    result_types = [
-        *(s.type for s in states),
-        *(TensorType(o.type.element_type, [length, *o.type.get_shape()]) for o in step_outputs),
-    ]
-    loop = graph.LoopOp.build(symbol, states, sequences, invariants, result_types)
-    loop.location = NameLoc(StringAttr(node.label), NoneAttr())
-    node.importer.block.add_op(loop)
-    return list(loop.results)
 
 
 def _axis_first(node: Node, value: SSAValue, axis: int, backward: bool) -> SSAValue:

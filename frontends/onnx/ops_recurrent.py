@@ -25,14 +25,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from xdsl.dialects.builtin import NameLoc, NoneAttr, StringAttr, TensorType
 from xdsl.ir import SSAValue
 
-from graphcompiler.dialects import graph
 from graphcompiler.frontends.onnx.importer import Node
 from graphcompiler.frontends.onnx.ops import _float_input, cast, converter, reshape
 from graphcompiler.frontends.onnx.ops_window import _slice_axis
-from graphcompiler.frontends.onnx.outline import outline
+from graphcompiler.frontends.onnx.outline import loop_over
 
 GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
 DEFAULT_ACTIVATIONS = {
@@ -225,20 +223,8 @@ def _run(layer: _Layer, direction: int) -> tuple[SSAValue, SSAValue, SSAValue | 
             new_c = None if new_c is None else node.make("select", [valid, new_c, c])
         return [new_h, *([] if new_c is None else [new_c]), output]
 
-    argument_types = [
-        *(v.type for v in states),
-        *(TensorType(v.type.element_type, v.type.get_shape()[1:]) for v in sequences),
-    ]
-    body, invariants = outline(node.importer, f"{node.label}_step", argument_types, step)
-    result_types = [
-        *(v.type for v in states),
-        TensorType(h.type.element_type, [layer.steps, layer.batch, hidden]),
-    ]
     reverse = layer.directions[direction] == "reverse"
-    loop = graph.LoopOp.build(body, states, sequences, invariants, result_types, reverse)
-    loop.location = NameLoc(StringAttr(node.label), NoneAttr())
-    node.importer.block.add_op(loop)
-    final = list(loop.results)
+    final = loop_over(node, states, sequences, step, reverse=reverse)
     return final[-1], final[0], final[1] if len(states) == 2 else None
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import NameLoc, NoneAttr, StringAttr, TensorType
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
 from graphcompiler.dialects import graph
@@ -54,6 +54,36 @@ def outline(
         )
     )
     return symbol, invariants
+
+
+def loop_over(
+    node,
+    states: Sequence[SSAValue],
+    sequences: Sequence[SSAValue],
+    build: Callable[[list[SSAValue]], Sequence[SSAValue]],
+    argument_names: Sequence[str] = (),
+    reverse: bool = False,
+) -> list[SSAValue]:
+    """A graph.loop at `node` whose step function `build` makes (from the
+    states, then a row of each sequence; it returns the new states, then a
+    row of each output): its final states, then the output sequences."""
+    argument_types = [
+        *(s.type for s in states),
+        *(TensorType(s.type.element_type, s.type.get_shape()[1:]) for s in sequences),
+    ]
+    symbol, invariants = outline(
+        node.importer, f"{node.label}_step", argument_types, build, argument_names
+    )
+    rows = node.importer.functions[-1].function_type.outputs.data[len(states) :]
+    steps = sequences[0].type.get_shape()[0]
+    result_types = [
+        *(s.type for s in states),
+        *(TensorType(r.element_type, [steps, *r.get_shape()]) for r in rows),
+    ]
+    loop = graph.LoopOp.build(symbol, states, sequences, invariants, result_types, reverse)
+    loop.location = NameLoc(StringAttr(node.label), NoneAttr())
+    node.importer.block.add_op(loop)
+    return list(loop.results)
 
 
 class _Names:
